@@ -1,0 +1,28 @@
+/*
+ * cli.h - what the rbdecode subcommands share: exit statuses, diagnostics on
+ * stderr, and the reader options every command opens its input with.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include "pd.h"
+
+/* Exit statuses of rbdecode (documented in rbdecode(1) and README). */
+enum {
+	EXIT_OK = 0,          /* everything read */
+	EXIT_USAGE = 1,       /* bad command line */
+	EXIT_BADINPUT = 2,    /* input could not be opened or is not perf.data */
+	EXIT_PARTIAL = 3,     /* input read in part: a damaged record or a truncated file stopped it,
+				 or some records were malformed; what was read is reported */
+	EXIT_INTERNAL = 4,    /* out of memory or a failure of this program */
+};
+
+extern const char *cli_prog;
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_warn_cb(void *ctx, const struct pd_error *w);
+/* Exit status for a library error code. */
+int cli_status_of(int code);
+
+int cmd_info(int argc, char **argv);
+
+#endif

@@ -1,0 +1,534 @@
+/*
+ * cmd_info.c - `rbdecode info FILE`: the header of a recording (what perf
+ * report --header-only shows) and a count of its records by type and of
+ * samples by event (what perf report --stats shows), as text or --json.
+ *
+ * Every record is parsed in full (pd_event_parse), so a malformed record is
+ * found and counted here even though only counts are printed.
+ */
+#include "config.h"
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "cli.h"
+
+#define MAX_REPORTED_ERRORS 10
+
+struct auxinfo_copy { uint8_t *data; size_t size; };
+
+struct info {
+	const char *path;
+	struct pd_reader *r;
+	uint64_t total;
+	uint64_t by_type[PD_RECORD_TYPE_MAX];
+	uint64_t other_types;               /* type >= PD_RECORD_TYPE_MAX */
+	uint64_t *samples;                  /* per evsel */
+	size_t nr_samples_slots;
+	uint64_t unattributed_samples;
+	uint64_t malformed;
+	uint64_t lost_events, lost_samples;
+	uint64_t payload_bytes;
+	struct auxinfo_copy *auxinfo;
+	size_t nr_auxinfo;
+	struct pd_error stop;               /* why reading stopped early (code 0 if it did not) */
+	unsigned warnings;
+};
+
+static int count_sample(struct info *in, int evsel)
+{
+	if (evsel < 0) {
+		in->unattributed_samples++;
+		return 0;
+	}
+	if ((size_t)evsel >= in->nr_samples_slots) {
+		size_t n = (size_t)evsel + 8;
+		uint64_t *s = realloc(in->samples, n * sizeof(*s));
+		if (!s)
+			return PD_ERR_NOMEM;
+		memset(s + in->nr_samples_slots, 0, (n - in->nr_samples_slots) * sizeof(*s));
+		in->samples = s;
+		in->nr_samples_slots = n;
+	}
+	in->samples[evsel]++;
+	return 0;
+}
+
+static int keep_auxinfo(struct info *in, const struct pd_record *rec)
+{
+	struct auxinfo_copy *v = realloc(in->auxinfo, (in->nr_auxinfo + 1) * sizeof(*v));
+	if (!v)
+		return PD_ERR_NOMEM;
+	in->auxinfo = v;
+	v[in->nr_auxinfo].data = malloc(rec->size);
+	if (!v[in->nr_auxinfo].data)
+		return PD_ERR_NOMEM;
+	memcpy(v[in->nr_auxinfo].data, rec->data, rec->size);
+	v[in->nr_auxinfo].size = rec->size;
+	in->nr_auxinfo++;
+	return 0;
+}
+
+/* Read every record. Returns 0, or an exit status for a fatal condition. */
+static int scan(struct info *in)
+{
+	struct pd_record rec;
+	struct pd_event ev;
+	struct pd_error err;
+	int rc;
+
+	while ((rc = pd_reader_next(in->r, &rec, &in->stop)) == 1) {
+		in->total++;
+		if (rec.type < PD_RECORD_TYPE_MAX)
+			in->by_type[rec.type]++;
+		else
+			in->other_types++;
+		in->payload_bytes += rec.payload_size;
+		if (pd_event_parse(in->r, &rec, &ev, &err) < 0) {
+			if (rec.type == PD_RECORD_SAMPLE && err.code == PD_ERR_NOATTR)
+				in->unattributed_samples++;
+			if (++in->malformed <= MAX_REPORTED_ERRORS)
+				cli_error("%s", err.msg);
+			continue;
+		}
+		switch (rec.type) {
+		case PD_RECORD_SAMPLE:
+			if (count_sample(in, rec.evsel) < 0)
+				return EXIT_INTERNAL;
+			break;
+		case PD_RECORD_LOST:
+			in->lost_events += ev.u.lost.lost;
+			break;
+		case PD_RECORD_LOST_SAMPLES:
+			in->lost_samples += ev.u.lost_samples.lost;
+			break;
+		case PD_RECORD_AUXTRACE_INFO:
+			if (keep_auxinfo(in, &rec) < 0)
+				return EXIT_INTERNAL;
+			break;
+		}
+	}
+	if (rc < 0) {
+		if (in->stop.code == PD_ERR_NOMEM)
+			return EXIT_INTERNAL;
+		cli_error("%s", in->stop.msg);
+	} else {
+		pd_error_clear(&in->stop);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- output */
+
+static const char *evsel_name(const struct pd_evsel *es, char *buf, size_t n)
+{
+	static const char *const hw[] = { "cycles", "instructions", "cache-references", "cache-misses",
+		"branches", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
+		"stalled-cycles-backend", "ref-cycles" };
+	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults", "context-switches",
+		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+		"emulation-faults", "dummy", "bpf-output", "cgroup-switches" };
+	if (es->name && es->name[0])
+		return es->name;
+	if (es->attr.type == PD_TYPE_HARDWARE && es->attr.config < sizeof(hw) / sizeof(hw[0]))
+		return hw[es->attr.config];
+	if (es->attr.type == PD_TYPE_SOFTWARE && es->attr.config < sizeof(sw) / sizeof(sw[0]))
+		return sw[es->attr.config];
+	snprintf(buf, n, "type%u/config=%#" PRIx64 "/", es->attr.type, es->attr.config);
+	return buf;
+}
+
+static void sample_type_str(uint64_t st, char *buf, size_t n)
+{
+	static const char *const names[] = { "IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID",
+		"CPU", "PERIOD", "STREAM_ID", "RAW", "BRANCH_STACK", "REGS_USER", "STACK_USER",
+		"WEIGHT", "DATA_SRC", "IDENTIFIER", "TRANSACTION", "REGS_INTR", "PHYS_ADDR", "AUX",
+		"CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT" };
+	size_t k = 0;
+	buf[0] = 0;
+	for (unsigned b = 0; b < 64; b++) {
+		if (!(st >> b & 1))
+			continue;
+		char tmp[16];
+		const char *s = b < sizeof(names) / sizeof(names[0]) ? names[b] : (snprintf(tmp, sizeof(tmp), "bit%u", b), tmp);
+		k += (size_t)snprintf(buf + k, k < n ? n - k : 0, "%s%s", k ? "|" : "", s);
+	}
+}
+
+struct kv_print { FILE *f; json_t *obj; };
+
+static void kv_text(void *ctx, const char *key, uint64_t v, const char *str)
+{
+	struct kv_print *p = ctx;
+	if (str)
+		fprintf(p->f, "#   %-24s: %s\n", key, str);
+	else
+		fprintf(p->f, "#   %-24s: %" PRIu64 " (%#" PRIx64 ")\n", key, v, v);
+}
+
+static void kv_json(void *ctx, const char *key, uint64_t v, const char *str)
+{
+	struct kv_print *p = ctx;
+	if (!strcmp(key, "error")) {
+		json_t *e = json_object_get(p->obj, "errors");
+		if (!e)
+			json_object_set_new(p->obj, "errors", e = json_array());
+		json_array_append_new(e, json_string(str));
+		return;
+	}
+	json_object_set_new(p->obj, key, str ? json_string(str) : json_integer((json_int_t)v));
+}
+
+static int parse_auxinfo(struct info *in, const struct auxinfo_copy *a, struct pd_event *ev)
+{
+	struct pd_record rec = { .type = PD_RECORD_AUXTRACE_INFO, .size = (uint16_t)a->size,
+				 .data = a->data, .evsel = -1 };
+	return pd_event_parse(in->r, &rec, ev, NULL);
+}
+
+static void print_header(struct info *in, const struct pd_features *f, FILE *o)
+{
+	const struct pd_file_info *fi = pd_reader_info(in->r);
+	struct stat st;
+	char tbuf[64] = "";
+	if (strcmp(in->path, "-") && stat(in->path, &st) == 0) {
+		struct tm tm;
+		strftime(tbuf, sizeof(tbuf), "%a %b %e %H:%M:%S %Y", localtime_r(&st.st_mtime, &tm));
+	}
+	fprintf(o, "# ========\n");
+	if (tbuf[0])
+		fprintf(o, "# captured on    : %s\n", tbuf);
+	fprintf(o, "# mode           : %s\n", fi->pipe_mode ? "pipe" : "file");
+	fprintf(o, "# byte order     : %s\n", fi->swapped ? "foreign (converted)" : "native");
+	if (!fi->pipe_mode) {
+		fprintf(o, "# header version : 1\n");
+		fprintf(o, "# data offset    : %" PRIu64 "\n", fi->data_offset);
+		fprintf(o, "# data size      : %" PRIu64 "%s\n", fi->data_size,
+			fi->data_size_unknown ? " (unfinished: read to end of file)" : "");
+		fprintf(o, "# feat offset    : %" PRIu64 "\n", fi->data_offset + fi->data_size);
+	}
+	if (f->hostname) fprintf(o, "# hostname : %s\n", f->hostname);
+	if (f->osrelease) fprintf(o, "# os release : %s\n", f->osrelease);
+	if (f->version) fprintf(o, "# perf version : %s\n", f->version);
+	if (f->arch) fprintf(o, "# arch : %s\n", f->arch);
+	if (f->has_nrcpus) {
+		fprintf(o, "# nrcpus online : %u\n", f->nr_cpus_online);
+		fprintf(o, "# nrcpus avail : %u\n", f->nr_cpus_avail);
+	}
+	if (f->cpudesc) fprintf(o, "# cpudesc : %s\n", f->cpudesc);
+	if (f->cpuid) fprintf(o, "# cpuid : %s\n", f->cpuid);
+	if (f->has_total_mem) fprintf(o, "# total memory : %" PRIu64 " kB\n", f->total_mem_kb);
+	if (f->cmdline.nr) {
+		fprintf(o, "# cmdline :");
+		for (uint32_t i = 0; i < f->cmdline.nr; i++)
+			fprintf(o, " %s", f->cmdline.str[i]);
+		fputc('\n', o);
+	}
+	for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
+		const struct pd_evsel *es = pd_reader_evsel(in->r, i);
+		char nb[64], stb[256];
+		sample_type_str(es->attr.sample_type, stb, sizeof(stb));
+		fprintf(o, "# event : name = %s, id = {", evsel_name(es, nb, sizeof(nb)));
+		for (size_t k = 0; k < es->nr_ids; k++)
+			fprintf(o, "%s %" PRIu64, k ? "," : "", es->ids[k]);
+		fprintf(o, " }, type = %u, size = %u, config = %#" PRIx64 ", { sample_period, sample_freq } = %" PRIu64
+			", sample_type = %s, read_format = %#" PRIx64 ", flags = %#" PRIx64 "\n",
+			es->attr.type, es->attr.size, es->attr.config, es->attr.sample_period, stb,
+			es->attr.read_format, es->attr.flags);
+	}
+	if (f->core_siblings.nr) {
+		for (uint32_t i = 0; i < f->core_siblings.nr; i++)
+			fprintf(o, "# sibling sockets : %s\n", f->core_siblings.str[i]);
+		for (uint32_t i = 0; i < f->thread_siblings.nr; i++)
+			fprintf(o, "# sibling threads : %s\n", f->thread_siblings.str[i]);
+	}
+	if (f->nr_pmu_mappings) {
+		fprintf(o, "# pmu mappings:");
+		for (uint32_t i = 0; i < f->nr_pmu_mappings; i++)
+			fprintf(o, "%s %s = %u", i ? "," : "", f->pmu_names[i], f->pmu_types[i]);
+		fputc('\n', o);
+	}
+	if (f->nr_groups) fprintf(o, "# groups : %u\n", f->nr_groups);
+	if (f->nr_build_ids) fprintf(o, "# build ids : %u\n", f->nr_build_ids);
+	if (f->nr_auxtrace_index) fprintf(o, "# auxtrace index : %" PRIu64 " entries\n", f->nr_auxtrace_index);
+	if (f->has_sample_time) {
+		fprintf(o, "# time of first sample : %" PRIu64 "\n", f->first_sample_time);
+		fprintf(o, "# time of last sample : %" PRIu64 "\n", f->last_sample_time);
+	}
+	if (f->has_clockid) fprintf(o, "# clockid frequency : %" PRIu64 " MHz\n", f->clockid_res_ns ? 1000 / f->clockid_res_ns : 0);
+	if (f->has_clock_data) fprintf(o, "# clock data : clockid %u, tod %" PRIu64 " ns, clockid %" PRIu64 " ns\n",
+				       f->clock_data_clockid, f->clock_tod_ns, f->clock_clockid_ns);
+	if (f->has_compressed) fprintf(o, "# compressed : %s, level = %u, ratio = %u\n",
+				       f->comp_type == 1 ? "Zstd" : "none", f->comp_level, f->comp_ratio);
+	for (size_t i = 0; i < in->nr_auxinfo; i++) {
+		struct pd_event ev;
+		if (parse_auxinfo(in, &in->auxinfo[i], &ev) < 0)
+			continue;
+		fprintf(o, "# auxtrace info : %s (%" PRIu64 " private words)\n",
+			pd_auxtrace_type_name(ev.u.auxtrace_info.type), ev.u.auxtrace_info.nr_priv);
+		struct kv_print p = { o, NULL };
+		pd_auxtrace_info_describe(&ev, fi->swapped, kv_text, &p);
+	}
+	fprintf(o, "# missing features:");
+	for (unsigned feat = 1; feat < PD_FEAT_KNOWN_MAX; feat++)
+		if (!pd_reader_feature(in->r, feat, NULL, NULL, NULL))
+			fprintf(o, " %s", pd_feature_name(feat));
+	fputc('\n', o);
+	for (unsigned feat = 0; feat < PD_FEAT_BITS; feat++) {
+		if (f->unknown[feat / 64] >> (feat % 64) & 1)
+			fprintf(o, "# unknown feature : %u (skipped)\n", feat);
+		if (f->bad[feat / 64] >> (feat % 64) & 1)
+			fprintf(o, "# malformed feature : %s (ignored)\n", pd_feature_name(feat));
+	}
+	fprintf(o, "# ========\n");
+}
+
+static void print_stats(struct info *in, FILE *o)
+{
+	fprintf(o, "\nAggregated stats:\n");
+	fprintf(o, "%16s events: %10" PRIu64 "\n", "TOTAL", in->total);
+	for (unsigned t = 0; t < PD_RECORD_TYPE_MAX; t++) {
+		if (!in->by_type[t])
+			continue;
+		char nb[16];
+		const char *n = pd_record_name(t);
+		if (!n) {
+			snprintf(nb, sizeof(nb), "TYPE_%u", t);
+			n = nb;
+		}
+		fprintf(o, "%16s events: %10" PRIu64 "  (%4.1f%%)\n", n, in->by_type[t],
+			100.0 * (double)in->by_type[t] / (double)in->total);
+	}
+	if (in->other_types)
+		fprintf(o, "%16s events: %10" PRIu64 "\n", "UNKNOWN_TYPE", in->other_types);
+	for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
+		const struct pd_evsel *es = pd_reader_evsel(in->r, i);
+		char nb[64];
+		uint64_t n = i < in->nr_samples_slots ? in->samples[i] : 0;
+		fprintf(o, "%s stats:\n", evsel_name(es, nb, sizeof(nb)));
+		if (n)
+			fprintf(o, "%16s events: %10" PRIu64 "\n", "SAMPLE", n);
+	}
+	if (in->lost_events || in->lost_samples)
+		fprintf(o, "lost: %" PRIu64 " events (LOST), %" PRIu64 " samples (LOST_SAMPLES)\n",
+			in->lost_events, in->lost_samples);
+	if (in->unattributed_samples)
+		fprintf(o, "samples matching no event: %" PRIu64 "\n", in->unattributed_samples);
+	if (in->malformed)
+		fprintf(o, "malformed records: %" PRIu64 "\n", in->malformed);
+	if (in->stop.code)
+		fprintf(o, "partial: reading stopped at offset %" PRIu64 ": %s\n",
+			in->stop.offset, pd_strerror(in->stop.code));
+}
+
+static json_t *json_strlist(const struct pd_feature_string_list *l)
+{
+	json_t *a = json_array();
+	for (uint32_t i = 0; i < l->nr; i++)
+		json_array_append_new(a, json_string(l->str[i]));
+	return a;
+}
+
+static void json_set_str(json_t *o, const char *k, const char *v)
+{
+	if (v)
+		json_object_set_new(o, k, json_string(v));
+}
+
+static json_t *json_report(struct info *in, const struct pd_features *f, int header, int stats)
+{
+	const struct pd_file_info *fi = pd_reader_info(in->r);
+	json_t *root = json_object();
+	json_object_set_new(root, "file", json_string(in->path));
+	json_object_set_new(root, "mode", json_string(fi->pipe_mode ? "pipe" : "file"));
+	json_object_set_new(root, "swapped", json_boolean(fi->swapped));
+	if (header) {
+		json_t *h = json_object();
+		if (!fi->pipe_mode) {
+			json_object_set_new(h, "data_offset", json_integer((json_int_t)fi->data_offset));
+			json_object_set_new(h, "data_size", json_integer((json_int_t)fi->data_size));
+			json_object_set_new(h, "data_size_unknown", json_boolean(fi->data_size_unknown));
+		}
+		json_set_str(h, "hostname", f->hostname);
+		json_set_str(h, "osrelease", f->osrelease);
+		json_set_str(h, "version", f->version);
+		json_set_str(h, "arch", f->arch);
+		json_set_str(h, "cpudesc", f->cpudesc);
+		json_set_str(h, "cpuid", f->cpuid);
+		if (f->has_nrcpus) {
+			json_object_set_new(h, "nr_cpus_online", json_integer(f->nr_cpus_online));
+			json_object_set_new(h, "nr_cpus_avail", json_integer(f->nr_cpus_avail));
+		}
+		if (f->has_total_mem)
+			json_object_set_new(h, "total_mem_kb", json_integer((json_int_t)f->total_mem_kb));
+		if (f->cmdline.nr)
+			json_object_set_new(h, "cmdline", json_strlist(&f->cmdline));
+		if (f->nr_pmu_mappings) {
+			json_t *m = json_object();
+			for (uint32_t i = 0; i < f->nr_pmu_mappings; i++)
+				json_object_set_new(m, f->pmu_names[i], json_integer(f->pmu_types[i]));
+			json_object_set_new(h, "pmu_mappings", m);
+		}
+		if (f->has_sample_time) {
+			json_object_set_new(h, "first_sample_time", json_integer((json_int_t)f->first_sample_time));
+			json_object_set_new(h, "last_sample_time", json_integer((json_int_t)f->last_sample_time));
+		}
+		json_t *feats = json_array();
+		for (unsigned feat = 1; feat < PD_FEAT_KNOWN_MAX; feat++)
+			if (pd_reader_feature(in->r, feat, NULL, NULL, NULL))
+				json_array_append_new(feats, json_string(pd_feature_name(feat)));
+		json_object_set_new(h, "features", feats);
+		json_object_set_new(root, "header", h);
+
+		json_t *evs = json_array();
+		for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
+			const struct pd_evsel *es = pd_reader_evsel(in->r, i);
+			char nb[64], stb[256];
+			json_t *e = json_object();
+			sample_type_str(es->attr.sample_type, stb, sizeof(stb));
+			json_object_set_new(e, "name", json_string(evsel_name(es, nb, sizeof(nb))));
+			json_object_set_new(e, "type", json_integer(es->attr.type));
+			json_object_set_new(e, "config", json_integer((json_int_t)es->attr.config));
+			json_object_set_new(e, "sample_period", json_integer((json_int_t)es->attr.sample_period));
+			json_object_set_new(e, "sample_type", json_string(stb));
+			json_t *ids = json_array();
+			for (size_t k = 0; k < es->nr_ids; k++)
+				json_array_append_new(ids, json_integer((json_int_t)es->ids[k]));
+			json_object_set_new(e, "ids", ids);
+			json_array_append_new(evs, e);
+		}
+		json_object_set_new(root, "events", evs);
+
+		json_t *aux = json_array();
+		for (size_t i = 0; i < in->nr_auxinfo; i++) {
+			struct pd_event ev;
+			if (parse_auxinfo(in, &in->auxinfo[i], &ev) < 0)
+				continue;
+			json_t *a = json_object();
+			struct kv_print p = { NULL, a };
+			json_object_set_new(a, "type", json_string(pd_auxtrace_type_name(ev.u.auxtrace_info.type)));
+			pd_auxtrace_info_describe(&ev, fi->swapped, kv_json, &p);
+			json_array_append_new(aux, a);
+		}
+		json_object_set_new(root, "auxtrace_info", aux);
+	}
+	if (stats) {
+		json_t *s = json_object(), *bt = json_object(), *be = json_object();
+		json_object_set_new(s, "total", json_integer((json_int_t)in->total));
+		for (unsigned t = 0; t < PD_RECORD_TYPE_MAX; t++) {
+			if (!in->by_type[t])
+				continue;
+			char nb[16];
+			const char *n = pd_record_name(t);
+			if (!n) {
+				snprintf(nb, sizeof(nb), "TYPE_%u", t);
+				n = nb;
+			}
+			json_object_set_new(bt, n, json_integer((json_int_t)in->by_type[t]));
+		}
+		json_object_set_new(s, "by_type", bt);
+		for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
+			char nb[64];
+			uint64_t n = i < in->nr_samples_slots ? in->samples[i] : 0;
+			json_object_set_new(be, evsel_name(pd_reader_evsel(in->r, i), nb, sizeof(nb)),
+					    json_integer((json_int_t)n));
+		}
+		json_object_set_new(s, "samples_by_event", be);
+		json_object_set_new(s, "lost_events", json_integer((json_int_t)in->lost_events));
+		json_object_set_new(s, "lost_samples", json_integer((json_int_t)in->lost_samples));
+		json_object_set_new(s, "unattributed_samples", json_integer((json_int_t)in->unattributed_samples));
+		json_object_set_new(s, "malformed_records", json_integer((json_int_t)in->malformed));
+		json_object_set_new(s, "aux_payload_bytes", json_integer((json_int_t)in->payload_bytes));
+		json_object_set_new(root, "stats", s);
+	}
+	json_object_set_new(root, "partial", json_boolean(in->stop.code != 0 || in->malformed));
+	if (in->stop.code) {
+		json_t *e = json_object();
+		json_object_set_new(e, "offset", json_integer((json_int_t)in->stop.offset));
+		json_object_set_new(e, "message", json_string(in->stop.msg));
+		json_object_set_new(root, "stopped", e);
+	}
+	return root;
+}
+
+static void info_usage(FILE *f)
+{
+	fprintf(f, "usage: %s info [--json] [--header-only | --stats] FILE\n", cli_prog);
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "header-only", no_argument, NULL, 'H' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int json = 0, header = 1, stats = 1, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jHsh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'H': stats = 0; header = 1; break;
+		case 's': header = 0; stats = 1; break;
+		case 'h': info_usage(stdout); return EXIT_OK;
+		default: info_usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		info_usage(stderr);
+		return EXIT_USAGE;
+	}
+	struct info in = { .path = argv[optind] };
+	struct pd_reader_opts ro;
+	struct pd_error err;
+	pd_reader_opts_init(&ro);
+	ro.warn = cli_warn_cb;
+	ro.warn_ctx = &in.warnings;
+	int rc = pd_reader_open(&in.r, in.path, &ro, &err);
+	if (rc < 0) {
+		cli_error("%s", err.msg);
+		return cli_status_of(rc);
+	}
+	int status = EXIT_OK;
+	/* pipe mode: the header lives in the stream, so read it all first either way */
+	if (stats || pd_reader_info(in.r)->pipe_mode)
+		status = scan(&in);
+	struct pd_features f;
+	if (status == EXIT_OK && pd_features_parse(in.r, &f, &err) < 0) {
+		cli_error("%s", err.msg);
+		status = EXIT_INTERNAL;
+	}
+	if (status == EXIT_OK) {
+		if (json) {
+			json_t *root = json_report(&in, &f, header, stats);
+			if (json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+				status = EXIT_INTERNAL;
+			fputc('\n', stdout);
+			json_decref(root);
+		} else {
+			if (header)
+				print_header(&in, &f, stdout);
+			if (stats)
+				print_stats(&in, stdout);
+		}
+		pd_features_free(&f);
+		if (in.stop.code || in.malformed)
+			status = EXIT_PARTIAL;
+	}
+	if (fflush(stdout) != 0) {
+		cli_error("writing the report failed");
+		status = EXIT_INTERNAL;
+	}
+	for (size_t i = 0; i < in.nr_auxinfo; i++)
+		free(in.auxinfo[i].data);
+	free(in.auxinfo);
+	free(in.samples);
+	pd_reader_free(in.r);
+	return status;
+}

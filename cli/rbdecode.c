@@ -1,0 +1,76 @@
+/*
+ * rbdecode - offline decoder for perf.data recordings: the command-line entry
+ * point. Each subcommand lives in its own cmd_*.c; this file dispatches and
+ * holds the diagnostics they share.
+ */
+#include "config.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+const char *cli_prog = "rbdecode";
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", cli_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_warn_cb(void *ctx, const struct pd_error *w)
+{
+	unsigned *count = ctx;
+	if (count && ++*count > 20) {
+		if (*count == 21)
+			fprintf(stderr, "%s: warning: further warnings suppressed\n", cli_prog);
+		return;
+	}
+	fprintf(stderr, "%s: warning: %s\n", cli_prog, w->msg);
+}
+
+int cli_status_of(int code)
+{
+	switch (code) {
+	case PD_OK: return EXIT_OK;
+	case PD_ERR_NOMEM: return EXIT_INTERNAL;
+	case PD_ERR_INVAL: return EXIT_USAGE;
+	default: return EXIT_BADINPUT;
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s <command> [options] FILE\n"
+		"commands:\n"
+		"  info [--json] [--header-only | --stats] FILE\n"
+		"        header summary (as perf report --header-only) and record counts\n"
+		"        (as perf report --stats); FILE may be '-' for a pipe-mode stream\n"
+		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
+		cli_prog);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("%s %s\n", cli_prog, PACKAGE_VERSION);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "info"))
+		return cmd_info(argc - 1, argv + 1);
+	cli_error("unknown command '%s'", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,185 @@
+/*
+ * pd_feature.c - feature sections to structs, for display (rbdecode info,
+ * what perf report --header-only shows) and for the stages that need host
+ * facts (PMU names for attr types, the AUXTRACE index). Payloads are already
+ * in native order (pd_read.c converted them). A malformed feature is noted
+ * in f->bad and reported as a warning; the others still parse.
+ */
+#include "config.h"
+#include <stdlib.h>
+#include "pd_internal.h"
+
+struct fcur {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint32_t f32(struct fcur *c)
+{
+	if (c->bad || c->end - c->p < 4) { c->bad = 1; return 0; }
+	uint32_t v = ld32(c->p);
+	c->p += 4;
+	return v;
+}
+
+static uint64_t f64(struct fcur *c)
+{
+	if (c->bad || c->end - c->p < 8) { c->bad = 1; return 0; }
+	uint64_t v = ld64(c->p);
+	c->p += 8;
+	return v;
+}
+
+static const char *fstr(struct fcur *c)
+{
+	const char *s = "";
+	if (c->bad)
+		return s;
+	size_t n = pd_feat_string(c->p, (size_t)(c->end - c->p), &s);
+	if (!n) { c->bad = 1; return ""; }
+	c->p += n;
+	return s;
+}
+
+static int fstrlist(struct fcur *c, struct pd_feature_string_list *l)
+{
+	uint32_t nr = f32(c);
+	if (c->bad || nr > (size_t)(c->end - c->p) / 4) { c->bad = 1; return 0; }
+	l->str = calloc(nr ? nr : 1, sizeof(*l->str));
+	if (!l->str)
+		return PD_ERR_NOMEM;
+	for (uint32_t i = 0; i < nr && !c->bad; i++)
+		l->str[i] = fstr(c);
+	l->nr = c->bad ? 0 : nr;
+	return 0;
+}
+
+static void mark(uint64_t *set, unsigned feat) { set[feat / 64] |= 1ULL << (feat % 64); }
+
+int pd_features_parse(const struct pd_reader *r, struct pd_features *f, struct pd_error *err)
+{
+	memset(f, 0, sizeof(*f));
+	for (unsigned feat = 1; feat < PD_FEAT_BITS; feat++) {
+		const uint8_t *d;
+		size_t size;
+		if (!pd_reader_feature(r, feat, &d, &size, NULL)) {
+			if (feat >= PD_FEAT_KNOWN_MAX && (pd_reader_info(r)->features[feat / 64] >> (feat % 64) & 1))
+				mark(f->unknown, feat);
+			continue;
+		}
+		struct fcur c = { d, d + size, 0 };
+		int rc = 0;
+		switch (feat) {
+		case PD_FEAT_HOSTNAME: f->hostname = fstr(&c); break;
+		case PD_FEAT_OSRELEASE: f->osrelease = fstr(&c); break;
+		case PD_FEAT_VERSION: f->version = fstr(&c); break;
+		case PD_FEAT_ARCH: f->arch = fstr(&c); break;
+		case PD_FEAT_CPUDESC: f->cpudesc = fstr(&c); break;
+		case PD_FEAT_CPUID: f->cpuid = fstr(&c); break;
+		case PD_FEAT_NRCPUS:
+			f->nr_cpus_avail = f32(&c);
+			f->nr_cpus_online = f32(&c);
+			f->has_nrcpus = !c.bad;
+			break;
+		case PD_FEAT_TOTAL_MEM:
+			f->total_mem_kb = f64(&c);
+			f->has_total_mem = !c.bad;
+			break;
+		case PD_FEAT_CMDLINE: rc = fstrlist(&c, &f->cmdline); break;
+		case PD_FEAT_EVENT_DESC: f->nr_event_desc = f32(&c); break;
+		case PD_FEAT_CPU_TOPOLOGY:
+			rc = fstrlist(&c, &f->core_siblings);
+			if (!rc)
+				rc = fstrlist(&c, &f->thread_siblings);
+			break;
+		case PD_FEAT_NUMA_TOPOLOGY: f->nr_numa_nodes = f32(&c); break;
+		case PD_FEAT_PMU_MAPPINGS: {
+			uint32_t nr = f32(&c);
+			if (c.bad || nr > size / 8) { c.bad = 1; break; }
+			f->pmu_types = calloc(nr ? nr : 1, sizeof(*f->pmu_types));
+			f->pmu_names = calloc(nr ? nr : 1, sizeof(*f->pmu_names));
+			if (!f->pmu_types || !f->pmu_names) { rc = PD_ERR_NOMEM; break; }
+			for (uint32_t i = 0; i < nr && !c.bad; i++) {
+				f->pmu_types[i] = f32(&c);
+				f->pmu_names[i] = fstr(&c);
+			}
+			f->nr_pmu_mappings = c.bad ? 0 : nr;
+			break;
+		}
+		case PD_FEAT_GROUP_DESC: f->nr_groups = f32(&c); break;
+		case PD_FEAT_AUXTRACE: {
+			uint64_t nr = f64(&c);
+			if (c.bad || nr > (size - 8) / 16) { c.bad = 1; break; }
+			f->nr_auxtrace_index = nr;
+			f->auxtrace_index = c.p;
+			break;
+		}
+		case PD_FEAT_SAMPLE_TIME:
+			f->first_sample_time = f64(&c);
+			f->last_sample_time = f64(&c);
+			f->has_sample_time = !c.bad;
+			break;
+		case PD_FEAT_CLOCKID:
+			f->clockid_res_ns = f64(&c);
+			f->has_clockid = !c.bad;
+			break;
+		case PD_FEAT_CLOCK_DATA: {
+			uint32_t ver = f32(&c);
+			f->clock_data_clockid = f32(&c);
+			f->clock_tod_ns = f64(&c);
+			f->clock_clockid_ns = f64(&c);
+			f->has_clock_data = !c.bad && ver == 1;
+			break;
+		}
+		case PD_FEAT_COMPRESSED:
+			f->comp_ver = f32(&c);
+			f->comp_type = f32(&c);
+			f->comp_level = f32(&c);
+			f->comp_ratio = f32(&c);
+			f->comp_mmap_len = f32(&c);
+			f->has_compressed = !c.bad;
+			break;
+		case PD_FEAT_DIR_FORMAT:
+			f->dir_format_version = f64(&c);
+			f->has_dir_format = !c.bad;
+			break;
+		case PD_FEAT_BUILD_ID: {
+			while (!c.bad && c.p < c.end) {
+				if (c.end - c.p < 8) { c.bad = 1; break; }
+				uint16_t sz = ld16(c.p + 6);
+				if (sz < 36 || sz > c.end - c.p) { c.bad = 1; break; }
+				c.p += sz;
+				f->nr_build_ids++;
+			}
+			break;
+		}
+		default:
+			break;
+		}
+		if (rc < 0)
+			return pd_fail(err, rc, PD_NO_OFFSET, -1, "out of memory parsing features");
+		if (c.bad)
+			mark(f->bad, feat);
+	}
+	return 0;
+}
+
+void pd_features_free(struct pd_features *f)
+{
+	if (!f)
+		return;
+	free(f->cmdline.str);
+	free(f->core_siblings.str);
+	free(f->thread_siblings.str);
+	free(f->pmu_types);
+	free(f->pmu_names);
+	memset(f, 0, sizeof(*f));
+}
+
+const char *pd_features_pmu_name(const struct pd_features *f, uint32_t type)
+{
+	for (uint32_t i = 0; i < f->nr_pmu_mappings; i++)
+		if (f->pmu_types[i] == type)
+			return f->pmu_names[i];
+	return NULL;
+}

@@ -1,0 +1,1 @@
+dist_noinst_SCRIPTS += %D%/bench/read.sh

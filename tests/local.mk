@@ -1,0 +1,28 @@
+# Tests run through automake's TAP driver. Test data are found through
+# environment variables (srcdir-independent), so make distcheck works.
+LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+TESTS_ENVIRONMENT = \
+	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
+	top_builddir='$(abs_top_builddir)'; export top_builddir; \
+	RB_FIXTURES="$${RB_FIXTURES:-$(abs_top_srcdir)/../shared/fixtures}"; export RB_FIXTURES; \
+	PATH='$(abs_top_builddir)':"$$PATH"; export PATH;
+
+check_PROGRAMS += tests/unit/test_perfdata tests/tools/pdconvert
+tests_unit_test_perfdata_SOURCES = tests/unit/test_perfdata.c tests/unit/tap.h
+tests_unit_test_perfdata_LDADD = $(PERFDATA_LIBS)
+tests_tools_pdconvert_SOURCES = tests/tools/pdconvert.c
+tests_tools_pdconvert_LDADD = $(PERFDATA_LIBS)
+
+SHELL_TESTS = \
+	tests/info_perf_record.test \
+	tests/info_fixtures.test \
+	tests/swap_roundtrip.test \
+	tests/damaged_files.test
+TESTS += tests/unit/test_perfdata
+if BUILD_DECODER
+TESTS += $(SHELL_TESTS)
+endif
+EXTRA_DIST += tests/lib.sh $(SHELL_TESTS)
+TEST_EXTENSIONS = .test
+TEST_LOG_DRIVER = $(LOG_DRIVER)
+TEST_LOG_COMPILER = $(SHELL)

@@ -1,0 +1,394 @@
+/*
+ * test_perfdata.c - the format library on files it writes itself, with
+ * every record type: written in file and pipe mode, in native and foreign
+ * byte order, read back identical; then the same files cut at every byte and
+ * with bytes flipped, read without a crash and with an error that names an
+ * offset. (Files made by Linux perf are the shell tests' business.)
+ */
+#include "config.h"
+#include <byteswap.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "pd.h"
+#include "tap.h"
+
+#define ST (PD_SAMPLE_IDENTIFIER | PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_ID | \
+	    PD_SAMPLE_CPU | PD_SAMPLE_PERIOD | PD_SAMPLE_CALLCHAIN | PD_SAMPLE_RAW | PD_SAMPLE_READ | \
+	    PD_SAMPLE_BRANCH_STACK | PD_SAMPLE_REGS_USER | PD_SAMPLE_STACK_USER | PD_SAMPLE_WEIGHT | \
+	    PD_SAMPLE_DATA_SRC | PD_SAMPLE_PHYS_ADDR | PD_SAMPLE_AUX)
+
+struct recbuf { uint8_t b[4096]; size_t n; };
+
+static void put(struct recbuf *r, const void *p, size_t n) { memcpy(r->b + r->n, p, n); r->n += n; }
+static void p64(struct recbuf *r, uint64_t v) { put(r, &v, 8); }
+static void p32(struct recbuf *r, uint32_t v) { put(r, &v, 4); }
+static void p16(struct recbuf *r, uint16_t v) { put(r, &v, 2); }
+static void pstr(struct recbuf *r, const char *s)
+{
+	size_t n = strlen(s) + 1, pad = (8 - n % 8) % 8;
+	put(r, s, n);
+	while (pad--) put(r, "", 1);
+}
+static void begin(struct recbuf *r, uint32_t type, uint16_t misc)
+{
+	r->n = 0;
+	p32(r, type);
+	p16(r, misc);
+	p16(r, 0);
+}
+static void trailer(struct recbuf *r, uint64_t id)
+{
+	/* sample_id_all with ST: TID, TIME, ID, CPU, IDENTIFIER */
+	p32(r, 100); p32(r, 101); p64(r, 5000); p64(r, id); p32(r, 1); p32(r, 0); p64(r, id);
+}
+static void end(struct recbuf *r) { uint16_t n = (uint16_t)r->n; memcpy(r->b + 6, &n, 2); }
+
+/* The records of the synthetic file, each in native order. */
+#define NREC 24
+static struct recbuf recs[NREC];
+static uint8_t aux_payload[24];
+static int nrec;
+
+static void build_records(void)
+{
+	struct recbuf *r;
+	nrec = 0;
+	r = &recs[nrec++]; begin(r, PD_RECORD_COMM, PD_MISC_COMM_EXEC); p32(r, 100); p32(r, 101); pstr(r, "worker"); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_MMAP2, PD_MISC_USER); p32(r, 100); p32(r, 101); p64(r, 0x400000); p64(r, 0x1000); p64(r, 0);
+		p32(r, 8); p32(r, 1); p64(r, 1234); p64(r, 7); p32(r, 5); p32(r, 2); pstr(r, "/usr/bin/worker"); trailer(r, 12); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_MMAP2, PD_MISC_USER | PD_MISC_MMAP_BUILD_ID); p32(r, 100); p32(r, 101); p64(r, 0x7f0000); p64(r, 0x2000); p64(r, 0x1000);
+		{ uint8_t b[24] = { 20, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 }; put(r, b, 24); }
+		p32(r, 5); p32(r, 2); pstr(r, "/lib/libc.so.6"); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_MMAP, PD_MISC_KERNEL); p32(r, (uint32_t)-1); p32(r, 0); p64(r, 0xffffffff81000000ULL); p64(r, 0x1000000); p64(r, 0); pstr(r, "[kernel.kallsyms]_text"); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_FORK, 0); p32(r, 102); p32(r, 100); p32(r, 102); p32(r, 101); p64(r, 4000); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_EXIT, 0); p32(r, 102); p32(r, 100); p32(r, 102); p32(r, 101); p64(r, 4500); trailer(r, 12); end(r);
+	/* a sample with every variable-length part */
+	r = &recs[nrec++]; begin(r, PD_RECORD_SAMPLE, PD_MISC_USER);
+		p64(r, 11); p64(r, 0x401000); p32(r, 100); p32(r, 101); p64(r, 5001); p64(r, 11); p32(r, 1); p32(r, 0); p64(r, 4000);
+		p64(r, 2); p64(r, 11); p64(r, 77); p64(r, 12); p64(r, 78);                 /* READ group: nr, {value, id} x2 */
+		p64(r, 3); p64(r, (uint64_t)-512); p64(r, 0x401000); p64(r, 0x402000);  /* callchain */
+		p32(r, 12); put(r, "rawrawrawraw", 12);                                     /* raw: 4 + 12 = 16 */
+		p64(r, 1); p64(r, 0x401000); p64(r, 0x401100); p64(r, 0x3);               /* branch stack */
+		p64(r, 2); p64(r, 0xaaaa); p64(r, 0xbbbb);                                 /* regs_user abi + 2 regs (mask 0x5) */
+		p64(r, 16); put(r, "stackstackstack!", 16); p64(r, 16);                    /* stack_user */
+		p64(r, 99); p64(r, 0x1234); p64(r, 0xdead000);                             /* weight, data_src, phys */
+		p64(r, 8); put(r, "auxauxau", 8);                                          /* aux sample */
+		end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_LOST, 0); p64(r, 12); p64(r, 33); trailer(r, 12); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_LOST_SAMPLES, 0); p64(r, 7); trailer(r, 12); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_SWITCH_CPU_WIDE, PD_MISC_SWITCH_OUT); p32(r, 200); p32(r, 201); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_SWITCH, 0); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_AUX, 0); p64(r, 4096); p64(r, 24); p64(r, PD_AUX_FLAG_TRUNCATED); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_ITRACE_START, 0); p32(r, 100); p32(r, 101); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_KSYMBOL, 0); p64(r, 0xffffffffa0000000ULL); p32(r, 64); p16(r, 1); p16(r, 0); pstr(r, "bpf_prog_x"); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_AUX_OUTPUT_HW_ID, 0); p64(r, 0x10); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_FINISHED_ROUND, 0); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_TIME_CONV, 0); p64(r, 10); p64(r, 555); p64(r, 1000); p64(r, 2000); p64(r, ~0ULL); p64(r, 0x0101); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_ID_INDEX, 0); p64(r, 2); p64(r, 11); p64(r, 0); p64(r, 0); p64(r, (uint64_t)-1); p64(r, 12); p64(r, 1); p64(r, 1); p64(r, (uint64_t)-1); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_THREAD_MAP, 0); p64(r, 1); p64(r, 100); put(r, "worker\0\0\0\0\0\0\0\0\0\0", 16); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_CPU_MAP, 0); p16(r, 0); p16(r, 2); p16(r, 0); p16(r, 1); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_AUXTRACE_INFO, 0); p32(r, PD_AUXTRACE_INTEL_PT); p32(r, 0);
+		for (int i = 0; i < 17; i++)
+			p64(r, (uint64_t)i * 3);
+		p64(r, 0); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_AUXTRACE_ERROR, 0); p32(r, 1); p32(r, 7); p32(r, 1); p32(r, 100); p32(r, 101); p32(r, 1);
+		p64(r, 0x401000); p64(r, 6000); { char m[64] = "Overflow packet"; put(r, m, 64); } end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_AUXTRACE, 0); p64(r, sizeof(aux_payload)); p64(r, 4096); p64(r, 0x1122334455667788ULL);
+		p32(r, 0); p32(r, 101); p32(r, 1); p32(r, 0); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_FINISHED_INIT, 0); end(r);
+	for (size_t i = 0; i < sizeof(aux_payload); i++)
+		aux_payload[i] = (uint8_t)(0x80 + i);
+}
+
+static struct pd_event_attr make_attr(uint32_t type, uint64_t config)
+{
+	struct pd_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.type = type;
+	a.size = 128;
+	a.config = config;
+	a.sample_period = 4000;
+	a.sample_type = ST;
+	a.read_format = PD_FORMAT_GROUP | PD_FORMAT_ID;
+	a.flags = pd_attr_flag_mask(PD_ATTR_SAMPLE_ID_ALL) | pd_attr_flag_mask(PD_ATTR_DISABLED) |
+		  pd_attr_flag_mask(PD_ATTR_MMAP2);
+	a.branch_sample_type = 0;
+	a.sample_regs_user = 0x5;
+	a.sample_stack_user = 16;
+	a.aux_sample_size = 8;
+	return a;
+}
+
+static uint32_t ld_type(const uint8_t *p) { uint32_t t; memcpy(&t, p, 4); return t; }
+
+static int write_file(const char *path, int pipe_mode, int foreign)
+{
+	struct pd_writer_opts o;
+	struct pd_writer *w;
+	struct pd_error err;
+	pd_writer_opts_init(&o);
+	o.pipe_mode = pipe_mode;
+	o.foreign = foreign;
+	if (pd_writer_open(&w, path, &o, &err) < 0) {
+		diag("open: %s", err.msg);
+		return -1;
+	}
+	struct pd_event_attr a1 = make_attr(PD_TYPE_SOFTWARE, 0), a2 = make_attr(PD_TYPE_SOFTWARE, 1);
+	uint64_t ids1[] = { 11 }, ids2[] = { 12 };
+	pd_writer_add_evsel(w, &a1, ids1, 1, "cpu-clock", &err);
+	pd_writer_add_evsel(w, &a2, ids2, 1, "task-clock", &err);
+	struct pd_buf b = { 0 };
+	pd_buf_string(&b, "testhost");
+	pd_writer_set_feature(w, PD_FEAT_HOSTNAME, b.data, b.len, &err);
+	b.len = 0;
+	pd_buf_u32(&b, 2);
+	pd_buf_u32(&b, 2);
+	pd_writer_set_feature(w, PD_FEAT_NRCPUS, b.data, b.len, &err);
+	b.len = 0;
+	pd_buf_u32(&b, 2); pd_buf_string(&b, "0-1"); pd_buf_string(&b, "0-1");
+	pd_buf_u32(&b, 1); pd_buf_string(&b, "0-1");
+	pd_buf_u32(&b, 0); pd_buf_u32(&b, 0); pd_buf_u32(&b, 1); pd_buf_u32(&b, 0);
+	pd_writer_set_feature(w, PD_FEAT_CPU_TOPOLOGY, b.data, b.len, &err);
+	b.len = 0;
+	pd_buf_u32(&b, 2); pd_buf_string(&b, "/usr/bin/perf"); pd_buf_string(&b, "record");
+	pd_writer_set_feature(w, PD_FEAT_CMDLINE, b.data, b.len, &err);
+	pd_buf_free(&b);
+	for (int i = 0; i < nrec; i++) {
+		int aux = ld_type(recs[i].b) == PD_RECORD_AUXTRACE;
+		if (pd_writer_write(w, recs[i].b, -1, aux ? aux_payload : NULL, aux ? sizeof(aux_payload) : 0, &err) < 0) {
+			diag("write record %d: %s", i, err.msg);
+			pd_writer_free(w);
+			return -1;
+		}
+	}
+	if (pd_writer_close(w, &err) < 0) {
+		diag("close: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read @path back: every record equal to the source, features and evsels intact. */
+static void check_file(const char *path, const char *what, int pipe_mode, int foreign)
+{
+	struct pd_reader *r;
+	struct pd_error err;
+	if (!ok(pd_reader_open(&r, path, NULL, &err) == 0, "%s: opens", what)) {
+		diag("%s", err.msg);
+		return;
+	}
+	const struct pd_file_info *fi = pd_reader_info(r);
+	ok(fi->pipe_mode == pipe_mode && fi->swapped == foreign, "%s: mode %d and byte order %d detected",
+	   what, fi->pipe_mode, fi->swapped);
+	struct pd_record rec;
+	int i = 0, rc, same = 1, parsed = 1, aux_ok = 0, user_hdr = 0;
+	while ((rc = pd_reader_next(r, &rec, &err)) == 1) {
+		if (rec.type == PD_RECORD_HEADER_ATTR || rec.type == PD_RECORD_HEADER_FEATURE) {
+			user_hdr++;
+			continue;
+		}
+		if (i >= nrec || rec.size != recs[i].n || memcmp(rec.data, recs[i].b, rec.size)) {
+			diag("%s: record %d (type %u) differs", what, i, rec.type);
+			same = 0;
+		}
+		struct pd_event ev;
+		if (pd_event_parse(r, &rec, &ev, &err) < 0) {
+			diag("%s: parse record %d: %s", what, i, err.msg);
+			parsed = 0;
+		}
+		if (rec.type == PD_RECORD_SAMPLE) {
+			struct pd_sample *s = &ev.u.sample;
+			struct pd_read_value v;
+			pd_read_value_at(&s->read, 1, &v);
+			if (!ok(s->ip == 0x401000 && s->pid == 100 && s->tid == 101 && s->cpu == 1 &&
+			   s->callchain_nr == 3 && pd_u64_at(s->callchain, 2) == 0x402000 &&
+			   s->raw_size == 12 && !memcmp(s->raw, "rawrawrawraw", 12) &&
+			   s->branch_nr == 1 && pd_u64_at(s->branches, 1) == 0x401100 &&
+			   s->regs_user.nr == 2 && s->stack_size == 16 && s->stack_dyn_size == 16 &&
+			   s->weight == 99 && s->phys_addr == 0xdead000 && s->aux_size == 8 &&
+			   s->read.nr == 2 && v.value == 12 && v.id == 78 && rec.evsel == 0,
+			   "%s: sample fields", what))
+				diag("ip %llx pid %u tid %u cpu %u cc %llu raw %u br %llu regs %llu stack %llu/%llu w %llu phys %llx aux %llu read %llu v %llu/%llu evsel %d",
+			     (unsigned long long)s->ip, s->pid, s->tid, s->cpu, (unsigned long long)s->callchain_nr, s->raw_size,
+			     (unsigned long long)s->branch_nr, (unsigned long long)s->regs_user.nr, (unsigned long long)s->stack_size,
+			     (unsigned long long)s->stack_dyn_size, (unsigned long long)s->weight, (unsigned long long)s->phys_addr,
+			     (unsigned long long)s->aux_size, (unsigned long long)s->read.nr, (unsigned long long)v.value,
+			     (unsigned long long)v.id, rec.evsel);
+		}
+		if (rec.type == PD_RECORD_MMAP2 && !(rec.misc & PD_MISC_MMAP_BUILD_ID))
+			ok(ev.sid.pid == 100 && ev.sid.time == 5000 && ev.sid.id == 12 && rec.evsel == 1 &&
+			   !strcmp(ev.u.mmap2.filename, "/usr/bin/worker") && ev.u.mmap2.ino == 1234,
+			   "%s: mmap2 body and trailer, attributed to evsel 1", what);
+		if (rec.type == PD_RECORD_AUXTRACE) {
+			uint8_t buf[64];
+			int64_t n = pd_reader_read_payload(r, buf, sizeof(buf), &err);
+			aux_ok = n == (int64_t)sizeof(aux_payload) && !memcmp(buf, aux_payload, sizeof(aux_payload)) &&
+				 ev.u.auxtrace.reference == 0x1122334455667788ULL;
+		}
+		if (rec.type == PD_RECORD_CPU_MAP)
+			ok(pd_cpu_map_each(&ev, NULL, NULL) == 2, "%s: cpu map has 2 cpus", what);
+		if (rec.type == PD_RECORD_AUXTRACE_ERROR)
+			ok(ev.u.auxtrace_error.code == 7 && ev.u.auxtrace_error.time == 6000 &&
+			   !strcmp(ev.u.auxtrace_error.msg, "Overflow packet"), "%s: auxtrace error", what);
+		if (rec.type == PD_RECORD_TIME_CONV)
+			ok(ev.u.time_conv.has_cycles && ev.u.time_conv.time_mult == 555 &&
+			   ev.u.time_conv.cap_user_time_zero == 1, "%s: time_conv", what);
+		i++;
+	}
+	ok(rc == 0, "%s: reads to the end (%s)", what, rc ? err.msg : "clean");
+	ok(same && i == nrec, "%s: %d records identical to the source", what, i);
+	ok(parsed, "%s: every record parses", what);
+	ok(aux_ok, "%s: AUXTRACE payload intact", what);
+	ok(!pipe_mode || user_hdr >= 3, "%s: pipe mode carries ATTR and FEATURE records", what);
+	ok(pd_reader_nr_evsels(r) == 2 && pd_reader_evsel(r, 1)->name &&
+	   !strcmp(pd_reader_evsel(r, 1)->name, "task-clock") && pd_reader_evsel(r, 1)->ids[0] == 12 &&
+	   pd_reader_evsel(r, 0)->attr.sample_regs_user == 0x5 &&
+	   pd_attr_flag(&pd_reader_evsel(r, 0)->attr, PD_ATTR_SAMPLE_ID_ALL) &&
+	   !pd_attr_flag(&pd_reader_evsel(r, 0)->attr, PD_ATTR_INHERIT),
+	   "%s: evsels with names, ids and flags", what);
+	struct pd_features f;
+	ok(pd_features_parse(r, &f, &err) == 0 && f.hostname && !strcmp(f.hostname, "testhost") &&
+	   f.nr_cpus_online == 2 && f.cmdline.nr == 2 && !strcmp(f.cmdline.str[1], "record") &&
+	   f.thread_siblings.nr == 1 && (pipe_mode || f.nr_auxtrace_index == 1),
+	   "%s: features read back", what);
+	pd_features_free(&f);
+	pd_reader_free(r);
+}
+
+/* Every prefix of the file, and single-byte corruptions: no crash, errors name an offset. */
+static void check_damage(const char *path, const char *what)
+{
+	int fd = open(path, O_RDONLY);
+	off_t size = lseek(fd, 0, SEEK_END);
+	uint8_t *orig = malloc((size_t)size);
+	if (pread(fd, orig, (size_t)size, 0) != size) {
+		ok(0, "%s: read original", what);
+		return;
+	}
+	close(fd);
+	char tmp[] = "/tmp/pdtestXXXXXX";
+	int t = mkstemp(tmp);
+	int crashes_avoided = 1, errors_named = 1, tried = 0;
+	for (off_t cut = 0; cut < size; cut += 1 + (cut > 200) * 3) {
+		if (ftruncate(t, 0) || pwrite(t, orig, (size_t)cut, 0) != cut)
+			break;
+		struct pd_reader *r;
+		struct pd_error err;
+		struct pd_record rec;
+		tried++;
+		if (pd_reader_open(&r, tmp, NULL, &err) < 0) {
+			if (!err.msg[0])
+				errors_named = 0;
+			continue;
+		}
+		int rc;
+		while ((rc = pd_reader_next(r, &rec, &err)) == 1) {
+			struct pd_event ev;
+			pd_event_parse(r, &rec, &ev, &err);
+			uint8_t buf[64];
+			if (rec.payload_size)
+				pd_reader_read_payload(r, buf, sizeof(buf), &err);
+		}
+		if (rc < 0 && (err.offset == PD_NO_OFFSET || !err.msg[0]))
+			errors_named = 0, diag("cut %lld: %s", (long long)cut, err.msg);
+		pd_reader_free(r);
+	}
+	ok(crashes_avoided && tried > 0, "%s: %d truncations read without a crash", what, tried);
+	ok(errors_named, "%s: every truncation error names an offset", what);
+	srand(7);
+	int flips = 0;
+	for (int k = 0; k < 400; k++) {
+		uint8_t *copy = malloc((size_t)size);
+		memcpy(copy, orig, (size_t)size);
+		for (int j = 0; j < 3; j++)
+			copy[rand() % size] ^= (uint8_t)(1u << (rand() % 8));
+		if (ftruncate(t, 0) || pwrite(t, copy, (size_t)size, 0) != size)
+			break;
+		free(copy);
+		struct pd_reader *r;
+		struct pd_error err;
+		struct pd_record rec;
+		flips++;
+		if (pd_reader_open(&r, tmp, NULL, &err) < 0)
+			continue;
+		while (pd_reader_next(r, &rec, &err) == 1) {
+			struct pd_event ev;
+			pd_event_parse(r, &rec, &ev, &err);
+		}
+		struct pd_features f;
+		pd_features_parse(r, &f, &err);
+		pd_features_free(&f);
+		pd_reader_free(r);
+	}
+	ok(flips == 400, "%s: %d files with flipped bits read without a crash", what, flips);
+	close(t);
+	unlink(tmp);
+	free(orig);
+}
+
+static void check_api_edges(void)
+{
+	struct pd_reader *r = (void *)1;
+	struct pd_error err;
+	for (int c = 0; c >= PD_ERR_NOATTR; c--)
+		if (!pd_strerror(c) || !pd_strerror(c)[0]) {
+			ok(0, "pd_strerror(%d) has text", c);
+			return;
+		}
+	ok(1, "pd_strerror has text for every code");
+	pd_error_clear(NULL);
+	pd_reader_free(NULL);
+	pd_writer_free(NULL);
+	pd_features_free(NULL);
+	ok(1, "free functions accept NULL");
+	ok(pd_reader_open(&r, NULL, NULL, &err) == PD_ERR_INVAL && r == NULL, "NULL path is PD_ERR_INVAL");
+	ok(pd_reader_open(&r, "/nonexistent/perf.data", NULL, &err) == PD_ERR_IO && strstr(err.msg, "/nonexistent"),
+	   "missing file is PD_ERR_IO naming the path");
+	ok(pd_reader_open(&r, "/dev/null", NULL, &err) == PD_ERR_MAGIC, "empty input is not perf.data");
+	ok(pd_record_name(PD_RECORD_SAMPLE) && !strcmp(pd_record_name(PD_RECORD_SAMPLE), "SAMPLE") &&
+	   pd_record_name(200) == NULL, "record names");
+	/* swap is an involution for every record of the synthetic file */
+	struct pd_evsel es;
+	memset(&es, 0, sizeof(es));
+	es.attr = make_attr(1, 0);
+	es.trailer_size = 40;
+	int inv = 1;
+	for (int i = 0; i < nrec; i++) {
+		uint8_t b[4096];
+		memcpy(b, recs[i].b, recs[i].n);
+		if (pd_swap_record(b, recs[i].n, &es, 0, &err) < 0 || pd_swap_record(b, recs[i].n, &es, 1, &err) < 0 ||
+		    memcmp(b, recs[i].b, recs[i].n)) {
+			diag("record %d: %s", i, err.msg);
+			inv = 0;
+		}
+	}
+	ok(inv, "swapping out and back restores every record type");
+	uint8_t shortrec[16] = { 9, 0, 0, 0, 0, 0, 16, 0 };
+	ok(pd_swap_record(shortrec, 16, &es, 0, &err) == PD_ERR_RECORD, "a sample shorter than its fields is refused by swap");
+	struct pd_sample s;
+	ok(pd_sample_parse(&es, recs[6].b, 24, &s, &err) == PD_ERR_RECORD && strstr(err.msg, "does not fit"),
+	   "a cut sample is refused by the parser with the field named");
+}
+
+int main(void)
+{
+	static const struct { int pipe, foreign; const char *name; } modes[] = {
+		{ 0, 0, "file/native" }, { 0, 1, "file/foreign" }, { 1, 0, "pipe/native" }, { 1, 1, "pipe/foreign" },
+	};
+	build_records();
+	check_api_edges();
+	for (unsigned m = 0; m < 4; m++) {
+		char path[] = "/tmp/pdroundXXXXXX";
+		int fd = mkstemp(path);
+		close(fd);
+		if (!ok(write_file(path, modes[m].pipe, modes[m].foreign) == 0, "%s: written", modes[m].name))
+			continue;
+		check_file(path, modes[m].name, modes[m].pipe, modes[m].foreign);
+		if (m == 0 || m == 3)
+			check_damage(path, modes[m].name);
+		unlink(path);
+	}
+	return done_testing();
+}
