@@ -170,6 +170,16 @@ static void kv_text(void *ctx, const char *key, uint64_t v, const char *str)
 		fprintf(p->f, "#   %-24s: %" PRIu64 " (%#" PRIx64 ")\n", key, v, v);
 }
 
+/* JSON numbers are signed 64-bit in jansson: larger u64 values become decimal strings. */
+static json_t *json_u64(uint64_t v)
+{
+	if (v <= INT64_MAX)
+		return json_integer((json_int_t)v);
+	char b[24];
+	snprintf(b, sizeof(b), "%" PRIu64, v);
+	return json_string(b);
+}
+
 static void kv_json(void *ctx, const char *key, uint64_t v, const char *str)
 {
 	struct kv_print *p = ctx;
@@ -180,7 +190,7 @@ static void kv_json(void *ctx, const char *key, uint64_t v, const char *str)
 		json_array_append_new(e, json_string(str));
 		return;
 	}
-	json_object_set_new(p->obj, key, str ? json_string(str) : json_integer((json_int_t)v));
+	json_object_set_new(p->obj, key, str ? json_string(str) : json_u64(v));
 }
 
 static int parse_auxinfo(struct info *in, const struct auxinfo_copy *a, struct pd_event *ev)
@@ -223,9 +233,9 @@ static void print_header(struct info *in, const struct pd_features *f, FILE *o)
 	if (f->cpuid) fprintf(o, "# cpuid : %s\n", f->cpuid);
 	if (f->has_total_mem) fprintf(o, "# total memory : %" PRIu64 " kB\n", f->total_mem_kb);
 	if (f->cmdline.nr) {
-		fprintf(o, "# cmdline :");
+		fprintf(o, "# cmdline : ");
 		for (uint32_t i = 0; i < f->cmdline.nr; i++)
-			fprintf(o, " %s", f->cmdline.str[i]);
+			fprintf(o, "%s ", f->cmdline.str[i]);   /* perf's spacing, trailing blank included */
 		fputc('\n', o);
 	}
 	for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
@@ -349,8 +359,8 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 	if (header) {
 		json_t *h = json_object();
 		if (!fi->pipe_mode) {
-			json_object_set_new(h, "data_offset", json_integer((json_int_t)fi->data_offset));
-			json_object_set_new(h, "data_size", json_integer((json_int_t)fi->data_size));
+			json_object_set_new(h, "data_offset", json_u64(fi->data_offset));
+			json_object_set_new(h, "data_size", json_u64(fi->data_size));
 			json_object_set_new(h, "data_size_unknown", json_boolean(fi->data_size_unknown));
 		}
 		json_set_str(h, "hostname", f->hostname);
@@ -364,7 +374,7 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 			json_object_set_new(h, "nr_cpus_avail", json_integer(f->nr_cpus_avail));
 		}
 		if (f->has_total_mem)
-			json_object_set_new(h, "total_mem_kb", json_integer((json_int_t)f->total_mem_kb));
+			json_object_set_new(h, "total_mem_kb", json_u64(f->total_mem_kb));
 		if (f->cmdline.nr)
 			json_object_set_new(h, "cmdline", json_strlist(&f->cmdline));
 		if (f->nr_pmu_mappings) {
@@ -374,8 +384,8 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 			json_object_set_new(h, "pmu_mappings", m);
 		}
 		if (f->has_sample_time) {
-			json_object_set_new(h, "first_sample_time", json_integer((json_int_t)f->first_sample_time));
-			json_object_set_new(h, "last_sample_time", json_integer((json_int_t)f->last_sample_time));
+			json_object_set_new(h, "first_sample_time", json_u64(f->first_sample_time));
+			json_object_set_new(h, "last_sample_time", json_u64(f->last_sample_time));
 		}
 		json_t *feats = json_array();
 		for (unsigned feat = 1; feat < PD_FEAT_KNOWN_MAX; feat++)
@@ -392,12 +402,12 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 			sample_type_str(es->attr.sample_type, stb, sizeof(stb));
 			json_object_set_new(e, "name", json_string(evsel_name(es, nb, sizeof(nb))));
 			json_object_set_new(e, "type", json_integer(es->attr.type));
-			json_object_set_new(e, "config", json_integer((json_int_t)es->attr.config));
-			json_object_set_new(e, "sample_period", json_integer((json_int_t)es->attr.sample_period));
+			json_object_set_new(e, "config", json_u64(es->attr.config));
+			json_object_set_new(e, "sample_period", json_u64(es->attr.sample_period));
 			json_object_set_new(e, "sample_type", json_string(stb));
 			json_t *ids = json_array();
 			for (size_t k = 0; k < es->nr_ids; k++)
-				json_array_append_new(ids, json_integer((json_int_t)es->ids[k]));
+				json_array_append_new(ids, json_u64(es->ids[k]));
 			json_object_set_new(e, "ids", ids);
 			json_array_append_new(evs, e);
 		}
@@ -418,7 +428,7 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 	}
 	if (stats) {
 		json_t *s = json_object(), *bt = json_object(), *be = json_object();
-		json_object_set_new(s, "total", json_integer((json_int_t)in->total));
+		json_object_set_new(s, "total", json_u64(in->total));
 		for (unsigned t = 0; t < PD_RECORD_TYPE_MAX; t++) {
 			if (!in->by_type[t])
 				continue;
@@ -428,27 +438,27 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 				snprintf(nb, sizeof(nb), "TYPE_%u", t);
 				n = nb;
 			}
-			json_object_set_new(bt, n, json_integer((json_int_t)in->by_type[t]));
+			json_object_set_new(bt, n, json_u64(in->by_type[t]));
 		}
 		json_object_set_new(s, "by_type", bt);
 		for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
 			char nb[64];
 			uint64_t n = i < in->nr_samples_slots ? in->samples[i] : 0;
 			json_object_set_new(be, evsel_name(pd_reader_evsel(in->r, i), nb, sizeof(nb)),
-					    json_integer((json_int_t)n));
+					    json_u64(n));
 		}
 		json_object_set_new(s, "samples_by_event", be);
-		json_object_set_new(s, "lost_events", json_integer((json_int_t)in->lost_events));
-		json_object_set_new(s, "lost_samples", json_integer((json_int_t)in->lost_samples));
-		json_object_set_new(s, "unattributed_samples", json_integer((json_int_t)in->unattributed_samples));
-		json_object_set_new(s, "malformed_records", json_integer((json_int_t)in->malformed));
-		json_object_set_new(s, "aux_payload_bytes", json_integer((json_int_t)in->payload_bytes));
+		json_object_set_new(s, "lost_events", json_u64(in->lost_events));
+		json_object_set_new(s, "lost_samples", json_u64(in->lost_samples));
+		json_object_set_new(s, "unattributed_samples", json_u64(in->unattributed_samples));
+		json_object_set_new(s, "malformed_records", json_u64(in->malformed));
+		json_object_set_new(s, "aux_payload_bytes", json_u64(in->payload_bytes));
 		json_object_set_new(root, "stats", s);
 	}
 	json_object_set_new(root, "partial", json_boolean(in->stop.code != 0 || in->malformed));
 	if (in->stop.code) {
 		json_t *e = json_object();
-		json_object_set_new(e, "offset", json_integer((json_int_t)in->stop.offset));
+		json_object_set_new(e, "offset", json_u64(in->stop.offset));
 		json_object_set_new(e, "message", json_string(in->stop.msg));
 		json_object_set_new(root, "stopped", e);
 	}

@@ -221,7 +221,12 @@ static int store_feature(struct pd_reader *r, unsigned feat, const uint8_t *data
 	return 1;
 }
 
-/* Names from EVENT_DESC: u32 nr, u32 attr_size, {attr, u32 nr_ids, string name, u64 ids[]}. */
+/*
+ * Names from EVENT_DESC: u32 nr, u32 attr_size, {attr, u32 nr_ids, string
+ * name, u64 ids[]}. An entry names the evsel that has its first id (in pipe
+ * mode the feature may come before or after the ATTR records), or, when it
+ * lists no ids, the evsel at its index.
+ */
 static void apply_event_desc(struct pd_reader *r)
 {
 	struct feat_slot *f = &r->feat[PD_FEAT_EVENT_DESC];
@@ -233,7 +238,6 @@ static void apply_event_desc(struct pd_reader *r)
 	for (uint32_t i = 0; i < nr; i++) {
 		if ((size_t)(end - p) < (uint64_t)asz + 4)
 			goto bad;
-		const uint8_t *attr = p;
 		p += asz;
 		uint32_t nr_ids = ld32(p);
 		p += 4;
@@ -244,11 +248,9 @@ static void apply_event_desc(struct pd_reader *r)
 		p += n;
 		if ((uint64_t)(end - p) / 8 < nr_ids)
 			goto bad;
-		/* pipe mode may not have created the evsel yet: attrs come first in perf's order */
-		if (i < r->evl.n)
-			pd_evlist_set_name(&r->evl, (int)i, name);
-		else if (r->info.pipe_mode && pd_evlist_add(&r->evl, attr, asz, name, NULL) >= 0)
-			pd_evlist_add_ids(&r->evl, (int)i, p, nr_ids, NULL);
+		int idx = nr_ids ? pd_evlist_find(&r->evl, ld64(p)) : (i < r->evl.n ? (int)i : -1);
+		if (idx >= 0 && name[0])
+			pd_evlist_set_name(&r->evl, idx, name);
 		p += 8 * (size_t)nr_ids;
 	}
 	return;
@@ -327,8 +329,11 @@ static int read_feature_table(struct pd_reader *r, struct pd_error *err)
 static int read_attrs(struct pd_reader *r, struct pd_error *err)
 {
 	struct pd_file_info *in = &r->info;
+	if (in->attr_size > 65536 || in->attr_size > in->file_size)
+		return pd_fail(err, PD_ERR_HEADER, 16, -1, "%s: attr entry size %llu (header field at offset 16) is absurd",
+			       r->name, (unsigned long long)in->attr_size);
 	if (in->attr_size < PD_ATTR_SIZE_VER0 + 16)
-		return pd_fail(err, PD_ERR_HEADER, 16, -1, "%s: attr entry size %llu is smaller than the minimum %d",
+		return pd_fail(err, PD_ERR_HEADER, 16, -1, "%s: attr entry size %llu (header field at offset 16) is smaller than the minimum %d",
 			       r->name, (unsigned long long)in->attr_size, PD_ATTR_SIZE_VER0 + 16);
 	if (in->attrs_size % in->attr_size)
 		warn(r, PD_ERR_HEADER, 24, -1, "%s: attr section size %llu is not a multiple of the entry size %llu",
@@ -415,7 +420,7 @@ static int read_file_header(struct pd_reader *r, const uint8_t *h, struct pd_err
 	in->data_offset = v[5];
 	in->data_size = v[6];
 	if (in->header_size != PD_FILE_HEADER_SIZE && in->header_size != PD_FILE_HEADER_SIZE_OLD)
-		return pd_fail(err, PD_ERR_HEADER, 8, -1, "%s: header size %llu is neither %d nor %d",
+		return pd_fail(err, PD_ERR_HEADER, 8, -1, "%s: header size %llu (header field at offset 8) is neither %d nor %d",
 			       r->name, (unsigned long long)in->header_size, PD_FILE_HEADER_SIZE, PD_FILE_HEADER_SIZE_OLD);
 	if (in->legacy_magic) {
 		/* v1: byte order from attr_size (perf try_all_file_abis) */
@@ -426,17 +431,17 @@ static int read_file_header(struct pd_reader *r, const uint8_t *h, struct pd_err
 				uint64_t a = sw ? bswap_64(ld64(h + 16)) : ld64(h + 16);
 				if (a == abis[i] + 16) {
 					if (sw != in->swapped)
-						return pd_fail(err, PD_ERR_HEADER, 16, -1, "%s: legacy header byte order unclear", r->name);
+						return pd_fail(err, PD_ERR_HEADER, 16, -1, "%s: legacy header byte order unclear (attr size at offset 16)", r->name);
 					found = 1;
 					break;
 				}
 			}
 		if (!found)
-			return pd_fail(err, PD_ERR_HEADER, 16, -1, "%s: legacy PERFFILE header with unknown attr size %llu",
+			return pd_fail(err, PD_ERR_HEADER, 16, -1, "%s: legacy PERFFILE header with unknown attr size %llu at offset 16",
 				       r->name, (unsigned long long)in->attr_size);
 	}
 	if (in->attr_size == 0)
-		return pd_fail(err, PD_ERR_HEADER, 16, -1, "%s: attr size is 0: the file was not finalised", r->name);
+		return pd_fail(err, PD_ERR_HEADER, 16, -1, "%s: attr size (header field at offset 16) is 0: the file was not finalised", r->name);
 	if (in->header_size == PD_FILE_HEADER_SIZE) {
 		for (int i = 0; i < 4; i++)
 			in->features[i] = ld64(h + 72 + 8 * i);
@@ -460,19 +465,19 @@ static int read_file_header(struct pd_reader *r, const uint8_t *h, struct pd_err
 	}
 	if ((in->attrs_size && in->header_size > in->attrs_offset) || in->header_size > in->data_offset)
 		return pd_fail(err, PD_ERR_HEADER, 24, -1,
-			       "%s: attr section (offset %llu) or data section (offset %llu) overlaps the %llu-byte header",
+			       "%s: attr section (offset %llu, header field at offset 24) or data section (offset %llu, header field at offset 40) overlaps the %llu-byte header",
 			       r->name, (unsigned long long)in->attrs_offset, (unsigned long long)in->data_offset,
 			       (unsigned long long)in->header_size);
 	if (in->attrs_offset > in->file_size || in->attrs_size > in->file_size - in->attrs_offset)
 		return pd_fail(err, PD_ERR_TRUNCATED, 24, -1,
-			       "%s: attr section [%llu, +%llu) lies past the end of the file (%llu bytes)", r->name,
+			       "%s: attr section [%llu, +%llu) (header fields at offsets 24 and 32) lies past the end of the file (%llu bytes)", r->name,
 			       (unsigned long long)in->attrs_offset, (unsigned long long)in->attrs_size,
 			       (unsigned long long)in->file_size);
 	if (in->attrs_size && in->data_size &&
 	    in->attrs_offset < in->data_offset + in->data_size && in->data_offset < in->attrs_offset + in->attrs_size)
-		return pd_fail(err, PD_ERR_HEADER, 24, -1, "%s: attr and data sections overlap", r->name);
+		return pd_fail(err, PD_ERR_HEADER, 24, -1, "%s: attr and data sections (header fields at offsets 24 and 40) overlap", r->name);
 	if (in->data_offset > in->file_size)
-		return pd_fail(err, PD_ERR_TRUNCATED, 40, -1, "%s: data section starts at %llu, past the end of the file (%llu bytes)",
+		return pd_fail(err, PD_ERR_TRUNCATED, 40, -1, "%s: data section starts at %llu (header field at offset 40), past the end of the file (%llu bytes)",
 			       r->name, (unsigned long long)in->data_offset, (unsigned long long)in->file_size);
 	if (in->data_size == 0) {
 		in->data_size_unknown = 1;
@@ -685,11 +690,12 @@ static int apply_user_record(struct pd_reader *r, struct pd_record *rec, struct 
 			return pd_fail(err, PD_ERR_ATTR, rec->offset, (int)rec->type,
 				       "%s: ATTR record at offset %llu: attr size %u does not fit its %u bytes",
 				       r->name, (unsigned long long)rec->offset, asz, rec->size);
-		/* a HEADER_ATTR for an evsel announced by EVENT_DESC first is not a new one */
 		int idx = pd_evlist_add(&r->evl, d + 8, asz, NULL, err);
 		if (idx < 0)
 			return idx;
-		return pd_evlist_add_ids(&r->evl, idx, d + 8 + asz, (rec->size - 8 - asz) / 8, err);
+		int rc = pd_evlist_add_ids(&r->evl, idx, d + 8 + asz, (rec->size - 8 - asz) / 8, err);
+		apply_event_desc(r);    /* an EVENT_DESC seen earlier may name it */
+		return rc;
 	}
 	case PD_RECORD_HEADER_FEATURE: {
 		if (rec->size < 16)

@@ -387,6 +387,21 @@ static int start_pipe(struct pd_writer *w, struct pd_error *err)
 		st64(h + 8, x64(w, PD_FEAT_PIPE_LAST_61));
 		rc = out(w, h, 16, err);
 	}
+	if (!rc && w->feat[PD_FEAT_TRACING_DATA].present) {
+		/* tracepoint formats travel as a record whose payload follows it, padded to 8 */
+		size_t len = w->feat[PD_FEAT_TRACING_DATA].size, padded = (len + 7) & ~(size_t)7;
+		static const uint8_t zero[8];
+		uint8_t h[12];
+		st32(h, x32(w, PD_RECORD_HEADER_TRACING_DATA));
+		st16(h + 4, 0);
+		st16(h + 6, w->opts.foreign ? bswap_16(12) : 12);
+		st32(h + 8, x32(w, (uint32_t)padded));
+		rc = out(w, h, 12, err);
+		if (!rc)
+			rc = out(w, w->feat[PD_FEAT_TRACING_DATA].data, len, err);
+		if (!rc)
+			rc = out(w, zero, padded - len, err);
+	}
 	return rc;
 }
 
