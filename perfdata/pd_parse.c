@@ -143,6 +143,11 @@ static int bad_record(struct pd_error *err, uint32_t type, size_t size, const ch
 		       "%s record of %zu bytes: field '%s' does not fit", n ? n : "unknown", size, field);
 }
 
+/*
+ * Hot path: every field is assigned once, present or not (absent ones 0),
+ * instead of clearing the whole struct first; the fields up to PERIOD have
+ * fixed sizes and are bounds-checked by the cursor like the rest.
+ */
 int pd_sample_parse(const struct pd_evsel *es, const uint8_t *rec, size_t size,
 		    struct pd_sample *s, struct pd_error *err)
 {
@@ -150,30 +155,44 @@ int pd_sample_parse(const struct pd_evsel *es, const uint8_t *rec, size_t size,
 	uint64_t st = a->sample_type;
 	struct cur c = { rec + 8, rec + size, NULL };
 
-	memset(s, 0, sizeof(*s));
 	s->type = st;
-	if (st & ~(PD_SAMPLE_MAX - 1))
+	if (st & ~(PD_SAMPLE_MAX - 1)) {
+		memset(s, 0, sizeof(*s));
 		return pd_fail(err, PD_ERR_RECORD, PD_NO_OFFSET, PD_RECORD_SAMPLE,
 			       "sample_type %#llx has bits this reader does not know",
 			       (unsigned long long)st);
-	if (st & PD_SAMPLE_IDENTIFIER) s->identifier = g64(&c, "identifier");
-	if (st & PD_SAMPLE_IP) s->ip = g64(&c, "ip");
+	}
+#define F64(bit, field, name) (s->field = (st & (bit)) ? g64(&c, name) : 0)
+	F64(PD_SAMPLE_IDENTIFIER, identifier, "identifier");
+	F64(PD_SAMPLE_IP, ip, "ip");
 	if (st & PD_SAMPLE_TID) { s->pid = g32(&c, "pid"); s->tid = g32(&c, "tid"); }
-	if (st & PD_SAMPLE_TIME) s->time = g64(&c, "time");
-	if (st & PD_SAMPLE_ADDR) s->addr = g64(&c, "addr");
-	if (st & PD_SAMPLE_ID) s->id = g64(&c, "id");
-	if (st & PD_SAMPLE_STREAM_ID) s->stream_id = g64(&c, "stream_id");
+	else s->pid = s->tid = 0;
+	F64(PD_SAMPLE_TIME, time, "time");
+	F64(PD_SAMPLE_ADDR, addr, "addr");
+	F64(PD_SAMPLE_ID, id, "id");
+	F64(PD_SAMPLE_STREAM_ID, stream_id, "stream_id");
 	if (st & PD_SAMPLE_CPU) { s->cpu = g32(&c, "cpu"); s->res = g32(&c, "res"); }
-	if (st & PD_SAMPLE_PERIOD) s->period = g64(&c, "period");
+	else s->cpu = s->res = 0;
+	F64(PD_SAMPLE_PERIOD, period, "period");
 	if (st & PD_SAMPLE_READ) gread(&c, a->read_format, &s->read);
+	else memset(&s->read, 0, sizeof(s->read));
 	if (st & PD_SAMPLE_CALLCHAIN) {
 		s->callchain_nr = g64(&c, "callchain nr");
 		s->callchain = gbytes(&c, s->callchain_nr, 8, "callchain");
+	} else {
+		s->callchain_nr = 0;
+		s->callchain = NULL;
 	}
 	if (st & PD_SAMPLE_RAW) {
 		s->raw_size = g32(&c, "raw size");
 		s->raw = gbytes(&c, s->raw_size, 1, "raw data");
+	} else {
+		s->raw_size = 0;
+		s->raw = NULL;
 	}
+	s->branch_nr = s->branch_hw_idx = 0;
+	s->branch_has_hw_idx = 0;
+	s->branches = s->branch_counters = NULL;
 	if (st & PD_SAMPLE_BRANCH_STACK) {
 		s->branch_nr = g64(&c, "branch nr");
 		if (a->branch_sample_type & PD_BRANCH_HW_INDEX) {
@@ -185,23 +204,26 @@ int pd_sample_parse(const struct pd_evsel *es, const uint8_t *rec, size_t size,
 			s->branch_counters = gbytes(&c, s->branch_nr, 8, "branch counters");
 	}
 	if (st & PD_SAMPLE_REGS_USER) gregs(&c, a->sample_regs_user, &s->regs_user, "regs_user");
+	else memset(&s->regs_user, 0, sizeof(s->regs_user));
+	s->stack_size = s->stack_dyn_size = 0;
+	s->stack = NULL;
 	if (st & PD_SAMPLE_STACK_USER) {
 		s->stack_size = g64(&c, "stack size");
 		s->stack = gbytes(&c, s->stack_size, 1, "stack data");
 		if (s->stack_size) s->stack_dyn_size = g64(&c, "stack dyn_size");
 	}
-	if (st & (PD_SAMPLE_WEIGHT | PD_SAMPLE_WEIGHT_STRUCT)) s->weight = g64(&c, "weight");
-	if (st & PD_SAMPLE_DATA_SRC) s->data_src = g64(&c, "data_src");
-	if (st & PD_SAMPLE_TRANSACTION) s->transaction = g64(&c, "transaction");
+	F64(PD_SAMPLE_WEIGHT | PD_SAMPLE_WEIGHT_STRUCT, weight, "weight");
+	F64(PD_SAMPLE_DATA_SRC, data_src, "data_src");
+	F64(PD_SAMPLE_TRANSACTION, transaction, "transaction");
 	if (st & PD_SAMPLE_REGS_INTR) gregs(&c, a->sample_regs_intr, &s->regs_intr, "regs_intr");
-	if (st & PD_SAMPLE_PHYS_ADDR) s->phys_addr = g64(&c, "phys_addr");
-	if (st & PD_SAMPLE_CGROUP) s->cgroup = g64(&c, "cgroup");
-	if (st & PD_SAMPLE_DATA_PAGE_SIZE) s->data_page_size = g64(&c, "data_page_size");
-	if (st & PD_SAMPLE_CODE_PAGE_SIZE) s->code_page_size = g64(&c, "code_page_size");
-	if (st & PD_SAMPLE_AUX) {
-		s->aux_size = g64(&c, "aux size");
-		s->aux = gbytes(&c, s->aux_size, 1, "aux data");
-	}
+	else memset(&s->regs_intr, 0, sizeof(s->regs_intr));
+	F64(PD_SAMPLE_PHYS_ADDR, phys_addr, "phys_addr");
+	F64(PD_SAMPLE_CGROUP, cgroup, "cgroup");
+	F64(PD_SAMPLE_DATA_PAGE_SIZE, data_page_size, "data_page_size");
+	F64(PD_SAMPLE_CODE_PAGE_SIZE, code_page_size, "code_page_size");
+	F64(PD_SAMPLE_AUX, aux_size, "aux size");
+	s->aux = s->aux_size ? gbytes(&c, s->aux_size, 1, "aux data") : NULL;
+#undef F64
 	if (c.bad)
 		return bad_record(err, PD_RECORD_SAMPLE, size, c.bad);
 	return 0;
@@ -585,7 +607,11 @@ int pd_event_parse(const struct pd_reader *r, const struct pd_record *rec,
 	const struct pd_evsel *es = rec->evsel >= 0 ? pd_reader_evsel(r, (size_t)rec->evsel) : NULL;
 	int rc = 0;
 
-	memset(ev, 0, sizeof(*ev));
+	/* the sample parser clears what it fills; other bodies are small */
+	if (rec->type != PD_RECORD_SAMPLE)
+		memset(ev, 0, sizeof(*ev));
+	else
+		memset(&ev->sid, 0, sizeof(ev->sid));
 	ev->type = rec->type;
 	ev->misc = rec->misc;
 	if (rec->type == PD_RECORD_SAMPLE) {

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef HAVE_ZSTD
@@ -25,6 +26,7 @@
 #include "pd_internal.h"
 
 #define DEFAULT_BUF (4u << 20)
+#define MAP_WINDOW (32u << 20)    /* bytes of a regular file mapped at once */
 #define MAX_DECOMP (256u << 20)   /* refuse a compressed record that expands past this */
 
 struct feat_slot {
@@ -45,6 +47,10 @@ struct pd_reader {
 
 	uint8_t *buf;          /* input window: buf[pos, end) not yet consumed */
 	size_t cap, pos, end;
+	uint8_t *rbuf;         /* the read() buffer (cap bytes); buf == rbuf unless mapped */
+	int mapped;            /* regular file: the window is an mmap of the file */
+	uint8_t *map;          /* current mapping (map_len bytes) or NULL */
+	size_t map_len;
 	uint64_t buf_off;      /* file offset of buf[0] */
 	uint64_t data_end;     /* file offset where records stop (UINT64_MAX: end of stream) */
 	int eof;
@@ -109,11 +115,59 @@ static int pread_full(struct pd_reader *r, void *dst, size_t len, uint64_t off, 
 	return 0;
 }
 
+static void unmap(struct pd_reader *r)
+{
+	if (r->map)
+		munmap(r->map, r->map_len);
+	r->map = NULL;
+	r->map_len = 0;
+}
+
+/*
+ * Mapped input: move the window so that it starts at the page holding the
+ * current position and holds @need bytes. Foreign files are mapped private
+ * and writable, for the in-place byte swap. 1 = the file ends first.
+ */
+static int remap(struct pd_reader *r, size_t need, struct pd_error *err)
+{
+	uint64_t at = r->buf_off + r->pos;
+	uint64_t limit = r->data_end < r->info.file_size ? r->data_end : r->info.file_size;
+	if (at > limit || limit - at < need) {
+		/* expose what is left, so the caller can say how much */
+		if (at < limit && r->end - r->pos < limit - at)
+			need = (size_t)(limit - at);
+		else
+			return 1;
+	}
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t start = at & ~(page - 1);
+	uint64_t len = limit - start < MAP_WINDOW ? limit - start : MAP_WINDOW;
+	if (len < at - start + need)
+		len = at - start + need;
+	unmap(r);
+	void *p = mmap(NULL, (size_t)len, PROT_READ | (r->info.swapped ? PROT_WRITE : 0), MAP_PRIVATE,
+		       r->fd, (off_t)start);
+	if (p == MAP_FAILED)
+		return io_fail(r, err, start, "mmap failed");
+	madvise(p, (size_t)len, MADV_SEQUENTIAL);
+	r->map = p;
+	r->map_len = (size_t)len;
+	r->buf = p;
+	r->buf_off = start;
+	r->pos = (size_t)(at - start);
+	r->end = (size_t)len;
+	return r->end - r->pos >= need && need ? 0 : 1;
+}
+
 /* Sequential read into the window until @need bytes are available. 1 = EOF first. */
 static int fill(struct pd_reader *r, size_t need, struct pd_error *err)
 {
 	if (r->end - r->pos >= need)
 		return 0;
+	if (r->mapped) {
+		int rc = remap(r, need, err);
+		return rc ? rc : (r->end - r->pos >= need ? 0 : 1);
+	}
 	if (r->pos) {
 		memmove(r->buf, r->buf + r->pos, r->end - r->pos);
 		r->buf_off += r->pos;
@@ -124,10 +178,10 @@ static int fill(struct pd_reader *r, size_t need, struct pd_error *err)
 		size_t cap = r->cap;
 		while (cap < need)
 			cap *= 2;
-		uint8_t *b = realloc(r->buf, cap);
+		uint8_t *b = realloc(r->rbuf, cap);
 		if (!b)
 			return pd_fail(err, PD_ERR_NOMEM, r->buf_off, -1, "out of memory for a %zu-byte record", need);
-		r->buf = b;
+		r->buf = r->rbuf = b;
 		r->cap = cap;
 	}
 	while (r->end < need) {
@@ -169,6 +223,14 @@ static int skip_bytes(struct pd_reader *r, uint64_t n, struct pd_error *err)
 	n -= inbuf;
 	r->buf_off += r->end;
 	r->pos = r->end = 0;
+	if (r->mapped) {
+		unmap(r);
+		uint64_t to = r->buf_off + n;
+		if (to > r->info.file_size)
+			return 1;
+		r->buf_off = to;
+		return 0;
+	}
 	if (r->seekable) {
 		uint64_t to = r->buf_off + n;
 		if (r->info.file_size && to > r->info.file_size)
@@ -503,6 +565,7 @@ static int read_file_header(struct pd_reader *r, const uint8_t *h, struct pd_err
 		return io_fail(r, err, in->data_offset, "seek to data failed");
 	r->buf_off = in->data_offset;
 	r->pos = r->end = 0;
+	r->mapped = 1;     /* records are read from a sliding mmap window from here on */
 	return 0;
 }
 
@@ -526,7 +589,7 @@ int pd_reader_open_fd(struct pd_reader **out, int fd, const char *name, int own,
 	r->cap = r->opts.buf_size ? r->opts.buf_size : DEFAULT_BUF;
 	if (r->cap < 65536 + 16)
 		r->cap = 65536 + 16;
-	r->buf = malloc(r->cap);
+	r->buf = r->rbuf = malloc(r->cap);
 	r->data_end = UINT64_MAX;
 	int rc;
 	if (!r->name || !r->buf) {
@@ -566,6 +629,11 @@ int pd_reader_open_fd(struct pd_reader **out, int fd, const char *name, int own,
 		r->info.pipe_mode = 1;
 		r->info.header_size = hsize;
 		r->pos = 16;
+		if (r->seekable) {
+			r->buf_off = 16;
+			r->pos = r->end = 0;
+			r->mapped = 1;
+		}
 		return *out = r, 0;
 	}
 	if (!r->seekable) {
@@ -620,7 +688,8 @@ void pd_reader_free(struct pd_reader *r)
 	ZSTD_freeDCtx(r->zctx);
 #endif
 	free(r->dbuf);
-	free(r->buf);
+	unmap(r);
+	free(r->rbuf);
 	free(r->name);
 	free(r);
 }
@@ -893,6 +962,21 @@ int64_t pd_reader_read_payload(struct pd_reader *r, void *buf, size_t len, struc
 		len = (size_t)r->payload_left;
 	uint8_t *dst = buf;
 	size_t done = 0;
+	if (r->mapped) {
+		uint64_t at = r->buf_off + r->pos;
+		int rc = pread_full(r, dst, len, at, err);
+		if (rc == 0)
+			rc = skip_bytes(r, len, err);
+		if (rc) {
+			r->payload_left = 0;
+			return rc < 0 ? rc : pd_fail(err, PD_ERR_TRUNCATED, at, PD_RECORD_AUXTRACE,
+						     "%s: the file ends inside the payload that starts at offset %llu",
+						     r->name, (unsigned long long)r->payload_off);
+		}
+		r->payload_left -= len;
+		r->payload_off += len;
+		return (int64_t)len;
+	}
 	size_t inbuf = r->end - r->pos;
 	if (inbuf) {
 		size_t n = inbuf < len ? inbuf : len;
