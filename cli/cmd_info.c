@@ -262,7 +262,30 @@ static void print_header(struct info *in, const struct pd_features *f, FILE *o)
 			fprintf(o, "%s %s = %u", i ? "," : "", f->pmu_names[i], f->pmu_types[i]);
 		fputc('\n', o);
 	}
-	if (f->nr_groups) fprintf(o, "# groups : %u\n", f->nr_groups);
+	for (uint32_t i = 0; i < f->nr_numa_nodes; i++)
+		fprintf(o, "# node%u meminfo  : total = %" PRIu64 " kB, free = %" PRIu64 " kB\n# node%u cpu list : %s\n",
+			f->numa[i].node, f->numa[i].mem_total_kb, f->numa[i].mem_free_kb, f->numa[i].node, f->numa[i].cpus);
+	if (f->nr_caches) {
+		fprintf(o, "# CPU cache info:\n");
+		for (uint32_t i = 0; i < f->nr_caches; i++)
+			fprintf(o, "#  L%u %-15s %8s [%s]\n", f->caches[i].level, f->caches[i].type,
+				f->caches[i].size, f->caches[i].map);
+	}
+	for (uint32_t i = 0; i < f->nr_groups; i++)
+		fprintf(o, "# group: %s{leader %u, %u members}\n", f->groups[i].name, f->groups[i].leader_idx,
+			f->groups[i].nr_members);
+	for (uint32_t i = 0; i + 1 < f->cpu_pmu_caps.nr; i += 2)
+		fprintf(o, "# cpu pmu capabilities: %s=%s\n", f->cpu_pmu_caps.str[i], f->cpu_pmu_caps.str[i + 1]);
+	for (uint32_t i = 0; i + 1 < f->hybrid_topology.nr; i += 2)
+		fprintf(o, "# hybrid cpu system: %s cpu list : %s\n", f->hybrid_topology.str[i], f->hybrid_topology.str[i + 1]);
+	for (uint32_t i = 0; i < f->nr_pmu_caps; i++)
+		for (uint32_t k = 0; k + 1 < f->pmu_caps[i].caps.nr; k += 2)
+			fprintf(o, "# %s pmu capabilities: %s=%s\n", f->pmu_caps[i].pmu, f->pmu_caps[i].caps.str[k],
+				f->pmu_caps[i].caps.str[k + 1]);
+	if (f->has_mem_topology)
+		fprintf(o, "# memory: block size %#" PRIx64 ", %" PRIu64 " nodes\n", f->mem_block_size, f->mem_nr_nodes);
+	if (f->nr_bpf_prog_info || f->nr_bpf_btf)
+		fprintf(o, "# bpf: %u programs, %u BTF objects\n", f->nr_bpf_prog_info, f->nr_bpf_btf);
 	if (f->nr_build_ids) fprintf(o, "# build ids : %u\n", f->nr_build_ids);
 	if (f->nr_auxtrace_index) fprintf(o, "# auxtrace index : %" PRIu64 " entries\n", f->nr_auxtrace_index);
 	if (f->has_sample_time) {

@@ -375,6 +375,9 @@ void pd_swap_attr(uint8_t *attr, size_t size, int to_native);
 /* A feature payload. Returns 0 or PD_ERR_FEATURE. */
 int pd_swap_feature(unsigned feat, uint8_t *data, size_t size, int to_native, uint32_t nr_cpus_avail,
 		    struct pd_error *err);
+/* Walk a native feature payload and check every length against @size. 0 or PD_ERR_FEATURE. */
+int pd_feature_check(unsigned feat, const uint8_t *data, size_t size, uint32_t nr_cpus_avail,
+		     struct pd_error *err);
 /* Peek the sample id of a foreign-order record without converting it; 0 if none. */
 int pd_peek_id(const uint8_t *rec, size_t size, int swapped, int id_pos, int is_pos,
 	       uint64_t *id);
@@ -403,6 +406,16 @@ struct pd_features {
 	int has_compressed; uint32_t comp_ver, comp_type, comp_level, comp_ratio, comp_mmap_len;
 	int has_dir_format; uint64_t dir_format_version;
 	uint32_t nr_numa_nodes;
+	struct pd_numa_node { uint32_t node; uint64_t mem_total_kb, mem_free_kb; const char *cpus; } *numa;
+	uint32_t nr_caches;
+	struct pd_cache_level { uint32_t level, line_size, sets, ways; const char *type, *size, *map; } *caches;
+	struct pd_group_desc { const char *name; uint32_t leader_idx, nr_members; } *groups;
+	struct pd_feature_string_list cpu_pmu_caps;    /* name, value, name, value ... */
+	struct pd_feature_string_list hybrid_topology; /* pmu, cpus, pmu, cpus ... */
+	uint32_t nr_pmu_caps;
+	struct pd_pmu_caps { const char *pmu; struct pd_feature_string_list caps; } *pmu_caps;
+	int has_mem_topology; uint64_t mem_block_size, mem_nr_nodes;
+	uint32_t nr_bpf_prog_info, nr_bpf_btf;
 	uint32_t nr_event_desc;
 	uint64_t unknown[4];          /* feature bits this library does not know */
 	uint64_t bad[4];              /* features present but malformed */

@@ -54,6 +54,20 @@ static int fstrlist(struct fcur *c, struct pd_feature_string_list *l)
 	return 0;
 }
 
+/* u32 nr, then nr pairs of strings, flattened into one list */
+static int fpairs(struct fcur *c, struct pd_feature_string_list *l)
+{
+	uint32_t nr = f32(c);
+	if (c->bad || nr > (size_t)(c->end - c->p) / 8) { c->bad = 1; return 0; }
+	l->str = calloc(2 * (size_t)nr + 1, sizeof(*l->str));
+	if (!l->str)
+		return PD_ERR_NOMEM;
+	for (uint32_t i = 0; i < 2 * nr && !c->bad; i++)
+		l->str[i] = fstr(c);
+	l->nr = c->bad ? 0 : 2 * nr;
+	return 0;
+}
+
 static void mark(uint64_t *set, unsigned feat) { set[feat / 64] |= 1ULL << (feat % 64); }
 
 int pd_features_parse(const struct pd_reader *r, struct pd_features *f, struct pd_error *err)
@@ -69,6 +83,8 @@ int pd_features_parse(const struct pd_reader *r, struct pd_features *f, struct p
 		}
 		struct fcur c = { d, d + size, 0 };
 		int rc = 0;
+		if (pd_feature_check(feat, d, size, f->nr_cpus_avail, NULL) < 0)
+			mark(f->bad, feat);
 		switch (feat) {
 		case PD_FEAT_HOSTNAME: f->hostname = fstr(&c); break;
 		case PD_FEAT_OSRELEASE: f->osrelease = fstr(&c); break;
@@ -92,7 +108,57 @@ int pd_features_parse(const struct pd_reader *r, struct pd_features *f, struct p
 			if (!rc)
 				rc = fstrlist(&c, &f->thread_siblings);
 			break;
-		case PD_FEAT_NUMA_TOPOLOGY: f->nr_numa_nodes = f32(&c); break;
+		case PD_FEAT_NUMA_TOPOLOGY: {
+			uint32_t nr = f32(&c);
+			if (c.bad || nr > size / 24) { c.bad = 1; break; }
+			if (!(f->numa = calloc(nr + 1, sizeof(*f->numa)))) { rc = PD_ERR_NOMEM; break; }
+			for (uint32_t i = 0; i < nr && !c.bad; i++) {
+				f->numa[i].node = f32(&c);
+				f->numa[i].mem_total_kb = f64(&c);
+				f->numa[i].mem_free_kb = f64(&c);
+				f->numa[i].cpus = fstr(&c);
+			}
+			f->nr_numa_nodes = c.bad ? 0 : nr;
+			break;
+		}
+		case PD_FEAT_CACHE: {
+			uint32_t ver = f32(&c), nr = f32(&c);
+			if (c.bad || ver != 1 || nr > size / 28) { c.bad = 1; break; }
+			if (!(f->caches = calloc(nr + 1, sizeof(*f->caches)))) { rc = PD_ERR_NOMEM; break; }
+			for (uint32_t i = 0; i < nr && !c.bad; i++) {
+				struct pd_cache_level *l = &f->caches[i];
+				l->level = f32(&c);
+				l->line_size = f32(&c);
+				l->sets = f32(&c);
+				l->ways = f32(&c);
+				l->type = fstr(&c);
+				l->size = fstr(&c);
+				l->map = fstr(&c);
+			}
+			f->nr_caches = c.bad ? 0 : nr;
+			break;
+		}
+		case PD_FEAT_CPU_PMU_CAPS: rc = fpairs(&c, &f->cpu_pmu_caps); break;
+		case PD_FEAT_HYBRID_TOPOLOGY: rc = fpairs(&c, &f->hybrid_topology); break;
+		case PD_FEAT_PMU_CAPS: {
+			uint32_t nr = f32(&c);
+			if (c.bad || nr > size / 8) { c.bad = 1; break; }
+			if (!(f->pmu_caps = calloc(nr + 1, sizeof(*f->pmu_caps)))) { rc = PD_ERR_NOMEM; break; }
+			for (uint32_t i = 0; i < nr && !c.bad && !rc; i++) {
+				rc = fpairs(&c, &f->pmu_caps[i].caps);
+				f->pmu_caps[i].pmu = fstr(&c);
+			}
+			f->nr_pmu_caps = c.bad ? 0 : nr;
+			break;
+		}
+		case PD_FEAT_MEM_TOPOLOGY:
+			f64(&c);
+			f->mem_block_size = f64(&c);
+			f->mem_nr_nodes = f64(&c);
+			f->has_mem_topology = !c.bad;
+			break;
+		case PD_FEAT_BPF_PROG_INFO: f->nr_bpf_prog_info = f32(&c); break;
+		case PD_FEAT_BPF_BTF: f->nr_bpf_btf = f32(&c); break;
 		case PD_FEAT_PMU_MAPPINGS: {
 			uint32_t nr = f32(&c);
 			if (c.bad || nr > size / 8) { c.bad = 1; break; }
@@ -106,7 +172,18 @@ int pd_features_parse(const struct pd_reader *r, struct pd_features *f, struct p
 			f->nr_pmu_mappings = c.bad ? 0 : nr;
 			break;
 		}
-		case PD_FEAT_GROUP_DESC: f->nr_groups = f32(&c); break;
+		case PD_FEAT_GROUP_DESC: {
+			uint32_t nr = f32(&c);
+			if (c.bad || nr > size / 12) { c.bad = 1; break; }
+			if (!(f->groups = calloc(nr + 1, sizeof(*f->groups)))) { rc = PD_ERR_NOMEM; break; }
+			for (uint32_t i = 0; i < nr && !c.bad; i++) {
+				f->groups[i].name = fstr(&c);
+				f->groups[i].leader_idx = f32(&c);
+				f->groups[i].nr_members = f32(&c);
+			}
+			f->nr_groups = c.bad ? 0 : nr;
+			break;
+		}
 		case PD_FEAT_AUXTRACE: {
 			uint64_t nr = f64(&c);
 			if (c.bad || nr > (size - 8) / 16) { c.bad = 1; break; }
@@ -173,6 +250,14 @@ void pd_features_free(struct pd_features *f)
 	free(f->thread_siblings.str);
 	free(f->pmu_types);
 	free(f->pmu_names);
+	free(f->numa);
+	free(f->caches);
+	free(f->groups);
+	free(f->cpu_pmu_caps.str);
+	free(f->hybrid_topology.str);
+	for (uint32_t i = 0; f->pmu_caps && i < f->nr_pmu_caps + 1; i++)
+		free(f->pmu_caps[i].caps.str);
+	free(f->pmu_caps);
 	memset(f, 0, sizeof(*f));
 }
 

@@ -18,6 +18,7 @@ struct sw {
 	uint8_t *p, *end;
 	int to_native;
 	int bad;
+	int check_only;   /* walk and bound-check a native structure, converting nothing */
 };
 
 static uint64_t s64(struct sw *c)
@@ -27,8 +28,10 @@ static uint64_t s64(struct sw *c)
 		return 0;
 	}
 	uint64_t raw = ld64(c->p), v = bswap_64(raw);
-	st64(c->p, v);
 	c->p += 8;
+	if (c->check_only)
+		return raw;
+	st64(c->p - 8, v);
 	return c->to_native ? v : raw;
 }
 
@@ -39,8 +42,10 @@ static uint32_t s32(struct sw *c)
 		return 0;
 	}
 	uint32_t raw = ld32(c->p), v = bswap_32(raw);
-	st32(c->p, v);
 	c->p += 4;
+	if (c->check_only)
+		return raw;
+	st32(c->p - 4, v);
 	return c->to_native ? v : raw;
 }
 
@@ -51,8 +56,10 @@ static uint16_t s16(struct sw *c)
 		return 0;
 	}
 	uint16_t raw = ld16(c->p), v = bswap_16(raw);
-	st16(c->p, v);
 	c->p += 2;
+	if (c->check_only)
+		return raw;
+	st16(c->p - 2, v);
 	return c->to_native ? v : raw;
 }
 
@@ -407,7 +414,7 @@ int pd_swap_record(uint8_t *rec, size_t size, const struct pd_evsel *es,
 	if (size < 8)
 		return pd_fail(err, PD_ERR_RECORD, PD_NO_OFFSET, -1,
 			       "record of %zu bytes is shorter than its header", size);
-	struct sw c = { rec, rec + size, to_native, 0 };
+	struct sw c = { .p = rec, .end = rec + size, .to_native = to_native };
 	uint32_t type = s32(&c);
 	uint16_t misc = s16(&c);
 	s16(&c);
@@ -425,9 +432,9 @@ int pd_swap_record(uint8_t *rec, size_t size, const struct pd_evsel *es,
 			return pd_fail(err, PD_ERR_RECORD, PD_NO_OFFSET, (int)type,
 				       "%s record of %zu bytes cannot hold its %zu-byte sample_id trailer",
 				       pd_record_name(type) ? pd_record_name(type) : "kernel", size, tsz);
-		struct sw body = { rec + 8, rec + size - tsz, to_native, 0 };
+		struct sw body = { .p = rec + 8, .end = rec + size - tsz, .to_native = to_native };
 		swap_kernel_body(&body, type, misc, a);
-		struct sw tr = { rec + size - tsz, rec + size, to_native, 0 };
+		struct sw tr = { .p = rec + size - tsz, .end = rec + size, .to_native = to_native };
 		if (trailer)
 			swap_trailer(&tr, a->sample_type);
 		c.bad = body.bad || tr.bad;
@@ -491,7 +498,8 @@ static void swap_event_desc(struct sw *c)
 			c->bad = 1;
 			break;
 		}
-		pd_swap_attr(c->p, asz, c->to_native);
+		if (!c->check_only)
+			pd_swap_attr(c->p, asz, c->to_native);
 		c->p += asz;
 		uint32_t nr_ids = s32(c);
 		sstr(c);
@@ -516,10 +524,10 @@ static void swap_cpu_topology(struct sw *c, uint32_t nr_cpus)
 		s32(c);
 }
 
-int pd_swap_feature(unsigned feat, uint8_t *data, size_t size, int to_native,
-		    uint32_t nr_cpus, struct pd_error *err)
+static int walk_feature(unsigned feat, uint8_t *data, size_t size, int to_native, int check_only,
+			uint32_t nr_cpus, struct pd_error *err)
 {
-	struct sw c = { data, data + size, to_native, 0 };
+	struct sw c = { data, data + size, to_native, 0, check_only };
 
 	switch (feat) {
 	case PD_FEAT_BUILD_ID:
@@ -616,6 +624,8 @@ int pd_swap_feature(unsigned feat, uint8_t *data, size_t size, int to_native,
 		break;
 	}
 	case PD_FEAT_BPF_PROG_INFO: case PD_FEAT_BPF_BTF:
+		if (check_only)
+			break;   /* kernel structures of their own; only perf's BPF code reads them */
 		return pd_fail_feature(err, PD_ERR_UNSUPPORTED, PD_NO_OFFSET, feat,
 				       "feature %s cannot be converted from the other byte order",
 				       pd_feature_name(feat));
@@ -627,4 +637,16 @@ int pd_swap_feature(unsigned feat, uint8_t *data, size_t size, int to_native,
 				       "feature %s: %zu bytes are too few for its fields",
 				       pd_feature_name(feat) ? pd_feature_name(feat) : "unknown", size);
 	return 0;
+}
+
+int pd_swap_feature(unsigned feat, uint8_t *data, size_t size, int to_native,
+		    uint32_t nr_cpus, struct pd_error *err)
+{
+	return walk_feature(feat, data, size, to_native, 0, nr_cpus, err);
+}
+
+int pd_feature_check(unsigned feat, const uint8_t *data, size_t size, uint32_t nr_cpus,
+		     struct pd_error *err)
+{
+	return walk_feature(feat, (uint8_t *)data, size, 1, 1, nr_cpus, err);
 }

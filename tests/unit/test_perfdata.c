@@ -46,7 +46,7 @@ static void trailer(struct recbuf *r, uint64_t id)
 static void end(struct recbuf *r) { uint16_t n = (uint16_t)r->n; memcpy(r->b + 6, &n, 2); }
 
 /* The records of the synthetic file, each in native order. */
-#define NREC 24
+#define NREC 48
 static struct recbuf recs[NREC];
 static uint8_t aux_payload[24];
 static int nrec;
@@ -98,6 +98,35 @@ static void build_records(void)
 	r = &recs[nrec++]; begin(r, PD_RECORD_AUXTRACE, 0); p64(r, sizeof(aux_payload)); p64(r, 4096); p64(r, 0x1122334455667788ULL);
 		p32(r, 0); p32(r, 101); p32(r, 1); p32(r, 0); end(r);
 	r = &recs[nrec++]; begin(r, PD_RECORD_FINISHED_INIT, 0); end(r);
+	/* the rest of the kernel types */
+	r = &recs[nrec++]; begin(r, PD_RECORD_THROTTLE, 0); p64(r, 7000); p64(r, 11); p64(r, 11); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_UNTHROTTLE, 0); p64(r, 7100); p64(r, 11); p64(r, 11); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_READ, 0); p32(r, 100); p32(r, 101); p64(r, 1); p64(r, 500); p64(r, 11); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_NAMESPACES, 0); p32(r, 100); p32(r, 101); p64(r, 2); p64(r, 3); p64(r, 4026531836ULL); p64(r, 3); p64(r, 4026531837ULL); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_BPF_EVENT, 0); p16(r, 1); p16(r, 0); p32(r, 42); put(r, "tagtag!!", 8); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_CGROUP, 0); p64(r, 99); pstr(r, "/user.slice"); trailer(r, 11); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_TEXT_POKE, 0); p64(r, 0xffffffff81001000ULL); p16(r, 2); p16(r, 2); put(r, "\x90\x90\xcc\xcc", 4); put(r, "\0\0\0\0", 4); trailer(r, 11); end(r);
+	/* the rest of the user types */
+	r = &recs[nrec++]; begin(r, PD_RECORD_HEADER_EVENT_TYPE, 0); p64(r, 5); { char n[64] = "cycles"; put(r, n, 64); } end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_HEADER_BUILD_ID, PD_MISC_USER | PD_MISC_BUILD_ID_SIZE); p32(r, 100);
+		{ uint8_t b[24] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 20, 0, 0, 0 }; put(r, b, 24); }
+		pstr(r, "/usr/bin/worker"); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_STAT_CONFIG, 0); p64(r, 2); p64(r, 0); p64(r, 1); p64(r, 1); p64(r, 0); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_STAT, 0); p64(r, 11); p32(r, 0); p32(r, 0); p64(r, 1234); p64(r, 100); p64(r, 90); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_STAT_ROUND, 0); p64(r, 1); p64(r, 8000); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_EVENT_UPDATE, 0); p64(r, 2); p64(r, 12); pstr(r, "task-clock"); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_EVENT_UPDATE, 0); p64(r, 1); p64(r, 12); { double d = 1e-6; put(r, &d, 8); } end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_EVENT_UPDATE, 0); p64(r, 3); p64(r, 12); p16(r, 1); p16(r, 1); p16(r, 8); p32(r, 0); p64(r, 3); p16(r, 0); p32(r, 0); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_CPU_MAP, 0); p16(r, 2); p16(r, 0); p16(r, 0); p16(r, 3); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_TIME_CONV, 0); p64(r, 10); p64(r, 556); p64(r, 1000); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_AUXTRACE_ERROR, 0); p32(r, 1); p32(r, 8); p32(r, 0); p32(r, 100); p32(r, 101); p32(r, 0);
+		p64(r, 0x401000); { char m[64] = "Lost trace data (old layout)"; put(r, m, 64); } end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_AUXTRACE_ERROR, 0); p32(r, 1); p32(r, 7); p32(r, 1); p32(r, 100); p32(r, 101); p32(r, 2);
+		p64(r, 0x401000); p64(r, 6100); { char m[64] = "guest overflow"; put(r, m, 64); } p32(r, 3); p32(r, 1); end(r);
+	r = &recs[nrec++]; begin(r, PD_RECORD_AUXTRACE_INFO, 0); p32(r, PD_AUXTRACE_CS_ETM); p32(r, 0);
+		p64(r, 1); p64(r, (8ULL << 32) | 1); p64(r, 0);
+		p64(r, 0x4040404040404040ULL); p64(r, 0); p64(r, 8); p64(r, 0x40); p64(r, 0x10); p64(r, 0x28000ea1); p64(r, 0x4100f422);
+		p64(r, 0x20000888); p64(r, 0); p64(r, 0x8c); p64(r, 1); end(r);
 	for (size_t i = 0; i < sizeof(aux_payload); i++)
 		aux_payload[i] = (uint8_t)(0x80 + i);
 }
@@ -170,6 +199,17 @@ static int write_file(const char *path, int pipe_mode, int foreign)
 	return 0;
 }
 
+static void kv_count(void *ctx, const char *key, uint64_t v, const char *str)
+{
+	struct kv { int n, err; uint64_t traceid; } *kv = ctx;
+	kv->n++;
+	if (!strcmp(key, "error"))
+		kv->err++;
+	if (!strcmp(key, "cpu0.trctraceidr"))
+		kv->traceid = v;
+	(void)str;
+}
+
 /* Read @path back: every record equal to the source, features and evsels intact. */
 static void check_file(const char *path, const char *what, int pipe_mode, int foreign)
 {
@@ -227,14 +267,44 @@ static void check_file(const char *path, const char *what, int pipe_mode, int fo
 			aux_ok = n == (int64_t)sizeof(aux_payload) && !memcmp(buf, aux_payload, sizeof(aux_payload)) &&
 				 ev.u.auxtrace.reference == 0x1122334455667788ULL;
 		}
-		if (rec.type == PD_RECORD_CPU_MAP)
+		if (rec.type == PD_RECORD_CPU_MAP && ev.u.cpu_map.type == 0)
 			ok(pd_cpu_map_each(&ev, NULL, NULL) == 2, "%s: cpu map has 2 cpus", what);
-		if (rec.type == PD_RECORD_AUXTRACE_ERROR)
+		if (rec.type == PD_RECORD_AUXTRACE_ERROR && ev.u.auxtrace_error.fmt == 1)
 			ok(ev.u.auxtrace_error.code == 7 && ev.u.auxtrace_error.time == 6000 &&
 			   !strcmp(ev.u.auxtrace_error.msg, "Overflow packet"), "%s: auxtrace error", what);
-		if (rec.type == PD_RECORD_TIME_CONV)
-			ok(ev.u.time_conv.has_cycles && ev.u.time_conv.time_mult == 555 &&
-			   ev.u.time_conv.cap_user_time_zero == 1, "%s: time_conv", what);
+		if (rec.type == PD_RECORD_TIME_CONV && ev.u.time_conv.time_mult == 555)
+			ok(ev.u.time_conv.has_cycles && ev.u.time_conv.time_cycles == 2000 &&
+			   ev.u.time_conv.cap_user_time_zero == 1, "%s: time_conv (56 bytes)", what);
+		if (rec.type == PD_RECORD_TIME_CONV && ev.u.time_conv.time_mult == 556)
+			ok(!ev.u.time_conv.has_cycles && ev.u.time_conv.time_zero == 1000, "%s: time_conv (32 bytes)", what);
+		if (rec.type == PD_RECORD_AUXTRACE_ERROR && ev.u.auxtrace_error.fmt == 0)
+			ok(ev.u.auxtrace_error.code == 8 && !strcmp(ev.u.auxtrace_error.msg, "Lost trace data (old layout)"),
+			   "%s: auxtrace error, old layout (no time)", what);
+		if (rec.type == PD_RECORD_AUXTRACE_ERROR && ev.u.auxtrace_error.fmt == 2)
+			ok(ev.u.auxtrace_error.has_machine && ev.u.auxtrace_error.machine_pid == 3 &&
+			   ev.u.auxtrace_error.vcpu == 1 && ev.u.auxtrace_error.time == 6100, "%s: auxtrace error, guest layout", what);
+		if (rec.type == PD_RECORD_READ)
+			ok(ev.u.read.values.nr == 1 && pd_u64_at(ev.u.read.values.values, 0) == 500 && rec.evsel == 0, "%s: READ record with group values", what);
+		if (rec.type == PD_RECORD_NAMESPACES)
+			ok(ev.u.namespaces.nr == 2 && pd_u64_at(ev.u.namespaces.link_info, 3) == 4026531837ULL,
+			   "%s: namespaces", what);
+		if (rec.type == PD_RECORD_TEXT_POKE)
+			ok(ev.u.text_poke.old_len == 2 && ev.u.text_poke.bytes[2] == 0xcc, "%s: text_poke", what);
+		if (rec.type == PD_RECORD_HEADER_BUILD_ID)
+			ok(ev.u.build_id.size == 20 && ev.u.build_id.build_id[19] == 20 &&
+			   !strcmp(ev.u.build_id.filename, "/usr/bin/worker"), "%s: build id record", what);
+		if (rec.type == PD_RECORD_STAT)
+			ok(ev.u.stat.val == 1234 && ev.u.stat.run == 90, "%s: stat", what);
+		if (rec.type == PD_RECORD_EVENT_UPDATE && ev.u.event_update.type == 3)
+			ok(pd_u64_at(ev.u.event_update.data, 0) == 0x0000000800010001ULL &&
+			   pd_u64_at(ev.u.event_update.data + 10, 0) == 3, "%s: event_update cpus", what);
+		if (rec.type == PD_RECORD_CPU_MAP && ev.u.cpu_map.type == 2)
+			ok(pd_cpu_map_each(&ev, NULL, NULL) == 4, "%s: cpu map range 0-3", what);
+		if (rec.type == PD_RECORD_AUXTRACE_INFO && ev.u.auxtrace_info.type == PD_AUXTRACE_CS_ETM) {
+			struct kv { int n, err; uint64_t traceid; } kv = { 0, 0, 0 };
+			pd_auxtrace_info_describe(&ev, pd_reader_info(r)->swapped, kv_count, &kv);
+			ok(kv.err == 0 && kv.traceid == 0x10 && kv.n == 4 + 1 + 8, "%s: cs_etm AUXTRACE_INFO named (%d keys)", what, kv.n);
+		}
 		i++;
 	}
 	ok(rc == 0, "%s: reads to the end (%s)", what, rc ? err.msg : "clean");
