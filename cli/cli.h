@@ -24,5 +24,6 @@ void cli_warn_cb(void *ctx, const struct pd_error *w);
 int cli_status_of(int code);
 
 int cmd_info(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "cli.h"
+#include "unpack.h"
 
 #define MAX_REPORTED_ERRORS 10
 
@@ -520,12 +521,22 @@ int cmd_info(int argc, char **argv)
 	struct info in = { .path = argv[optind] };
 	struct pd_reader_opts ro;
 	struct pd_error err;
+	struct rb_unpacked un = { 0 };
+	char msg[512];
+	if (rb_archive_detect(in.path)) {
+		if (rb_archive_unpack(in.path, NULL, &un, msg, sizeof(msg)) < 0) {
+			cli_error("%s", msg);
+			return EXIT_BADINPUT;
+		}
+		in.path = un.perf_data;
+	}
 	pd_reader_opts_init(&ro);
 	ro.warn = cli_warn_cb;
 	ro.warn_ctx = &in.warnings;
 	int rc = pd_reader_open(&in.r, in.path, &ro, &err);
 	if (rc < 0) {
 		cli_error("%s", err.msg);
+		rb_archive_cleanup(&un);
 		return cli_status_of(rc);
 	}
 	int status = EXIT_OK;
@@ -563,5 +574,6 @@ int cmd_info(int argc, char **argv)
 	free(in.auxinfo);
 	free(in.samples);
 	pd_reader_free(in.r);
+	rb_archive_cleanup(&un);
 	return status;
 }

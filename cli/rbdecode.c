@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 const char *cli_prog = "rbdecode";
@@ -50,6 +51,8 @@ static void usage(FILE *f)
 		"  info [--json] [--header-only | --stats] FILE\n"
 		"        header summary (as perf report --header-only) and record counts\n"
 		"        (as perf report --stats); FILE may be '-' for a pipe-mode stream\n"
+		"  [export] FILE -o OUT.db [--force] [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F]\n"
+		"        decode into SQLite with perf's export-to-sqlite schema, plus gaps\n"
 		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
 		cli_prog);
 }
@@ -70,6 +73,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "info"))
 		return cmd_info(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "export"))
+		return cmd_export(argc - 1, argv + 1);
+	if (argv[1][0] != '-' && access(argv[1], F_OK) == 0)
+		return cmd_export(argc, argv);     /* rbdecode FILE -o out.db */
 	cli_error("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -17,12 +17,14 @@ SHELL_TESTS = \
 	tests/info_perf_record.test \
 	tests/info_fixtures.test \
 	tests/swap_roundtrip.test \
-	tests/damaged_files.test
+	tests/damaged_files.test \
+	tests/export_sqlite.test \
+	tests/archive.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
 TESTS += $(SHELL_TESTS)
 endif
-EXTRA_DIST += tests/lib.sh $(SHELL_TESTS)
+EXTRA_DIST += tests/lib.sh tests/dbcompare.py $(SHELL_TESTS)
 TEST_EXTENSIONS = .test
 TEST_LOG_DRIVER = $(LOG_DRIVER)
 TEST_LOG_COMPILER = $(SHELL)

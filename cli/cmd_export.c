@@ -1,0 +1,191 @@
+/*
+ * cmd_export.c - `rbdecode FILE -o out.db` (also `rbdecode export ...`):
+ * decode a recording into SQLite with perf's export-to-sqlite schema. The
+ * session reads and orders records and resolves symbols; the store writes
+ * rows. A progress line goes to stderr when it is a terminal.
+ */
+#include "config.h"
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "unpack.h"
+#include "cli.h"
+#include "session.h"
+#include "store.h"
+
+struct progress {
+	int on;
+	struct timespec start, last;
+};
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (since(&p->last, &now) < 0.2 && done < total)
+		return;
+	p->last = now;
+	double el = since(&p->start, &now), rate = el > 0 ? (double)done / el : 0;
+	if (total) {
+		double left = rate > 0 ? (double)(total - (done < total ? done : total)) / rate : 0;
+		fprintf(stderr, "\r%5.1f%%  %8.1f MB  %7.1f MB/s  %4.0f s left ", 100.0 * (double)done / (double)total,
+			(double)done / 1e6, rate / 1e6, left);
+	} else {
+		fprintf(stderr, "\r%8.1f MB  %7.1f MB/s ", (double)done / 1e6, rate / 1e6);
+	}
+}
+
+/* "start,end" in seconds (perf's --time form, e.g. 1844.56,1845); either side may be empty. */
+static int parse_time(const char *s, uint64_t *a, uint64_t *b)
+{
+	const char *comma = strchr(s, ',');
+	if (!comma)
+		return -1;
+	char *end;
+	*a = *b = 0;
+	if (comma != s) {
+		double v = strtod(s, &end);
+		if (end != comma || v < 0)
+			return -1;
+		*a = (uint64_t)(v * 1e9 + 0.5);
+	}
+	if (comma[1]) {
+		double v = strtod(comma + 1, &end);
+		if (*end || v < 0)
+			return -1;
+		*b = (uint64_t)(v * 1e9 + 0.5);
+	}
+	return *b && *b < *a ? -1 : 0;
+}
+
+static void export_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s [export] FILE -o OUT.db [options]\n"
+		"  -o, --output FILE     database to write (built as FILE.tmp-PID, renamed when complete)\n"
+		"  -f, --force           replace OUT.db if it exists\n"
+		"      --time START,END  only samples in this window (seconds, as perf script --time)\n"
+		"  -C, --cpu LIST        only samples and switches on these CPUs (0,2-3)\n"
+		"      --symfs DIR       look for objects under DIR\n"
+		"      --kallsyms FILE   kernel symbols (default: build-id cache, else the running kernel's)\n"
+		"  -q, --quiet           no progress or summary\n", cli_prog);
+}
+
+static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, int quiet);
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' }, { "force", no_argument, NULL, 'f' },
+		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
+		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
+		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rb_session_opts so;
+	struct rb_store_opts sto;
+	int quiet = 0, c;
+	memset(&so, 0, sizeof(so));
+	memset(&sto, 0, sizeof(sto));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:fC:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': sto.path = optarg; break;
+		case 'f': sto.force = 1; break;
+		case 't':
+			if (parse_time(optarg, &so.time_start, &so.time_end) < 0) {
+				cli_error("--time wants START,END in seconds, got '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'C': so.cpus = optarg; break;
+		case 's': so.machine.symfs = optarg; break;
+		case 'k': so.machine.kallsyms = optarg; break;
+		case 'q': quiet = 1; break;
+		case 'h': export_usage(stdout); return EXIT_OK;
+		default: export_usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || !sto.path) {
+		export_usage(stderr);
+		return EXIT_USAGE;
+	}
+	so.path = argv[optind];
+	sto.source = so.path;
+	char msg[512];
+	struct rb_unpacked un = { 0 };
+	if (rb_archive_detect(so.path)) {
+		if (rb_archive_unpack(so.path, NULL, &un, msg, sizeof(msg)) < 0) {
+			cli_error("%s", msg);
+			return EXIT_BADINPUT;
+		}
+		so.path = un.perf_data;
+		if (!so.machine.buildid_dir)
+			so.machine.buildid_dir = un.buildid_dir;
+	}
+	int status = export_run(&so, &sto, quiet);
+	rb_archive_cleanup(&un);
+	return status;
+}
+
+static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, int quiet)
+{
+	struct rb_session_opts so = *so_in;
+	struct rb_store_opts sto = *sto_in;
+	unsigned warnings = 0;
+	so.warn = cli_warn_cb;
+	so.warn_ctx = &warnings;
+	struct progress prog = { .on = !quiet && isatty(2) };
+	if (prog.on) {
+		clock_gettime(CLOCK_MONOTONIC, &prog.start);
+		prog.last = prog.start;
+		so.progress = progress_cb;
+		so.progress_ctx = &prog;
+	}
+
+	char msg[512];
+	struct rb_store *st;
+	if (rb_store_open(&st, &sto, msg, sizeof(msg)) < 0) {
+		cli_error("%s", msg);
+		return EXIT_BADINPUT;
+	}
+	struct rb_session_stats stats;
+	struct pd_error err;
+	int rc = rb_session_run(&so, rb_store_sink(st), &stats, &err);
+	if (prog.on)
+		fputc('\n', stderr);
+	if (rc < 0 && rc >= PD_ERR_NOATTR) {
+		cli_error("%s", err.msg);
+		rb_store_abort(st);
+		return cli_status_of(rc);
+	}
+	if (rc) {
+		cli_error("writing %s failed", sto.path);
+		rb_store_abort(st);
+		return EXIT_INTERNAL;
+	}
+	uint64_t samples = rb_store_rows(st, "samples"), switches = rb_store_rows(st, "context_switches");
+	uint64_t syms = rb_store_rows(st, "symbols"), gaps = rb_store_rows(st, "gaps");
+	if (rb_store_finish(st, &stats, msg, sizeof(msg)) < 0) {
+		cli_error("%s", msg);
+		return EXIT_INTERNAL;
+	}
+	if (stats.stop.code)
+		cli_error("%s", stats.stop.msg);
+	if (!quiet)
+		fprintf(stderr, "%s: wrote %s: %" PRIu64 " samples, %" PRIu64 " symbols, %" PRIu64
+			" context switches, %" PRIu64 " gaps from %" PRIu64 " records%s\n",
+			cli_prog, sto.path, samples, syms, switches, gaps, stats.records,
+			stats.stop.code || stats.malformed ? " (partial: see decode_stats)" : "");
+	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+}

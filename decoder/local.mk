@@ -1,0 +1,14 @@
+# The decoder stages: time ordering, machine state and symbols, the session
+# that drives them. Trace decoders (Intel PT, CoreSight, IMC) join here.
+if BUILD_DECODER
+noinst_LIBRARIES += %D%/libdecoder.a
+%C%_libdecoder_a_SOURCES = \
+	%D%/ordered.h %D%/ordered.c \
+	%D%/symtab.h %D%/symtab.c \
+	%D%/machine.h %D%/machine.c \
+	%D%/session.h %D%/session.c \
+	%D%/unpack.h %D%/unpack.c
+%C%_libdecoder_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+%C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) $(LIBARCHIVE_CFLAGS)
+DECODER_LIBS = %D%/libdecoder.a
+endif

@@ -1,0 +1,657 @@
+/*
+ * machine.c - see machine.h. perf's rules reproduced here, because the
+ * database must say what perf's would say:
+ *  - a thread first seen gets the comm ":<tid>"; its first real COMM (or the
+ *    parent's comm at FORK) overrides that one instead of adding another;
+ *  - FORK of a new process copies the parent's maps, of a thread shares them;
+ *  - a sample shows the exec comm of its process's main thread when an
+ *    evsel has comm_exec, else the thread's current comm;
+ *  - a user-mode address outside every user map is looked up in the kernel
+ *    maps (vsyscall / vdso), and object addresses are ip - start + pgoff.
+ * Symbols of an object are loaded on its first use: from perf's build-id
+ * cache when its build-id is known, else from the recorded path (after
+ * checking the build-id when there is one).
+ */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "machine.h"
+
+#define PD_MISC_KERNEL 1
+#define PD_MISC_USER 2
+
+struct rb_machine {
+	struct rb_machine_opts o;
+	char buildid_dir[4096];
+	struct rb_thread **threads;     /* open-addressing hash on tid */
+	size_t thr_cap, thr_n;
+	struct rb_dso **dsos;
+	size_t nr_dsos, cap_dsos;
+	struct rb_maps kmaps;           /* kernel and modules */
+	struct rb_comm **comms;         /* every comm ever made, freed with the machine */
+	size_t nr_comms, cap_comms;
+	uint64_t kernel_start;
+};
+
+/* ------------------------------------------------------------- dsos */
+
+static struct rb_dso *dso_find(struct rb_machine *m, const char *name)
+{
+	for (size_t i = 0; i < m->nr_dsos; i++)
+		if (!strcmp(m->dsos[i]->long_name, name))
+			return m->dsos[i];
+	return NULL;
+}
+
+static struct rb_dso *dso_findnew(struct rb_machine *m, const char *name, int kernel)
+{
+	struct rb_dso *d = dso_find(m, name);
+	if (d)
+		return d;
+	if (m->nr_dsos == m->cap_dsos) {
+		size_t cap = m->cap_dsos ? 2 * m->cap_dsos : 64;
+		struct rb_dso **v = realloc(m->dsos, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		m->dsos = v;
+		m->cap_dsos = cap;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->long_name = strdup(name))) {
+		free(d);
+		return NULL;
+	}
+	const char *slash = strrchr(d->long_name, '/');
+	d->short_name = slash ? slash + 1 : d->long_name;
+	d->kernel = kernel;
+	m->dsos[m->nr_dsos++] = d;
+	return d;
+}
+
+int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel)
+{
+	struct rb_dso *d = dso_findnew(m, name, kernel);
+	if (!d)
+		return -ENOMEM;
+	if (size > 20)
+		size = 20;
+	memcpy(d->build_id, id, (size_t)size);
+	d->build_id_size = size;
+	return 0;
+}
+
+static void hex(const uint8_t *id, int n, char *out)
+{
+	for (int i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * n] = 0;
+}
+
+static int same_build_id(const struct rb_dso *d, const char *path)
+{
+	uint8_t id[20];
+	int n = rb_elf_build_id(path, id, sizeof(id));
+	return n == d->build_id_size && !memcmp(id, d->build_id, (size_t)n);
+}
+
+static void try_load(struct rb_dso *d, const char *path, int kallsyms)
+{
+	if (d->syms || access(path, R_OK))
+		return;
+	char msg[256];
+	int rc = kallsyms ? rb_symtab_load_kallsyms(&d->syms, path, msg, sizeof(msg)) :
+			    rb_symtab_load_elf(&d->syms, path, msg, sizeof(msg));
+	if (rc == 0)
+		d->syms_path = strdup(path);
+	else
+		d->syms = NULL;
+}
+
+/* Running kernel's build-id from /sys/kernel/notes (GNU note, type 3). */
+static int running_kernel_build_id(uint8_t *id)
+{
+	uint8_t buf[4096];
+	FILE *f = fopen("/sys/kernel/notes", "rb");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	for (size_t p = 0; p + 12 <= n;) {
+		uint32_t namesz, descsz, type;
+		memcpy(&namesz, buf + p, 4);
+		memcpy(&descsz, buf + p + 4, 4);
+		memcpy(&type, buf + p + 8, 4);
+		size_t name_off = p + 12, desc_off = name_off + ((namesz + 3) & ~3u);
+		if (desc_off + descsz > n)
+			break;
+		if (type == 3 && namesz == 4 && !memcmp(buf + name_off, "GNU", 4) && descsz <= 20) {
+			memcpy(id, buf + desc_off, descsz);
+			return (int)descsz;
+		}
+		p = desc_off + ((descsz + 3) & ~3u);
+	}
+	return 0;
+}
+
+static void load_symbols(struct rb_machine *m, struct rb_dso *d)
+{
+	char path[8192], bid[41];
+	d->syms_tried = 1;
+	if (d->build_id_size)
+		hex(d->build_id, d->build_id_size, bid);
+	if (d->kernel) {
+		if (m->o.kallsyms) {
+			try_load(d, m->o.kallsyms, 1);
+			return;
+		}
+		if (d->build_id_size) {
+			snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", m->buildid_dir, bid);
+			try_load(d, path, 1);
+		}
+		uint8_t run[20];
+		int n = running_kernel_build_id(run);
+		if (!d->syms && (!d->build_id_size || (n == d->build_id_size && !memcmp(run, d->build_id, (size_t)n))))
+			try_load(d, "/proc/kallsyms", 1);
+		return;
+	}
+	if (d->build_id_size) {
+		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/elf", m->buildid_dir, bid, bid + 2);
+		try_load(d, path, 0);
+		if (d->syms)
+			return;
+	}
+	if (d->long_name[0] != '/')
+		return;                 /* [vdso], //anon, ... */
+	snprintf(path, sizeof(path), "%s%s", m->o.symfs ? m->o.symfs : "", d->long_name);
+	if (!d->build_id_size || same_build_id(d, path))
+		try_load(d, path, 0);
+}
+
+const struct rb_sym *rb_machine_find_unknown(const struct rb_dso *d, uint64_t addr)
+{
+	for (size_t i = 0; i < d->nr_extra; i++)
+		if (d->extra[i]->start == addr)
+			return d->extra[i];
+	return NULL;
+}
+
+const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso *d, uint64_t addr)
+{
+	(void)m;
+	const struct rb_sym *found = rb_machine_find_unknown(d, addr);
+	if (found)
+		return found;
+	if (d->nr_extra == d->cap_extra) {
+		size_t cap = d->cap_extra ? 2 * d->cap_extra : 16;
+		struct rb_sym **v = realloc(d->extra, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		d->extra = v;
+		d->cap_extra = cap;
+	}
+	struct rb_sym *s = calloc(1, sizeof(*s));   /* one allocation each: pointers stay valid */
+	if (!s)
+		return NULL;
+	s->start = s->end = addr;
+	s->name = "unknown";
+	d->extra[d->nr_extra++] = s;
+	return s;
+}
+
+/* ------------------------------------------------------------- maps */
+
+static struct rb_maps *maps_new(void)
+{
+	struct rb_maps *ms = calloc(1, sizeof(*ms));
+	if (ms)
+		ms->refs = 1;
+	return ms;
+}
+
+static struct rb_maps *maps_get(struct rb_maps *ms)
+{
+	if (ms)
+		ms->refs++;
+	return ms;
+}
+
+static void maps_put(struct rb_maps *ms)
+{
+	if (ms && --ms->refs == 0) {
+		free(ms->v);
+		free(ms);
+	}
+}
+
+static struct rb_maps *maps_clone(const struct rb_maps *src)
+{
+	struct rb_maps *ms = maps_new();
+	if (!ms || !src || !src->n)
+		return ms;
+	ms->v = malloc(src->n * sizeof(*ms->v));
+	if (!ms->v) {
+		free(ms);
+		return NULL;
+	}
+	memcpy(ms->v, src->v, src->n * sizeof(*ms->v));
+	ms->n = ms->cap = src->n;
+	return ms;
+}
+
+/* First map whose end is above @addr. */
+static size_t maps_lower(const struct rb_maps *ms, uint64_t addr)
+{
+	size_t lo = 0, hi = ms->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ms->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct rb_map *maps_find(struct rb_maps *ms, uint64_t addr)
+{
+	if (!ms)
+		return NULL;
+	size_t i = maps_lower(ms, addr);
+	return i < ms->n && ms->v[i].start <= addr ? &ms->v[i] : NULL;
+}
+
+/* Insert @nm, trimming or splitting what it overlaps (a new mmap replaces the old range). */
+static int maps_insert(struct rb_maps *ms, struct rb_map nm)
+{
+	if (nm.end <= nm.start)
+		return 0;
+	if (ms->n + 2 > ms->cap) {
+		size_t cap = ms->cap ? 2 * ms->cap : 32;
+		struct rb_map *v = realloc(ms->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		ms->v = v;
+		ms->cap = cap;
+	}
+	size_t i = maps_lower(ms, nm.start);
+	/* an old map that starts before and ends after the new one splits in two */
+	if (i < ms->n && ms->v[i].start < nm.start && ms->v[i].end > nm.end) {
+		struct rb_map right = ms->v[i];
+		right.pgoff += nm.end - right.start;
+		right.start = nm.end;
+		ms->v[i].end = nm.start;
+		memmove(&ms->v[i + 2], &ms->v[i + 1], (ms->n - i - 1) * sizeof(*ms->v));
+		ms->v[i + 1] = right;
+		ms->n++;
+		i++;
+	} else if (i < ms->n && ms->v[i].start < nm.start) {
+		ms->v[i].end = nm.start;       /* trim the left neighbour */
+		i++;
+	}
+	size_t j = i;
+	while (j < ms->n && ms->v[j].end <= nm.end)
+		j++;                           /* entirely covered: dropped */
+	if (j < ms->n && ms->v[j].start < nm.end) {
+		ms->v[j].pgoff += nm.end - ms->v[j].start;
+		ms->v[j].start = nm.end;       /* trim the right neighbour */
+	}
+	memmove(&ms->v[i + 1], &ms->v[j], (ms->n - j) * sizeof(*ms->v));
+	ms->n = ms->n - (j - i) + 1;
+	ms->v[i] = nm;
+	return 0;
+}
+
+/* ---------------------------------------------------------- threads */
+
+static size_t thr_slot(const struct rb_machine *m, int32_t tid)
+{
+	size_t mask = m->thr_cap - 1, i = ((uint32_t)tid * 2654435761u) & mask;
+	while (m->threads[i] && m->threads[i]->tid != tid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int thr_grow(struct rb_machine *m)
+{
+	if (m->thr_cap && (m->thr_n + 1) * 2 <= m->thr_cap)
+		return 0;
+	size_t cap = m->thr_cap ? 2 * m->thr_cap : 256;
+	struct rb_thread **old = m->threads;
+	size_t ocap = m->thr_cap;
+	m->threads = calloc(cap, sizeof(*m->threads));
+	if (!m->threads) {
+		m->threads = old;
+		return -ENOMEM;
+	}
+	m->thr_cap = cap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i])
+			m->threads[thr_slot(m, old[i]->tid)] = old[i];
+	free(old);
+	return 0;
+}
+
+static struct rb_comm *comm_new(const char *name, uint64_t start, int exec, struct rb_comm *older)
+{
+	struct rb_comm *c = calloc(1, sizeof(*c));
+	if (!c || !(c->name = strdup(name))) {
+		free(c);
+		return NULL;
+	}
+	c->start = start;
+	c->exec = exec;
+	c->older = older;
+	return c;
+}
+
+/* Comms stay allocated until the machine is freed: samples and the store refer to them. */
+static struct rb_comm *comm_keep(struct rb_machine *m, struct rb_comm *c)
+{
+	if (!c)
+		return NULL;
+	if (m->nr_comms == m->cap_comms) {
+		size_t cap = m->cap_comms ? 2 * m->cap_comms : 256;
+		struct rb_comm **v = realloc(m->comms, cap * sizeof(*v));
+		if (!v) {
+			free(c->name);
+			free(c);
+			return NULL;
+		}
+		m->comms = v;
+		m->cap_comms = cap;
+	}
+	m->comms[m->nr_comms++] = c;
+	return c;
+}
+
+static struct rb_thread *thread_new(struct rb_machine *m, int32_t pid, int32_t tid)
+{
+	if (thr_grow(m) < 0)
+		return NULL;
+	struct rb_thread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	char def[24];
+	snprintf(def, sizeof(def), ":%d", tid);
+	t->pid = pid;
+	t->tid = tid;
+	t->comm = comm_keep(m, comm_new(def, 0, 0, NULL));
+	if (!t->comm) {
+		free(t);
+		return NULL;
+	}
+	/* threads of one process share the leader's maps */
+	struct rb_thread *leader = NULL;
+	if (pid != -1 && pid != tid) {
+		size_t s = thr_slot(m, pid);
+		leader = m->threads[s];
+	}
+	t->maps = leader ? maps_get(leader->maps) : maps_new();
+	if (!t->maps) {
+		free(t);
+		return NULL;
+	}
+	m->threads[thr_slot(m, tid)] = t;
+	m->thr_n++;
+	return t;
+}
+
+struct rb_thread *rb_machine_thread(struct rb_machine *m, int32_t pid, int32_t tid, int create)
+{
+	if (m->thr_cap) {
+		struct rb_thread *t = m->threads[thr_slot(m, tid)];
+		if (t) {
+			if (t->pid == -1 && pid != -1)
+				t->pid = pid;
+			return t;
+		}
+	}
+	return create ? thread_new(m, pid, tid) : NULL;
+}
+
+static int set_comm(struct rb_machine *m, struct rb_thread *t, const char *name, uint64_t time, int exec)
+{
+	if (!t->comm_set) {
+		/* perf overrides the default ":tid" (or inherited) entry in place */
+		char *n = strdup(name);
+		if (!n)
+			return -ENOMEM;
+		free(t->comm->name);
+		t->comm->name = n;
+		t->comm->start = time;
+		if (exec)
+			t->comm->exec = 1;
+	} else {
+		struct rb_comm *c = comm_keep(m, comm_new(name, time, exec, t->comm));
+		if (!c)
+			return -ENOMEM;
+		t->comm = c;
+	}
+	t->comm_set = 1;
+	return 0;
+}
+
+int rb_machine_comm(struct rb_machine *m, int32_t pid, int32_t tid, const char *comm, int exec, uint64_t time)
+{
+	struct rb_thread *t = rb_machine_thread(m, pid, tid, 1);
+	return t ? set_comm(m, t, comm, time, exec) : -ENOMEM;
+}
+
+int rb_machine_fork(struct rb_machine *m, int32_t ppid, int32_t ptid, int32_t pid, int32_t tid, uint64_t time)
+{
+	struct rb_thread *parent = rb_machine_thread(m, ppid, ptid, 1);
+	if (!parent)
+		return -ENOMEM;
+	struct rb_thread *t = rb_machine_thread(m, pid, tid, 0);
+	if (t && (t->pid != pid || t->comm_set)) {
+		/* a stale thread with this tid (from synthesized state or tid reuse): start afresh */
+		maps_put(t->maps);
+		t->maps = NULL;
+		t->pid = pid;
+		t->comm_set = 0;
+		t->comm = comm_keep(m, comm_new(":", 0, 0, NULL));
+		t->db_id = 0;
+		t->dead = 0;
+		if (!t->comm)
+			return -ENOMEM;
+	} else if (!t) {
+		t = thread_new(m, pid, tid);
+		if (!t)
+			return -ENOMEM;
+	}
+	if (parent->comm_set && set_comm(m, t, parent->comm->name, time, 0) < 0)
+		return -ENOMEM;
+	maps_put(t->maps);
+	if (pid == tid)
+		t->maps = ppid == pid ? maps_get(parent->maps) : maps_clone(parent->maps);
+	else {
+		struct rb_thread *leader = rb_machine_thread(m, pid, pid, 1);
+		t->maps = leader && leader != t ? maps_get(leader->maps) : maps_new();
+	}
+	return t->maps ? 0 : -ENOMEM;
+}
+
+int rb_machine_exit(struct rb_machine *m, int32_t pid, int32_t tid)
+{
+	struct rb_thread *t = rb_machine_thread(m, pid, tid, 0);
+	if (t)
+		t->dead = 1;
+	return 0;
+}
+
+static int is_kernel_module_name(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 3 && (!strcmp(name + n - 3, ".ko") || strstr(name, ".ko."));
+}
+
+int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
+		    uint64_t len, uint64_t pgoff, const char *filename, const uint8_t *build_id, int build_id_size)
+{
+	struct rb_map nm = { start, start + len < start ? UINT64_MAX : start + len, pgoff, NULL };
+	if (kernel) {
+		char name[4096];
+		int is_kernel = !strncmp(filename, "[kernel.kallsyms]", 17);
+		if (is_kernel) {
+			snprintf(name, sizeof(name), "[kernel.kallsyms]");
+			if (!m->kernel_start || start < m->kernel_start)
+				m->kernel_start = start;
+		} else if (is_kernel_module_name(filename)) {
+			/* modules show as "[name]" like perf, name without .ko */
+			const char *b = strrchr(filename, '/');
+			b = b ? b + 1 : filename;
+			snprintf(name, sizeof(name), "[%.*s]", (int)strcspn(b, "."), b);
+		} else {
+			snprintf(name, sizeof(name), "%s", filename);
+		}
+		nm.dso = dso_findnew(m, name, is_kernel);
+		if (!nm.dso)
+			return -ENOMEM;
+		if (is_kernel)
+			nm.end = UINT64_MAX;   /* perf's kernel map runs to the top of the address space */
+		return maps_insert(&m->kmaps, nm);
+	}
+	struct rb_thread *t = rb_machine_thread(m, pid, tid, 1);
+	if (!t)
+		return -ENOMEM;
+	nm.dso = dso_findnew(m, filename, 0);
+	if (!nm.dso)
+		return -ENOMEM;
+	if (build_id_size && !nm.dso->build_id_size) {
+		memcpy(nm.dso->build_id, build_id, (size_t)(build_id_size > 20 ? 20 : build_id_size));
+		nm.dso->build_id_size = build_id_size > 20 ? 20 : build_id_size;
+	}
+	return maps_insert(t->maps, nm);
+}
+
+struct rb_thread *rb_machine_main_thread(struct rb_machine *m, struct rb_thread *t)
+{
+	if (t->pid == t->tid)
+		return t;
+	if (t->pid == -1)
+		return NULL;
+	return rb_machine_thread(m, t->pid, t->pid, 0);
+}
+
+/* perf's thread__exec_comm: newest exec comm, else the newest (avoiding a parent's comm inherited at time 0). */
+static struct rb_comm *exec_comm(struct rb_thread *t)
+{
+	struct rb_comm *last = NULL, *second_last = NULL;
+	for (struct rb_comm *c = t->comm; c; c = c->older) {
+		if (c->exec)
+			return c;
+		second_last = last;
+		last = c;
+	}
+	if (second_last && last && !last->start && t->pid == t->tid)
+		return second_last;
+	return last;
+}
+
+struct rb_comm *rb_machine_sample_comm(struct rb_machine *m, struct rb_thread *t)
+{
+	struct rb_thread *main = rb_machine_main_thread(m, t);
+	if (!main)
+		return NULL;
+	return m->o.comm_exec ? exec_comm(main) : main->comm;
+}
+
+/* ----------------------------------------------------------- resolve */
+
+uint64_t rb_machine_kernel_start(const struct rb_machine *m)
+{
+	return m->kernel_start ? m->kernel_start : (1ULL << 63);
+}
+
+static void resolve_in(struct rb_machine *m, struct rb_maps *ms, uint64_t ip, struct rb_addr_loc *al)
+{
+	struct rb_map *map = maps_find(ms, ip);
+	if (!map)
+		return;
+	al->map = map;
+	al->dso = map->dso;
+	if (!map->dso->syms_tried)
+		load_symbols(m, map->dso);
+	al->addr = map->dso->syms ? rb_symtab_map_ip(map->dso->syms, ip, map->start, map->pgoff) :
+				    ip - map->start + map->pgoff;
+	al->sym = map->dso->syms ? rb_symtab_find(map->dso->syms, al->addr) : NULL;
+	if (!al->sym)
+		al->sym = rb_machine_find_unknown(map->dso, al->addr);
+}
+
+void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
+			struct rb_addr_loc *al)
+{
+	memset(al, 0, sizeof(*al));
+	al->addr = ip;
+	if (cpumode == PD_MISC_KERNEL) {
+		al->kernel = 1;
+		resolve_in(m, &m->kmaps, ip, al);
+		return;
+	}
+	if (cpumode == PD_MISC_USER && t) {
+		resolve_in(m, t->maps, ip, al);
+		if (!al->map && ip >= rb_machine_kernel_start(m)) {
+			al->kernel = 1;
+			resolve_in(m, &m->kmaps, ip, al);
+		}
+	}
+}
+
+/* ------------------------------------------------------------ life */
+
+struct rb_machine *rb_machine_new(const struct rb_machine_opts *o)
+{
+	struct rb_machine *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	if (o)
+		m->o = *o;
+	if (m->o.buildid_dir)
+		snprintf(m->buildid_dir, sizeof(m->buildid_dir), "%s", m->o.buildid_dir);
+	else
+		snprintf(m->buildid_dir, sizeof(m->buildid_dir), "%s/.debug",
+			 getenv("HOME") ? getenv("HOME") : "/root");
+	/* perf's idle thread */
+	if (rb_machine_comm(m, 0, 0, "swapper", 0, 0) < 0) {
+		rb_machine_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void rb_machine_free(struct rb_machine *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->thr_cap; i++)
+		if (m->threads[i]) {
+			maps_put(m->threads[i]->maps);
+			free(m->threads[i]);
+		}
+	free(m->threads);
+	for (size_t i = 0; i < m->nr_dsos; i++) {
+		struct rb_dso *d = m->dsos[i];
+		rb_symtab_free(d->syms);
+		for (size_t k = 0; k < d->nr_extra; k++)
+			free(d->extra[k]);
+		free(d->extra);
+		free(d->syms_path);
+		free(d->long_name);
+		free(d);
+	}
+	free(m->dsos);
+	free(m->kmaps.v);
+	for (size_t i = 0; i < m->nr_comms; i++) {
+		free(m->comms[i]->name);
+		free(m->comms[i]);
+	}
+	free(m->comms);
+	free(m);
+}
+
+size_t rb_machine_nr_dsos(const struct rb_machine *m) { return m->nr_dsos; }
+struct rb_dso *rb_machine_dso(struct rb_machine *m, size_t i) { return i < m->nr_dsos ? m->dsos[i] : NULL; }

@@ -1,0 +1,107 @@
+/*
+ * machine.h - the sideband state of one recorded machine, rebuilt from the
+ * records in time order: threads with their command-name history, each
+ * process's memory maps, the kernel's maps, and the objects (DSOs) they map,
+ * with symbols loaded on first use. It answers "which thread, which command,
+ * which object and symbol" for an address at a point in time, with perf's
+ * rules (see machine.c), so that what we export matches perf's database.
+ */
+#ifndef RB_MACHINE_H
+#define RB_MACHINE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "symtab.h"
+
+struct rb_comm {
+	char *name;
+	uint64_t start;          /* time it took effect (0: synthesized / unknown) */
+	int exec;                /* set by exec (COMM with COMM_EXEC) */
+	uint64_t db_id;          /* store's id once exported, 0 before */
+	struct rb_comm *older;   /* the comm it replaced */
+};
+
+struct rb_dso {
+	char *long_name;         /* path as recorded, or "[kernel.kallsyms]" */
+	const char *short_name;  /* basename, points into long_name */
+	uint8_t build_id[20];
+	int build_id_size;       /* 0: unknown */
+	int kernel;              /* [kernel.kallsyms] */
+	int syms_tried;          /* symbol load attempted */
+	struct rb_symtab *syms;  /* NULL if none could be loaded */
+	char *syms_path;         /* file the symbols came from */
+	struct rb_sym **extra;   /* "unknown" symbols created at sample addresses (perf does the same) */
+	size_t nr_extra, cap_extra;
+	uint64_t db_id;
+};
+
+struct rb_map {
+	uint64_t start, end, pgoff;
+	struct rb_dso *dso;
+};
+
+struct rb_maps {                 /* sorted, non-overlapping */
+	struct rb_map *v;
+	size_t n, cap;
+	int refs;
+};
+
+struct rb_thread {
+	int32_t pid, tid;
+	struct rb_comm *comm;    /* current (newest) comm; older ones chained */
+	int comm_set;            /* a real COMM has been seen (not just inherited/default) */
+	struct rb_maps *maps;    /* shared by the threads of a process */
+	uint64_t db_id;
+	int dead;
+};
+
+/* A resolved address. */
+struct rb_addr_loc {
+	struct rb_map *map;      /* NULL: no mapping covers it */
+	struct rb_dso *dso;
+	const struct rb_sym *sym;/* NULL when no symbol (a map but no symbol: see rb_machine_unknown_sym) */
+	uint64_t addr;           /* address in the object's symbol space */
+	int kernel;              /* resolved in the kernel's maps */
+};
+
+struct rb_machine;
+
+struct rb_machine_opts {
+	const char *symfs;       /* prefix for object paths, or NULL */
+	const char *kallsyms;    /* kernel symbols file, or NULL for the build-id cache / running kernel */
+	const char *buildid_dir; /* perf's build-id cache, default ~/.debug */
+	int comm_exec;           /* some evsel has attr.comm_exec: samples show the exec comm */
+};
+
+struct rb_machine *rb_machine_new(const struct rb_machine_opts *o);
+void rb_machine_free(struct rb_machine *m);
+
+/* Record a build-id for an object (from the BUILD_ID feature or MMAP2). */
+int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel);
+
+struct rb_thread *rb_machine_thread(struct rb_machine *m, int32_t pid, int32_t tid, int create);
+int rb_machine_comm(struct rb_machine *m, int32_t pid, int32_t tid, const char *comm, int exec, uint64_t time);
+int rb_machine_fork(struct rb_machine *m, int32_t ppid, int32_t ptid, int32_t pid, int32_t tid, uint64_t time);
+int rb_machine_exit(struct rb_machine *m, int32_t pid, int32_t tid);
+int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
+		    uint64_t len, uint64_t pgoff, const char *filename, const uint8_t *build_id, int build_id_size);
+
+/* The comm a sample of @t shows (perf: the main thread's exec comm when comm_exec, else current). */
+struct rb_comm *rb_machine_sample_comm(struct rb_machine *m, struct rb_thread *t);
+struct rb_thread *rb_machine_main_thread(struct rb_machine *m, struct rb_thread *t);
+
+/* Resolve @ip for @t with cpumode @cpumode (PD_MISC_*). Always fills @al. */
+void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
+			struct rb_addr_loc *al);
+/* perf's fallback for an address in a mapping with no symbol: an "unknown" symbol at it, kept with the DSO. */
+const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso *dso, uint64_t addr);
+/* The "unknown" symbol made at @addr of @d, or NULL. */
+const struct rb_sym *rb_machine_find_unknown(const struct rb_dso *d, uint64_t addr);
+/* Lowest kernel address (kernel_start), for telling kernel ips apart. */
+uint64_t rb_machine_kernel_start(const struct rb_machine *m);
+
+/* Iterate: all DSOs (for reporting which had no symbols). */
+size_t rb_machine_nr_dsos(const struct rb_machine *m);
+struct rb_dso *rb_machine_dso(struct rb_machine *m, size_t i);
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * ordered.c - see ordered.h. Pending items are kept unsorted and sorted at
+ * each flush (rounds are short); released items are freed at once.
+ */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ordered.h"
+
+void rb_oq_init(struct rb_oq *q)
+{
+	memset(q, 0, sizeof(*q));
+}
+
+int rb_oq_push(struct rb_oq *q, uint64_t time, uint64_t file_offset, int evsel,
+	       const void *data, uint32_t size)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 1024;
+		struct rb_oq_item *v = realloc(q->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		q->v = v;
+		q->cap = cap;
+	}
+	uint8_t *copy = malloc(size);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, size);
+	if (time < q->last_flushed)
+		q->late++;
+	q->v[q->n++] = (struct rb_oq_item){ time, q->seq++, file_offset, evsel, size, copy };
+	if (time > q->max_time)
+		q->max_time = time;
+	q->bytes += size;
+	if (q->bytes > q->peak_bytes)
+		q->peak_bytes = q->bytes;
+	return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct rb_oq_item *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Release items with time <= limit, in order; keep the rest. */
+static int release(struct rb_oq *q, uint64_t limit, rb_oq_deliver_fn fn, void *ctx)
+{
+	if (!q->n)
+		return 0;
+	qsort(q->v, q->n, sizeof(*q->v), by_time);
+	size_t i = 0;
+	int rc = 0;
+	for (; i < q->n && q->v[i].time <= limit; i++) {
+		if (!rc)
+			rc = fn(ctx, &q->v[i]);
+		if (q->v[i].time > q->last_flushed)
+			q->last_flushed = q->v[i].time;
+		q->bytes -= q->v[i].size;
+		free(q->v[i].data);
+	}
+	memmove(q->v, q->v + i, (q->n - i) * sizeof(*q->v));
+	q->n -= i;
+	return rc;
+}
+
+int rb_oq_round(struct rb_oq *q, rb_oq_deliver_fn fn, void *ctx)
+{
+	int rc = release(q, q->next_flush, fn, ctx);
+	q->next_flush = q->max_time;
+	return rc;
+}
+
+int rb_oq_flush_all(struct rb_oq *q, rb_oq_deliver_fn fn, void *ctx)
+{
+	return release(q, UINT64_MAX, fn, ctx);
+}
+
+void rb_oq_free(struct rb_oq *q)
+{
+	for (size_t i = 0; i < q->n; i++)
+		free(q->v[i].data);
+	free(q->v);
+	memset(q, 0, sizeof(*q));
+}

@@ -1,0 +1,349 @@
+/*
+ * session.c - see session.h. One pass: kernel records that carry a time are
+ * queued and released in time order at each FINISHED_ROUND (perf's
+ * ordered_events); records without one, and user records, are handled as
+ * they come. Each released record updates the machine (COMM, FORK, EXIT,
+ * MMAP, MMAP2) or becomes an event for the sink (SAMPLE, SWITCH, LOST).
+ */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ordered.h"
+#include "session.h"
+
+#define CONTEXT_MAX ((uint64_t)-4095)
+#define CONTEXT_HV ((uint64_t)-32)
+#define CONTEXT_KERNEL ((uint64_t)-128)
+#define CONTEXT_USER ((uint64_t)-512)
+#define CONTEXT_GUEST_KERNEL ((uint64_t)-2176)
+#define CONTEXT_GUEST_USER ((uint64_t)-2560)
+
+struct sess {
+	const struct rb_session_opts *o;
+	const struct rb_sink *sink;
+	struct rb_session_stats *st;
+	struct pd_reader *r;
+	struct rb_machine *m;
+	struct rb_oq q;
+	uint8_t cpu_mask[512];        /* CPU filter bitmap (4096 CPUs), all set if none */
+	struct rb_cc_node *nodes;
+	size_t cap_nodes;
+};
+
+static int parse_cpus(struct sess *s, const char *list)
+{
+	memset(s->cpu_mask, list ? 0 : 0xff, sizeof(s->cpu_mask));
+	while (list && *list) {
+		char *end;
+		long a = strtol(list, &end, 10), b = a;
+		if (end == list || a < 0 || a >= 4096)
+			return -EINVAL;
+		if (*end == '-') {
+			list = end + 1;
+			b = strtol(list, &end, 10);
+			if (end == list || b < a || b >= 4096)
+				return -EINVAL;
+		}
+		for (long c = a; c <= b; c++)
+			s->cpu_mask[c / 8] |= (uint8_t)(1u << (c % 8));
+		list = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int cpu_selected(const struct sess *s, uint32_t cpu, int has_cpu)
+{
+	if (!has_cpu || cpu >= 4096)
+		return s->o->cpus == NULL;
+	return s->cpu_mask[cpu / 8] >> (cpu % 8) & 1;
+}
+
+/* Call chain, root first; each entry's cpumode is set by the nearest context marker before it. */
+static int resolve_callchain(struct sess *s, struct rb_thread *t, const struct pd_sample *ps, size_t *nr)
+{
+	*nr = 0;
+	if (ps->callchain_nr > s->cap_nodes) {
+		size_t cap = (size_t)ps->callchain_nr;
+		struct rb_cc_node *v = realloc(s->nodes, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->nodes = v;
+		s->cap_nodes = cap;
+	}
+	unsigned cpumode = 2;   /* PERF_RECORD_MISC_USER until a marker says otherwise */
+	size_t k = 0;
+	for (uint64_t i = 0; i < ps->callchain_nr; i++) {
+		uint64_t ip = pd_u64_at(ps->callchain, i);
+		if (ip >= CONTEXT_MAX) {
+			if (ip == CONTEXT_KERNEL) cpumode = 1;
+			else if (ip == CONTEXT_USER) cpumode = 2;
+			else if (ip == CONTEXT_HV) cpumode = 3;
+			else if (ip == CONTEXT_GUEST_KERNEL) cpumode = 4;
+			else if (ip == CONTEXT_GUEST_USER) cpumode = 5;
+			continue;
+		}
+		s->nodes[k].ip = ip;
+		rb_machine_resolve(s->m, t, cpumode, ip, &s->nodes[k].al);
+		k++;
+	}
+	/* reverse: root first */
+	for (size_t i = 0; i < k / 2; i++) {
+		struct rb_cc_node tmp = s->nodes[i];
+		s->nodes[i] = s->nodes[k - 1 - i];
+		s->nodes[k - 1 - i] = tmp;
+	}
+	*nr = k;
+	return 0;
+}
+
+static int on_sample(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
+{
+	const struct pd_sample *ps = &ev->u.sample;
+	s->st->samples++;
+	if ((s->o->time_start || s->o->time_end) &&
+	    (ps->time < s->o->time_start || (s->o->time_end && ps->time > s->o->time_end))) {
+		s->st->samples_out_of_window++;
+		return 0;
+	}
+	if (!cpu_selected(s, ps->cpu, !!(ps->type & PD_SAMPLE_CPU)))
+		return 0;
+	int32_t pid = (ps->type & PD_SAMPLE_TID) ? (int32_t)ps->pid : -1;
+	int32_t tid = (ps->type & PD_SAMPLE_TID) ? (int32_t)ps->tid : -1;
+	struct rb_sample_ev se = { .evsel = rec->evsel, .es = pd_reader_evsel(s->r, (size_t)rec->evsel),
+				   .s = ps, .misc = rec->misc };
+	se.thread = rb_machine_thread(s->m, pid, tid, 1);
+	if (!se.thread)
+		return -ENOMEM;
+	se.main_thread = rb_machine_main_thread(s->m, se.thread);
+	se.comm = rb_machine_sample_comm(s->m, se.thread);
+	rb_machine_resolve(s->m, se.thread, rec->misc & PD_MISC_CPUMODE_MASK, ps->ip, &se.al);
+	if (ps->callchain_nr) {
+		int rc = resolve_callchain(s, se.thread, ps, &se.nr_nodes);
+		if (rc)
+			return rc;
+		se.nodes = s->nodes;
+	}
+	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
+}
+
+static int on_switch(struct sess *s, const struct pd_event *ev)
+{
+	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1 };
+	if (ev->sid.present & PD_SAMPLE_CPU)
+		sw.cpu = (int32_t)ev->sid.cpu;
+	if (!cpu_selected(s, ev->sid.cpu, !!(ev->sid.present & PD_SAMPLE_CPU)))
+		return 0;
+	sw.out = !!(ev->misc & PD_MISC_SWITCH_OUT);
+	sw.preempt = sw.out && (ev->misc & PD_MISC_SWITCH_OUT_PREEMPT);
+	if (ev->sid.present & PD_SAMPLE_TID)
+		sw.a = rb_machine_thread(s->m, (int32_t)ev->sid.pid, (int32_t)ev->sid.tid, 0);
+	if (ev->type == PD_RECORD_SWITCH_CPU_WIDE)
+		sw.b = rb_machine_thread(s->m, (int32_t)ev->u.context_switch.next_prev_pid,
+					 (int32_t)ev->u.context_switch.next_prev_tid, 0);
+	s->st->switches++;
+	return s->sink->context_switch ? s->sink->context_switch(s->sink->ctx, &sw) : 0;
+}
+
+static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
+{
+	struct rb_loss_ev l = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1,
+				.type = ev->type, .file_offset = rec->offset };
+	if (ev->sid.present & PD_SAMPLE_CPU)
+		l.cpu = (int32_t)ev->sid.cpu;
+	if (ev->sid.present & PD_SAMPLE_TID) {
+		l.pid = (int32_t)ev->sid.pid;
+		l.tid = (int32_t)ev->sid.tid;
+	}
+	if (ev->type == PD_RECORD_LOST)
+		l.count = ev->u.lost.lost;
+	else if (ev->type == PD_RECORD_LOST_SAMPLES)
+		l.count = ev->u.lost_samples.lost;
+	else {
+		if (!(ev->u.aux.flags & (PD_AUX_FLAG_TRUNCATED | PD_AUX_FLAG_PARTIAL | PD_AUX_FLAG_COLLISION)))
+			return 0;
+		l.count = ev->u.aux.aux_size;
+		l.flags = ev->u.aux.flags;
+	}
+	s->st->losses++;
+	return s->sink->loss ? s->sink->loss(s->sink->ctx, &l) : 0;
+}
+
+/* One record, in time order. */
+static int process(struct sess *s, const struct pd_record *rec)
+{
+	struct pd_event ev;
+	struct pd_error err;
+	if (pd_event_parse(s->r, rec, &ev, &err) < 0) {
+		s->st->malformed++;
+		if (s->o->warn)
+			s->o->warn(s->o->warn_ctx, &err);
+		return 0;
+	}
+	int kernel = (rec->misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
+	switch (rec->type) {
+	case PD_RECORD_SAMPLE:
+		return on_sample(s, rec, &ev);
+	case PD_RECORD_COMM:
+		return rb_machine_comm(s->m, (int32_t)ev.u.comm.pid, (int32_t)ev.u.comm.tid, ev.u.comm.comm,
+				       !!(rec->misc & PD_MISC_COMM_EXEC), ev.sid.time);
+	case PD_RECORD_FORK:
+		/* perf dates the child's inherited comm with the record's sample time, not fork.time */
+		return rb_machine_fork(s->m, (int32_t)ev.u.fork.ppid, (int32_t)ev.u.fork.ptid,
+				       (int32_t)ev.u.fork.pid, (int32_t)ev.u.fork.tid,
+				       (ev.sid.present & PD_SAMPLE_TIME) ? ev.sid.time : ev.u.fork.time);
+	case PD_RECORD_EXIT:
+		return rb_machine_exit(s->m, (int32_t)ev.u.fork.pid, (int32_t)ev.u.fork.tid);
+	case PD_RECORD_MMAP:
+		return rb_machine_mmap(s->m, (int32_t)ev.u.mmap.pid, (int32_t)ev.u.mmap.tid,
+				       kernel || (int32_t)ev.u.mmap.pid == -1, ev.u.mmap.start, ev.u.mmap.len,
+				       ev.u.mmap.pgoff, ev.u.mmap.filename, NULL, 0);
+	case PD_RECORD_MMAP2:
+		return rb_machine_mmap(s->m, (int32_t)ev.u.mmap2.pid, (int32_t)ev.u.mmap2.tid,
+				       kernel || (int32_t)ev.u.mmap2.pid == -1, ev.u.mmap2.start, ev.u.mmap2.len,
+				       ev.u.mmap2.pgoff, ev.u.mmap2.filename, ev.u.mmap2.build_id,
+				       ev.u.mmap2.build_id ? ev.u.mmap2.build_id_size : 0);
+	case PD_RECORD_SWITCH:
+	case PD_RECORD_SWITCH_CPU_WIDE:
+		return on_switch(s, &ev);
+	case PD_RECORD_LOST:
+	case PD_RECORD_LOST_SAMPLES:
+	case PD_RECORD_AUX:
+		return on_loss(s, rec, &ev);
+	}
+	return 0;
+}
+
+static int deliver(void *ctx, const struct rb_oq_item *it)
+{
+	struct pd_record rec = { .offset = it->file_offset, .data = it->data, .size = (uint16_t)it->size,
+				 .evsel = it->evsel };
+	memcpy(&rec.type, it->data, 4);
+	memcpy(&rec.misc, it->data + 4, 2);
+	return process(ctx, &rec);
+}
+
+/* Time of a kernel record, if its evsel records one. */
+static int record_time(struct sess *s, const struct pd_record *rec, uint64_t *t)
+{
+	const struct pd_evsel *es = rec->evsel >= 0 ? pd_reader_evsel(s->r, (size_t)rec->evsel) : NULL;
+	if (!es || !(es->attr.sample_type & PD_SAMPLE_TIME))
+		return 0;
+	if (rec->type == PD_RECORD_SAMPLE) {
+		struct pd_sample ps;
+		if (pd_sample_parse(es, rec->data, rec->size, &ps, NULL) < 0)
+			return 0;
+		*t = ps.time;
+		return 1;
+	}
+	struct pd_sample_id sid;
+	if (!es->trailer_size || pd_sample_id_parse(es, rec->data, rec->size, &sid, NULL) < 0)
+		return 0;
+	*t = sid.time;
+	return 1;
+}
+
+static void load_build_ids(struct sess *s)
+{
+	const uint8_t *d;
+	size_t size;
+	if (!pd_reader_feature(s->r, PD_FEAT_BUILD_ID, &d, &size, NULL))
+		return;
+	for (size_t p = 0; p + 36 <= size;) {
+		uint16_t misc, sz;
+		memcpy(&misc, d + p + 4, 2);
+		memcpy(&sz, d + p + 6, 2);
+		if (sz < 36 || sz > size - p)
+			break;
+		const char *name = (const char *)d + p + 36;
+		if (memchr(name, 0, sz - 36u)) {
+			int idsize = (misc & PD_MISC_BUILD_ID_SIZE) ? d[p + 32] : 20;
+			int kernel = (misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
+			if (idsize > 20)
+				idsize = 20;
+			rb_machine_set_build_id(s->m, kernel && !strncmp(name, "[kernel.kallsyms]", 17) ?
+						"[kernel.kallsyms]" : name, d + p + 12, idsize,
+						kernel && name[0] == '[');
+		}
+		p += sz;
+	}
+}
+
+static int any_comm_exec(struct pd_reader *r)
+{
+	for (size_t i = 0; i < pd_reader_nr_evsels(r); i++)
+		if (pd_attr_flag(&pd_reader_evsel(r, i)->attr, PD_ATTR_COMM_EXEC))
+			return 1;
+	return 0;
+}
+
+int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
+		   struct rb_session_stats *stats, struct pd_error *err)
+{
+	struct sess s = { .o = o, .sink = sink, .st = stats };
+	struct pd_reader_opts ro;
+	memset(stats, 0, sizeof(*stats));
+	pd_error_clear(&stats->stop);
+	if (parse_cpus(&s, o->cpus) < 0) {
+		pd_error_clear(err);
+		err->code = PD_ERR_INVAL;
+		snprintf(err->msg, sizeof(err->msg), "bad CPU list '%s'", o->cpus);
+		return PD_ERR_INVAL;
+	}
+	pd_reader_opts_init(&ro);
+	ro.warn = o->warn;
+	ro.warn_ctx = o->warn_ctx;
+	int rc = pd_reader_open(&s.r, o->path, &ro, err);
+	if (rc < 0)
+		return rc;
+	rb_oq_init(&s.q);
+	struct rb_machine_opts mo = o->machine;
+	mo.comm_exec = any_comm_exec(s.r);
+	s.m = rb_machine_new(&mo);
+	if (!s.m) {
+		pd_reader_free(s.r);
+		return -ENOMEM;
+	}
+	load_build_ids(&s);
+	rc = sink->begin ? sink->begin(sink->ctx, s.r, s.m) : 0;
+
+	const struct pd_file_info *fi = pd_reader_info(s.r);
+	uint64_t total = fi->pipe_mode ? 0 : fi->data_size;
+	struct pd_record rec;
+	int more = 0;
+	while (!rc && (more = pd_reader_next(s.r, &rec, &stats->stop)) == 1) {
+		stats->records++;
+		if (o->progress && (stats->records & 0xffff) == 0)
+			o->progress(o->progress_ctx, pd_reader_position(s.r), total);
+		uint64_t t;
+		if (rec.type == PD_RECORD_FINISHED_ROUND)
+			rc = rb_oq_round(&s.q, deliver, &s);
+		else if (rec.type >= 64)
+			;   /* user records: the reader applied what matters (attrs, features) */
+		else if (record_time(&s, &rec, &t))
+			rc = rb_oq_push(&s.q, t, rec.offset, rec.evsel, rec.data, rec.size);
+		else
+			rc = process(&s, &rec);
+	}
+	if (!rc && more < 0 && stats->stop.code == PD_ERR_NOMEM)
+		rc = -ENOMEM;
+	/* deliver what was read, even after a damaged record */
+	int frc = rb_oq_flush_all(&s.q, deliver, &s);
+	if (!rc)
+		rc = frc;
+	if (more == 0)
+		pd_error_clear(&stats->stop);
+	stats->late = s.q.late;
+	if (o->progress)
+		o->progress(o->progress_ctx, pd_reader_position(s.r), total);
+	int erc = sink->end ? sink->end(sink->ctx) : 0;
+	if (!rc)
+		rc = erc;
+	rb_oq_free(&s.q);
+	free(s.nodes);
+	rb_machine_free(s.m);
+	pd_reader_free(s.r);
+	return rc;
+}

@@ -1,0 +1,83 @@
+/*
+ * session.h - the decoding session: reads a recording through the format
+ * library, orders its records in time (ordered.h), keeps the machine's
+ * sideband state (machine.h), and hands resolved events to a sink. The sink
+ * (the SQLite store, a text printer) knows nothing of perf.data; the session
+ * knows nothing of SQL.
+ */
+#ifndef RB_SESSION_H
+#define RB_SESSION_H
+
+#include "pd.h"
+#include "machine.h"
+
+struct rb_cc_node {               /* one call-chain entry, root first */
+	uint64_t ip;
+	struct rb_addr_loc al;
+};
+
+struct rb_sample_ev {
+	int evsel;                    /* index in the file's evsel table */
+	const struct pd_evsel *es;
+	const struct pd_sample *s;
+	uint16_t misc;
+	struct rb_thread *thread, *main_thread;
+	struct rb_comm *comm;         /* the comm perf shows for it (see machine.h) */
+	struct rb_addr_loc al;        /* the sample ip */
+	size_t nr_nodes;              /* call chain, root first; 0 if none */
+	const struct rb_cc_node *nodes;
+};
+
+struct rb_switch_ev {
+	uint64_t time;
+	int32_t cpu;                  /* -1 if the record has no CPU */
+	int out, preempt;
+	struct rb_thread *a;          /* the thread the record belongs to (NULL if unknown) */
+	struct rb_thread *b;          /* SWITCH_CPU_WIDE: the next / previous thread */
+};
+
+struct rb_loss_ev {               /* kernel-reported loss */
+	uint64_t time;
+	int32_t cpu, pid, tid;
+	uint32_t type;                /* PD_RECORD_LOST / LOST_SAMPLES / AUX (flags) */
+	uint64_t count;               /* records lost, or AUX bytes affected */
+	uint64_t flags;
+	uint64_t file_offset;
+};
+
+struct rb_sink {
+	void *ctx;
+	int (*begin)(void *ctx, struct pd_reader *r, struct rb_machine *m);
+	int (*sample)(void *ctx, const struct rb_sample_ev *ev);
+	int (*context_switch)(void *ctx, const struct rb_switch_ev *ev);
+	int (*loss)(void *ctx, const struct rb_loss_ev *ev);
+	int (*end)(void *ctx);
+};
+
+struct rb_session_opts {
+	const char *path;
+	struct rb_machine_opts machine;
+	uint64_t time_start, time_end;   /* samples outside [start, end] are skipped; 0,0 = all */
+	const char *cpus;                /* "0,2-3": only these CPUs' samples; NULL = all */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+	pd_warn_fn warn;
+	void *warn_ctx;
+};
+
+struct rb_session_stats {
+	uint64_t records, samples, samples_out_of_window, malformed, late;
+	uint64_t switches, losses;
+	struct pd_error stop;            /* why reading stopped early; code 0 if it did not */
+};
+
+/*
+ * Run the whole recording through @sink. Returns 0; a negative status if
+ * the input could not be opened (err filled); or the first non-zero value a
+ * sink callback returned. A damaged record stops reading but what was read
+ * is delivered: stats->stop says where and why.
+ */
+int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
+		   struct rb_session_stats *stats, struct pd_error *err);
+
+#endif

@@ -1,0 +1,1842 @@
+/*
+ * symtab.c - address-to-symbol resolution that agrees with Linux perf 6.1.
+ *
+ * rbtrace's exports must carry the same symbol names, sym_start/sym_end and
+ * sym_offset as perf's export-to-sqlite.py.  This file reproduces the
+ * behaviour of perf 6.1 (tools/perf/util/symbol.c, symbol-elf.c, dso.c,
+ * map.c, as shipped in Debian's linux-perf 6.1.x): which files it reads,
+ * which symbols it keeps, how it rebases them, how it fixes up their ends
+ * and drops aliases, the @plt symbols it synthesizes, and - because
+ * symbols can overlap - even the shape of the red-black tree it searches,
+ * since that decides which of two overlapping symbols a lookup returns.
+ * It was written from a description of that behaviour; no perf code is
+ * copied.
+ *
+ * Workload: a few ELF files per recording (up to ~10^5 symbols each) and
+ * one kallsyms listing (~1.5*10^5 lines) are loaded once; then millions of
+ * sample ips are looked up, O(log n) each.  Input files may come from other
+ * machines (32-bit, big-endian) and may be corrupt, so every read is bounded
+ * by the read-only mapping of the file and inconsistencies become error
+ * messages, never crashes.  Library code prints nothing.
+ */
+#define _GNU_SOURCE
+#include "symtab.h"
+
+#include <ctype.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef STT_GNU_IFUNC
+#define STT_GNU_IFUNC 10
+#endif
+#ifndef EM_AARCH64
+#define EM_AARCH64 183
+#endif
+
+#define NONE ((size_t)-1)
+#define PAGE 4096u
+#define PLT_NAME_MAX 1024            /* perf formats "%s@plt" into 1024 bytes */
+#define KSYM_NAME_MAX 513            /* perf's kallsyms name buffer, KSYM_NAME_LEN + 1 */
+#define BUILD_ID_MAX 20
+#define ENTRY_TRAMPOLINE "__entry_SYSCALL_64_trampoline"
+
+/* ------------------------------------------------------------------ */
+/* messages                                                            */
+
+static int fail(char *msg, size_t msglen, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail(char *msg, size_t msglen, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (msg && msglen) {
+		va_start(ap, fmt);
+		vsnprintf(msg, msglen, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* ------------------------------------------------------------------ */
+/* the symbol tree: a red-black tree keyed by start, like perf's        */
+/*
+ * perf keeps a dso's symbols in an rbtree (equal starts go right) and
+ * searches it top-down, returning the first node on the path that
+ * contains the address.  When symbols overlap, the answer depends on the
+ * tree's shape, so we build the same tree: the textbook insert and erase
+ * (successor replacement, the four standard fix-up cases) give exactly
+ * the shapes of the kernel's lib/rbtree.c.
+ */
+
+struct node {
+	uint64_t start, end;
+	size_t name;                 /* offset into the name arena */
+	size_t left, right, parent;
+	uint8_t binding, red;
+};
+
+struct tree {
+	struct node *v;
+	size_t n, cap, root, live;
+	char *str;                   /* name arena */
+	size_t slen, scap;
+};
+
+#define N(t, i) ((t)->v[i])
+
+static int is_red(const struct tree *t, size_t i)
+{
+	return i != NONE && N(t, i).red;
+}
+
+static const char *node_name(const struct tree *t, size_t i)
+{
+	return t->str + N(t, i).name;
+}
+
+static void tree_free(struct tree *t)
+{
+	free(t->v);
+	free(t->str);
+	memset(t, 0, sizeof(*t));
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / elem)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static int arena_add(struct tree *t, const char *s, size_t len, size_t *off)
+{
+	if (len >= SIZE_MAX - t->slen - 1)
+		return -ENOMEM;
+	if (grow((void **)&t->str, &t->scap, t->slen + len + 1, 1))
+		return -ENOMEM;
+	memcpy(t->str + t->slen, s, len);
+	t->str[t->slen + len] = '\0';
+	*off = t->slen;
+	t->slen += len + 1;
+	return 0;
+}
+
+static void set_child(struct tree *t, size_t parent, size_t old, size_t new)
+{
+	if (parent == NONE)
+		t->root = new;
+	else if (N(t, parent).left == old)
+		N(t, parent).left = new;
+	else
+		N(t, parent).right = new;
+	if (new != NONE)
+		N(t, new).parent = parent;
+}
+
+static void rotate_left(struct tree *t, size_t x)
+{
+	size_t y = N(t, x).right;
+
+	N(t, x).right = N(t, y).left;
+	if (N(t, y).left != NONE)
+		N(t, N(t, y).left).parent = x;
+	set_child(t, N(t, x).parent, x, y);
+	N(t, y).left = x;
+	N(t, x).parent = y;
+}
+
+static void rotate_right(struct tree *t, size_t x)
+{
+	size_t y = N(t, x).left;
+
+	N(t, x).left = N(t, y).right;
+	if (N(t, y).right != NONE)
+		N(t, N(t, y).right).parent = x;
+	set_child(t, N(t, x).parent, x, y);
+	N(t, y).right = x;
+	N(t, x).parent = y;
+}
+
+/* One step of insert rebalancing; returns the node to continue from, or NONE. */
+static size_t insert_step(struct tree *t, size_t z)
+{
+	size_t p = N(t, z).parent, g = N(t, p).parent;
+	int left = (p == N(t, g).left);
+	size_t u = left ? N(t, g).right : N(t, g).left;
+
+	if (is_red(t, u)) {
+		N(t, p).red = 0;
+		N(t, u).red = 0;
+		N(t, g).red = 1;
+		return g;
+	}
+	if (z == (left ? N(t, p).right : N(t, p).left)) {
+		z = p;
+		if (left)
+			rotate_left(t, z);
+		else
+			rotate_right(t, z);
+		p = N(t, z).parent;
+	}
+	N(t, p).red = 0;
+	N(t, g).red = 1;
+	if (left)
+		rotate_right(t, g);
+	else
+		rotate_left(t, g);
+	return NONE;
+}
+
+static void tree_link(struct tree *t, size_t z)
+{
+	size_t *link = &t->root, parent = NONE;
+
+	while (*link != NONE) {
+		parent = *link;
+		link = N(t, z).start < N(t, parent).start ? &N(t, parent).left : &N(t, parent).right;
+	}
+	*link = z;
+	N(t, z).parent = parent;
+	while (z != NONE && is_red(t, N(t, z).parent))
+		z = insert_step(t, z);
+	N(t, t->root).red = 0;
+}
+
+static int tree_insert(struct tree *t, uint64_t start, uint64_t len, uint8_t binding,
+		       const char *name, size_t namelen)
+{
+	struct node *nd;
+	size_t off;
+
+	if (grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)) ||
+	    arena_add(t, name, namelen, &off))
+		return -ENOMEM;
+	nd = &t->v[t->n];
+	nd->start = start;
+	nd->end = len ? start + len : start;    /* perf: zero size means end == start */
+	nd->name = off;
+	nd->binding = binding;
+	nd->red = 1;
+	nd->left = nd->right = nd->parent = NONE;
+	if (t->n == 0)
+		t->root = NONE;
+	tree_link(t, t->n++);
+	t->live++;
+	return 0;
+}
+
+static size_t tree_first(const struct tree *t)
+{
+	size_t i = t->n ? t->root : NONE;
+
+	while (i != NONE && N(t, i).left != NONE)
+		i = N(t, i).left;
+	return i;
+}
+
+static size_t tree_next(const struct tree *t, size_t i)
+{
+	size_t p;
+
+	if (N(t, i).right != NONE) {
+		i = N(t, i).right;
+		while (N(t, i).left != NONE)
+			i = N(t, i).left;
+		return i;
+	}
+	for (p = N(t, i).parent; p != NONE && i == N(t, p).right; p = N(t, p).parent)
+		i = p;
+	return p;
+}
+
+/* One step of erase rebalancing at x (possibly NONE) under parent xp; returns 1 when done. */
+static int erase_step(struct tree *t, size_t *x, size_t *xp)
+{
+	int left = (*x == N(t, *xp).left);
+	size_t w = left ? N(t, *xp).right : N(t, *xp).left;
+
+	if (is_red(t, w)) {
+		N(t, w).red = 0;
+		N(t, *xp).red = 1;
+		left ? rotate_left(t, *xp) : rotate_right(t, *xp);
+		w = left ? N(t, *xp).right : N(t, *xp).left;
+	}
+	if (!is_red(t, N(t, w).left) && !is_red(t, N(t, w).right)) {
+		N(t, w).red = 1;
+		*x = *xp;
+		*xp = N(t, *x).parent;
+		return 0;
+	}
+	if (!is_red(t, left ? N(t, w).right : N(t, w).left)) {
+		N(t, left ? N(t, w).left : N(t, w).right).red = 0;
+		N(t, w).red = 1;
+		left ? rotate_right(t, w) : rotate_left(t, w);
+		w = left ? N(t, *xp).right : N(t, *xp).left;
+	}
+	N(t, w).red = N(t, *xp).red;
+	N(t, *xp).red = 0;
+	N(t, left ? N(t, w).right : N(t, w).left).red = 0;
+	left ? rotate_left(t, *xp) : rotate_right(t, *xp);
+	*x = t->root;
+	return 1;
+}
+
+static void tree_erase(struct tree *t, size_t z)
+{
+	size_t y = z, x, xp;
+	int y_red = N(t, z).red;
+
+	if (N(t, z).left == NONE || N(t, z).right == NONE) {
+		x = N(t, z).left == NONE ? N(t, z).right : N(t, z).left;
+		xp = N(t, z).parent;
+		set_child(t, xp, z, x);
+	} else {
+		for (y = N(t, z).right; N(t, y).left != NONE; y = N(t, y).left)
+			;
+		y_red = N(t, y).red;
+		x = N(t, y).right;
+		xp = y;
+		if (N(t, y).parent != z) {
+			xp = N(t, y).parent;
+			set_child(t, xp, y, x);
+			N(t, y).right = N(t, z).right;
+			N(t, N(t, y).right).parent = y;
+		}
+		set_child(t, N(t, z).parent, z, y);
+		N(t, y).left = N(t, z).left;
+		N(t, N(t, y).left).parent = y;
+		N(t, y).red = N(t, z).red;
+	}
+	if (!y_red)
+		while (x != t->root && !is_red(t, x) && !erase_step(t, &x, &xp))
+			;
+	if (x != NONE)
+		N(t, x).red = 0;
+	N(t, z).left = N(t, z).right = N(t, z).parent = NONE;
+	t->live--;
+}
+
+/* ------------------------------------------------------------------ */
+/* perf's fix-ups                                                      */
+
+static uint64_t roundup_page(uint64_t x)
+{
+	return (x + (PAGE - 1)) / PAGE * PAGE;   /* wraps like perf's u64 roundup() */
+}
+
+/*
+ * Zero-size symbols (kallsyms has only those, ELF asm functions often are)
+ * end where the next one starts; in kallsyms a symbol followed by the
+ * kernel/module boundary gets one page instead, and the last symbol ends a
+ * page after its own page.
+ */
+static void fixup_end(struct tree *t, int kallsyms)
+{
+	size_t prev = tree_first(t), cur;
+
+	if (prev == NONE)
+		return;
+	for (cur = tree_next(t, prev); cur != NONE; prev = cur, cur = tree_next(t, cur)) {
+		struct node *p = &N(t, prev);
+
+		if (p->end != p->start)
+			continue;
+		if (kallsyms && !strchr(node_name(t, prev), '[') != !strchr(node_name(t, cur), '['))
+			p->end = roundup_page(p->end + PAGE);
+		else
+			p->end = N(t, cur).start;
+	}
+	if (N(t, prev).end == N(t, prev).start)
+		N(t, prev).end = roundup_page(N(t, prev).start) + PAGE;
+}
+
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* perf's preference among symbols at one address; 1 keeps a, 0 keeps b. */
+static int prefer_a(const struct tree *t, size_t ia, size_t ib)
+{
+	const struct node *a = &N(t, ia), *b = &N(t, ib);
+	int64_t la = (int64_t)(a->end - a->start), lb = (int64_t)(b->end - b->start);
+	const char *na = node_name(t, ia), *nb = node_name(t, ib);
+	size_t ua, ub;
+
+	if (lb == 0 && la > 0)
+		return 1;
+	if (la == 0 && lb > 0)
+		return 0;
+	if ((a->binding == STB_WEAK) != (b->binding == STB_WEAK))
+		return b->binding == STB_WEAK;
+	if ((a->binding == STB_GLOBAL) != (b->binding == STB_GLOBAL))
+		return a->binding == STB_GLOBAL;
+	ua = underscores(na);
+	ub = underscores(nb);
+	if (ua != ub)
+		return ua < ub;
+	if (strlen(na) != strlen(nb))
+		return strlen(na) > strlen(nb);
+	/* generic arch tie-break: avoid the kernel's "SyS" syscall aliases */
+	return strncmp(na, "SyS", 3) != 0 && strncmp(na, "compat_SyS", 10) != 0;
+}
+
+/* Keep one symbol per start address, walking pairs in tree order as perf does. */
+static void fixup_duplicate(struct tree *t)
+{
+	size_t cur, nd = tree_first(t);
+
+	while (nd != NONE) {
+		cur = nd;
+		for (;;) {
+			nd = tree_next(t, cur);
+			if (nd == NONE || N(t, cur).start != N(t, nd).start)
+				break;
+			if (prefer_a(t, cur, nd)) {
+				tree_erase(t, nd);
+				continue;
+			}
+			nd = tree_next(t, cur);
+			tree_erase(t, cur);
+			break;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* the finished table                                                  */
+
+struct rb_symtab {
+	struct rb_sym *syms;          /* in tree order, i.e. sorted by start */
+	size_t *left, *right;         /* the tree's shape, as indices into syms */
+	size_t n, root;
+	char *names;
+	char *source;
+	int kernel;
+};
+
+void rb_symtab_free(struct rb_symtab *t)
+{
+	if (!t)
+		return;
+	free(t->syms);
+	free(t->left);
+	free(t->right);
+	free(t->names);
+	free(t->source);
+	free(t);
+}
+
+static int table_alloc(struct rb_symtab *s, size_t n)
+{
+	size_t k = n ? n : 1;
+
+	s->syms = calloc(k, sizeof(*s->syms));
+	s->left = calloc(k, sizeof(*s->left));
+	s->right = calloc(k, sizeof(*s->right));
+	return s->syms && s->left && s->right ? 0 : -ENOMEM;
+}
+
+static size_t remap(const size_t *pos, size_t i)
+{
+	return i == NONE ? NONE : pos[i];
+}
+
+/* Freeze the tree into arrays: in-order positions, children by position. */
+static int table_from_tree(struct tree *t, const char *source, int kernel, struct rb_symtab **out)
+{
+	struct rb_symtab *s = calloc(1, sizeof(*s));
+	size_t *pos = calloc(t->n ? t->n : 1, sizeof(*pos));
+	size_t i, k = 0;
+
+	if (!s || !pos || table_alloc(s, t->live) || !(s->source = strdup(source))) {
+		free(pos);
+		rb_symtab_free(s);
+		return -ENOMEM;
+	}
+	for (i = tree_first(t); i != NONE; i = tree_next(t, i))
+		pos[i] = k++;
+	for (i = tree_first(t); i != NONE; i = tree_next(t, i)) {
+		struct rb_sym *y = &s->syms[pos[i]];
+
+		y->start = N(t, i).start;
+		y->end = N(t, i).end;
+		y->binding = N(t, i).binding;
+		y->name = (const char *)(uintptr_t)N(t, i).name;  /* offset until names is fixed */
+		s->left[pos[i]] = remap(pos, N(t, i).left);
+		s->right[pos[i]] = remap(pos, N(t, i).right);
+	}
+	s->n = k;
+	s->root = k ? pos[t->root] : NONE;
+	s->kernel = kernel;
+	s->names = t->str;
+	t->str = NULL;
+	for (i = 0; i < k; i++)
+		s->syms[i].name = s->names + (uintptr_t)s->syms[i].name;
+	free(pos);
+	*out = s;
+	return 0;
+}
+
+size_t rb_symtab_count(const struct rb_symtab *t)
+{
+	return t ? t->n : 0;
+}
+
+const struct rb_sym *rb_symtab_at(const struct rb_symtab *t, size_t i)
+{
+	return t && i < t->n ? &t->syms[i] : NULL;
+}
+
+/* perf's containment test: [start, end), or exactly start for a zero-size symbol. */
+const struct rb_sym *rb_symtab_find(const struct rb_symtab *t, uint64_t addr)
+{
+	size_t i = t && t->n ? t->root : NONE;
+
+	while (i != NONE) {
+		const struct rb_sym *s = &t->syms[i];
+
+		if (addr < s->start)
+			i = t->left[i];
+		else if (addr > s->end || (addr == s->end && addr != s->start))
+			i = t->right[i];
+		else
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * perf 6.1 needs no per-object term here: map__map_ip is ip - start + pgoff
+ * for user maps and the identity for the kernel map, and the ELF loader has
+ * already moved every symbol into file-offset space (value - p_vaddr +
+ * p_offset of its PT_LOAD), which covers ET_DYN objects whose segments have
+ * p_vaddr != p_offset.
+ */
+uint64_t rb_symtab_map_ip(const struct rb_symtab *t, uint64_t ip, uint64_t map_start, uint64_t map_pgoff)
+{
+	if (t && t->kernel)
+		return ip;
+	return ip - map_start + map_pgoff;
+}
+
+int rb_symtab_is_kernel(const struct rb_symtab *t)
+{
+	return t ? t->kernel : 0;
+}
+
+const char *rb_symtab_source(const struct rb_symtab *t)
+{
+	return t ? t->source : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* files                                                               */
+
+struct mfile {
+	const uint8_t *p;
+	size_t size;
+};
+
+static void mfile_close(struct mfile *f)
+{
+	if (f->p && f->size)
+		munmap((void *)f->p, f->size);
+	f->p = NULL;
+	f->size = 0;
+}
+
+static int mfile_open(struct mfile *f, const char *path, char *msg, size_t msglen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	void *p;
+
+	f->p = NULL;
+	f->size = 0;
+	if (fd < 0)
+		return fail(msg, msglen, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		err = fstat(fd, &st) < 0 ? -errno : -EINVAL;
+		close(fd);
+		return fail(msg, msglen, err, "%s: not a regular file", path);
+	}
+	if (st.st_size == 0 || (uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		return fail(msg, msglen, -ENOEXEC, "%s: %s", path,
+			    st.st_size ? "file too large" : "empty file, not ELF");
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	err = errno;
+	close(fd);
+	if (p == MAP_FAILED)
+		return fail(msg, msglen, -err, "%s: mmap: %s", path, strerror(err));
+	f->p = p;
+	f->size = (size_t)st.st_size;
+	return 0;
+}
+
+static int is_regular_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* ------------------------------------------------------------------ */
+/* ELF reading (32/64-bit, either byte order), bounded by the mapping  */
+
+struct elf {
+	const char *path;
+	const uint8_t *p;
+	size_t size;
+	int is64, msb;
+	uint16_t type, machine;
+	uint64_t phoff, shoff;
+	size_t phnum, shnum, shstrndx;
+	const uint8_t *shstr;         /* section name table, or NULL */
+	size_t shstr_size;
+};
+
+struct shdr {
+	uint32_t name, type, link, info;
+	uint64_t flags, addr, offset, size, entsize;
+};
+
+struct phdr {
+	uint32_t type;
+	uint64_t offset, vaddr, filesz, memsz;
+};
+
+struct esym {
+	uint32_t name;
+	uint8_t info, other;
+	uint16_t shndx;
+	uint64_t value, size;
+};
+
+static uint64_t get(const struct elf *e, const uint8_t *q, int n)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)q[e->msb ? n - 1 - i : i] << (8 * i);
+	return v;
+}
+
+#define G16(e, q) ((uint16_t)get(e, q, 2))
+#define G32(e, q) ((uint32_t)get(e, q, 4))
+#define G64(e, q) get(e, q, 8)
+#define GADDR(e, q) ((e)->is64 ? G64(e, q) : G32(e, q))
+
+static int in_file(const struct elf *e, uint64_t off, uint64_t len)
+{
+	return off <= e->size && len <= e->size - off;
+}
+
+static size_t shdr_size(const struct elf *e)
+{
+	return e->is64 ? 64 : 40;
+}
+
+static void read_shdr(const struct elf *e, size_t i, struct shdr *s)
+{
+	const uint8_t *q = e->p + e->shoff + i * shdr_size(e);
+	int w = e->is64 ? 8 : 4;
+
+	s->name = G32(e, q);
+	s->type = G32(e, q + 4);
+	s->flags = get(e, q + 8, w);
+	s->addr = get(e, q + 8 + w, w);
+	s->offset = get(e, q + 8 + 2 * w, w);
+	s->size = get(e, q + 8 + 3 * w, w);
+	s->link = G32(e, q + 8 + 4 * w);
+	s->info = G32(e, q + 12 + 4 * w);
+	s->entsize = get(e, q + 16 + 5 * w, w);
+}
+
+static void read_phdr(const struct elf *e, size_t i, struct phdr *ph)
+{
+	const uint8_t *q = e->p + e->phoff + i * (e->is64 ? 56 : 32);
+
+	ph->type = G32(e, q);
+	if (e->is64) {
+		ph->offset = G64(e, q + 8);
+		ph->vaddr = G64(e, q + 16);
+		ph->filesz = G64(e, q + 32);
+		ph->memsz = G64(e, q + 40);
+	} else {
+		ph->offset = G32(e, q + 4);
+		ph->vaddr = G32(e, q + 8);
+		ph->filesz = G32(e, q + 16);
+		ph->memsz = G32(e, q + 20);
+	}
+}
+
+static void read_sym(const struct elf *e, const uint8_t *q, struct esym *s)
+{
+	s->name = G32(e, q);
+	if (e->is64) {
+		s->info = q[4];
+		s->other = q[5];
+		s->shndx = G16(e, q + 6);
+		s->value = G64(e, q + 8);
+		s->size = G64(e, q + 16);
+	} else {
+		s->value = G32(e, q + 4);
+		s->size = G32(e, q + 8);
+		s->info = q[12];
+		s->other = q[13];
+		s->shndx = G16(e, q + 14);
+	}
+}
+
+/* Bytes of a section; SHT_NOBITS has none.  -1 if it lies outside the file. */
+static int sec_data(const struct elf *e, const struct shdr *s, const uint8_t **p, size_t *n)
+{
+	*p = NULL;
+	*n = 0;
+	if (s->type == SHT_NOBITS)
+		return 0;
+	if (!in_file(e, s->offset, s->size))
+		return -1;
+	*p = e->p + s->offset;
+	*n = (size_t)s->size;
+	return 0;
+}
+
+/* A NUL-terminated string at off in a string table (clipped at its end), or NULL. */
+static const char *str_at(const uint8_t *tab, size_t tabsz, uint64_t off, size_t *len)
+{
+	const uint8_t *z;
+
+	if (!tab || off >= tabsz)
+		return NULL;
+	z = memchr(tab + off, '\0', tabsz - off);
+	*len = z ? (size_t)(z - (tab + off)) : tabsz - off;
+	return (const char *)tab + off;
+}
+
+static int sec_name_eq(const struct elf *e, const struct shdr *s, const char *name)
+{
+	size_t len;
+	const char *n = str_at(e->shstr, e->shstr_size, s->name, &len);
+
+	return n && len == strlen(name) && memcmp(n, name, len) == 0;
+}
+
+/* perf classifies label sections by a substring test on the section name. */
+static int sec_name_has(const uint8_t *shstr, size_t shstr_size, const struct shdr *s, const char *needle)
+{
+	size_t len;
+	const char *n = str_at(shstr, shstr_size, s->name, &len);
+
+	return n && memmem(n, len, needle, strlen(needle)) != NULL;
+}
+
+/* First section with that name, scanning from index 1 as libelf does. */
+static int find_section(const struct elf *e, const char *name, struct shdr *s, size_t *idx)
+{
+	size_t i;
+
+	if (!e->shstr)
+		return 0;
+	for (i = 1; i < e->shnum; i++) {
+		read_shdr(e, i, s);
+		if (sec_name_eq(e, s, name)) {
+			if (idx)
+				*idx = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int elf_ident(struct elf *e, char *msg, size_t msglen)
+{
+	const uint8_t *p = e->p;
+
+	if (e->size < EI_NIDENT || memcmp(p, ELFMAG, SELFMAG) != 0)
+		return fail(msg, msglen, -ENOEXEC, "%s: not an ELF file", e->path);
+	if (p[EI_CLASS] != ELFCLASS32 && p[EI_CLASS] != ELFCLASS64)
+		return fail(msg, msglen, -ENOEXEC, "%s: unknown ELF class %u", e->path, p[EI_CLASS]);
+	if (p[EI_DATA] != ELFDATA2LSB && p[EI_DATA] != ELFDATA2MSB)
+		return fail(msg, msglen, -ENOEXEC, "%s: unknown ELF data encoding %u", e->path, p[EI_DATA]);
+	e->is64 = p[EI_CLASS] == ELFCLASS64;
+	e->msb = p[EI_DATA] == ELFDATA2MSB;
+	if (e->size < (e->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
+		return fail(msg, msglen, -ENOEXEC, "%s: truncated ELF header", e->path);
+	return 0;
+}
+
+/* Section headers: extended numbering lives in section 0 (e_shnum 0, e_shstrndx SHN_XINDEX). */
+static int elf_sections(struct elf *e, uint16_t shentsize, uint16_t shnum, uint16_t shstrndx,
+			char *msg, size_t msglen)
+{
+	struct shdr s0;
+
+	e->shnum = shnum;
+	e->shstrndx = shstrndx;
+	if (e->shoff == 0) {
+		e->shnum = 0;
+		return 0;
+	}
+	if (shentsize != shdr_size(e) || !in_file(e, e->shoff, shdr_size(e)))
+		return fail(msg, msglen, -ENOEXEC, "%s: bad or truncated section header table", e->path);
+	read_shdr(e, 0, &s0);
+	if (shnum == 0)
+		e->shnum = s0.size > SIZE_MAX / 64 ? SIZE_MAX / 64 : (size_t)s0.size;
+	if (shstrndx == SHN_XINDEX)
+		e->shstrndx = s0.link;
+	if (!in_file(e, e->shoff, (uint64_t)e->shnum * shdr_size(e)))
+		return fail(msg, msglen, -ENOEXEC, "%s: section header table truncated (%zu headers at offset %#llx)",
+			    e->path, e->shnum, (unsigned long long)e->shoff);
+	return 0;
+}
+
+static int elf_names(struct elf *e, char *msg, size_t msglen)
+{
+	struct shdr s;
+	const uint8_t *p;
+	size_t n;
+
+	e->shstr = NULL;
+	e->shstr_size = 0;
+	if (e->shnum == 0)
+		return 0;
+	if (e->shstrndx == SHN_UNDEF || e->shstrndx >= e->shnum)
+		return fail(msg, msglen, -ENOEXEC, "%s: bad section name table index %zu", e->path, e->shstrndx);
+	read_shdr(e, e->shstrndx, &s);
+	if (sec_data(e, &s, &p, &n) || !p)
+		return fail(msg, msglen, -ENOEXEC, "%s: section name table truncated or missing", e->path);
+	e->shstr = p;
+	e->shstr_size = n;
+	return 0;
+}
+
+static int elf_segments(struct elf *e, uint16_t phentsize, uint16_t phnum, char *msg, size_t msglen)
+{
+	struct shdr s0;
+	size_t esz = e->is64 ? 56 : 32;
+
+	e->phnum = phnum;
+	if (phnum == PN_XNUM && e->shnum > 0) {
+		read_shdr(e, 0, &s0);
+		e->phnum = s0.info;
+	}
+	if (e->phoff == 0 || e->phnum == 0) {
+		e->phnum = 0;
+		return 0;
+	}
+	if (phentsize != esz || !in_file(e, e->phoff, (uint64_t)e->phnum * esz))
+		return fail(msg, msglen, -ENOEXEC, "%s: program header table bad or truncated", e->path);
+	return 0;
+}
+
+static int elf_parse(struct elf *e, const char *path, const struct mfile *f, char *msg, size_t msglen)
+{
+	const uint8_t *p = f->p;
+	int err;
+
+	memset(e, 0, sizeof(*e));
+	e->path = path;
+	e->p = p;
+	e->size = f->size;
+	if ((err = elf_ident(e, msg, msglen)))
+		return err;
+	e->type = G16(e, p + 16);
+	e->machine = G16(e, p + 18);
+	e->phoff = GADDR(e, p + (e->is64 ? 32 : 28));
+	e->shoff = GADDR(e, p + (e->is64 ? 40 : 32));
+	p += e->is64 ? 54 : 42;                   /* e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx */
+	if ((err = elf_sections(e, G16(e, p + 4), G16(e, p + 6), G16(e, p + 8), msg, msglen)) ||
+	    (err = elf_names(e, msg, msglen)) ||
+	    (err = elf_segments(e, G16(e, p), G16(e, p + 2), msg, msglen)))
+		return err;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* build-id                                                            */
+
+#define NOTE_ALIGN(n) (((uint64_t)(n) + 3) & ~(uint64_t)3)
+
+/* The first GNU build-id note in a note area; returns its length, 0 if none. */
+static int notes_build_id(const struct elf *e, const uint8_t *p, size_t n, uint8_t *id, size_t max)
+{
+	size_t off = 0;
+
+	while (n - off >= 12) {
+		uint32_t namesz = G32(e, p + off), descsz = G32(e, p + off + 4), type = G32(e, p + off + 8);
+		uint64_t name = off + 12, desc = name + NOTE_ALIGN(namesz);
+
+		if (desc > n || NOTE_ALIGN(descsz) > n - desc)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(p + name, "GNU", 4) == 0) {
+			size_t len = descsz < max ? descsz : max;
+
+			memcpy(id, p + desc, len);
+			return (int)len;
+		}
+		off = (size_t)(desc + NOTE_ALIGN(descsz));
+	}
+	return 0;
+}
+
+/*
+ * perf reads the build-id from the first of the sections .note.gnu.build-id,
+ * .notes, .note that exists.  Files without section headers fall back to
+ * PT_NOTE segments (perf finds nothing there; we do, which only helps).
+ */
+static int elf_build_id(const struct elf *e, uint8_t *id, size_t max)
+{
+	static const char *const secs[] = { ".note.gnu.build-id", ".notes", ".note" };
+	struct shdr s;
+	struct phdr ph;
+	const uint8_t *p;
+	size_t n, i;
+	int r;
+
+	for (i = 0; i < sizeof(secs) / sizeof(secs[0]); i++)
+		if (find_section(e, secs[i], &s, NULL))
+			return sec_data(e, &s, &p, &n) ? 0 : notes_build_id(e, p, n, id, max);
+	if (e->shnum)
+		return 0;
+	for (i = 0; i < e->phnum; i++) {
+		read_phdr(e, i, &ph);
+		if (ph.type == PT_NOTE && in_file(e, ph.offset, ph.filesz) &&
+		    (r = notes_build_id(e, e->p + ph.offset, (size_t)ph.filesz, id, max)) > 0)
+			return r;
+	}
+	return 0;
+}
+
+int rb_elf_build_id(const char *path, uint8_t *id, size_t max)
+{
+	struct mfile f;
+	struct elf e;
+	int r;
+
+	if (!path || (!id && max))
+		return -EINVAL;
+	if ((r = mfile_open(&f, path, NULL, 0)))
+		return r;
+	r = elf_parse(&e, path, &f, NULL, 0);
+	if (r == 0)
+		r = elf_build_id(&e, id, max < BUILD_ID_MAX ? max : BUILD_ID_MAX);
+	mfile_close(&f);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* symbol sources: perf's "symsrc", one opened candidate file          */
+
+struct symsrc {
+	char path[PATH_MAX];
+	struct mfile f;
+	struct elf e;
+	int has_symtab, has_dynsym, has_opd, opd_found;
+	struct shdr symtab, dynsym, opd;
+	size_t dynsym_idx, opd_idx;
+};
+
+static void symsrc_close(struct symsrc *ss)
+{
+	mfile_close(&ss->f);
+}
+
+/* Like perf, a table counts only if the named section has the right type. */
+static void symsrc_classify(struct symsrc *ss)
+{
+	struct elf *e = &ss->e;
+
+	ss->has_symtab = find_section(e, ".symtab", &ss->symtab, NULL) && ss->symtab.type == SHT_SYMTAB;
+	ss->has_dynsym = find_section(e, ".dynsym", &ss->dynsym, &ss->dynsym_idx) &&
+			 ss->dynsym.type == SHT_DYNSYM;
+	ss->opd_found = find_section(e, ".opd", &ss->opd, &ss->opd_idx);
+	ss->has_opd = ss->opd_found && ss->opd.type == SHT_PROGBITS;
+}
+
+static int symsrc_open(struct symsrc *ss, const char *path, char *msg, size_t msglen)
+{
+	int err;
+
+	memset(ss, 0, sizeof(*ss));
+	if (strlen(path) >= sizeof(ss->path))
+		return fail(msg, msglen, -ENAMETOOLONG, "%s: path too long", path);
+	strcpy(ss->path, path);
+	if ((err = mfile_open(&ss->f, ss->path, msg, msglen)))
+		return err;
+	if ((err = elf_parse(&ss->e, ss->path, &ss->f, msg, msglen))) {
+		symsrc_close(ss);
+		return err;
+	}
+	symsrc_classify(ss);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* loading ELF symbols (perf's dso__load_sym)                          */
+
+struct loadctx {
+	struct tree *t;
+	struct symsrc *syms, *run;     /* symbol file, runtime image (may be the same) */
+	char *msg;
+	size_t msglen;
+};
+
+static int is_function(const struct esym *s)
+{
+	int type = ELF64_ST_TYPE(s->info);
+
+	return (type == STT_FUNC || type == STT_GNU_IFUNC) && s->name && s->shndx != SHN_UNDEF;
+}
+
+static int is_object(const struct esym *s)
+{
+	return ELF64_ST_TYPE(s->info) == STT_OBJECT && s->name && s->shndx != SHN_UNDEF;
+}
+
+/* NOTYPE symbols naming code or data, as perf accepts them (section checked later). */
+static int is_label(const struct esym *s)
+{
+	int vis = ELF64_ST_VISIBILITY(s->other);
+
+	return ELF64_ST_TYPE(s->info) == STT_NOTYPE && s->name && s->shndx != SHN_UNDEF &&
+	       s->shndx != SHN_ABS && vis != STV_HIDDEN && vis != STV_INTERNAL;
+}
+
+/* ARM ELF mapping symbols ($a, $d, $t, $x, optionally ".suffix") identify no function. */
+static int is_mapping_symbol(const struct elf *e, const char *name, size_t len)
+{
+	if (e->machine != EM_ARM && e->machine != EM_AARCH64)
+		return 0;
+	return len >= 2 && name[0] == '$' && strchr("adtx", name[1]) && name[1] &&
+	       (len == 2 || name[2] == '.');
+}
+
+static int is_ocaml(const char *s, size_t len)
+{
+	return len >= 5 && memcmp(s, "caml", 4) == 0 && isupper((unsigned char)s[4]);
+}
+
+/* OCaml names are "caml" + upper-case letter; perf turns "__" into "." and "$xx" into a byte. */
+static size_t demangle_ocaml(const char *s, size_t len, char *out)
+{
+	size_t i = 4, j = 0;
+
+	while (i < len) {
+		if (s[i] == '_' && i + 1 < len && s[i + 1] == '_') {
+			out[j++] = '.';
+			i += 2;
+		} else if (s[i] == '$' && i + 2 < len && isxdigit((unsigned char)s[i + 1]) &&
+			   isxdigit((unsigned char)s[i + 2])) {
+			char hex[3] = { s[i + 1], s[i + 2], 0 };
+
+			out[j++] = (char)strtol(hex, NULL, 16);
+			i += 3;
+		} else {
+			out[j++] = s[i++];
+		}
+	}
+	out[j] = '\0';
+	return j;
+}
+
+/* The name perf shows: demangled where perf 6.1 (as Debian builds it) would, else as is. */
+static int display_name(const char *name, size_t len, char **out, size_t *outlen)
+{
+	*out = NULL;
+	*outlen = len;
+	if (!is_ocaml(name, len))
+		return 0;
+	if (!(*out = malloc(len + 1)))
+		return -ENOMEM;
+	*outlen = demangle_ocaml(name, len, *out);
+	return 0;
+}
+
+static int insert_named(struct tree *t, uint64_t start, uint64_t len, uint8_t bind,
+			const char *name, size_t namelen)
+{
+	char *dem;
+	size_t dlen;
+	int r;
+
+	if (display_name(name, namelen, &dem, &dlen))
+		return -ENOMEM;
+	r = tree_insert(t, start, len, bind, dem ? dem : name, dlen);
+	free(dem);
+	return r;
+}
+
+/* perf resolves PPC64 ELFv1 function descriptors through the runtime image's .opd. */
+static int opd_resolve(struct loadctx *c, struct esym *s)
+{
+	struct symsrc *run = c->run;
+	const uint8_t *p;
+	size_t n, i;
+	uint32_t off = (uint32_t)(s->value - c->syms->opd.addr);
+	struct shdr sh;
+
+	if (sec_data(&run->e, &run->opd, &p, &n) || !p || n < 8 || off > n - 8)
+		return fail(c->msg, c->msglen, -EINVAL, "%s: .opd entry out of range", run->path);
+	s->value = G64(&run->e, p + off);
+	for (i = 1; i < run->e.shnum; i++) {
+		read_shdr(&run->e, i, &sh);
+		if (s->value >= sh.addr && s->value < sh.addr + sh.size)
+			break;
+	}
+	s->shndx = i < run->e.shnum ? (uint16_t)i : SHN_UNDEF;
+	if (i >= run->e.shnum)
+		return fail(c->msg, c->msglen, -EINVAL, "%s: .opd target %#llx in no section",
+			    run->path, (unsigned long long)s->value);
+	return 0;
+}
+
+/*
+ * perf 6.1 rebases every user-space symbol to a file offset: by the PT_LOAD
+ * of the runtime image containing it (p_vaddr - p_offset), or failing that
+ * by its section (sh_addr - sh_offset).  This applies to ET_DYN as well as
+ * ET_EXEC, so segments with p_vaddr != p_offset are handled here.
+ */
+static uint64_t rebase(const struct elf *run, uint64_t value, const struct shdr *sec)
+{
+	struct phdr ph;
+	size_t i;
+
+	for (i = 0; i < run->phnum; i++) {
+		uint64_t sz;
+
+		read_phdr(run, i, &ph);
+		sz = ph.memsz > ph.filesz ? ph.memsz : ph.filesz;
+		if (ph.type != PT_LOAD || !sz)
+			continue;
+		if (value >= ph.vaddr && value < ph.vaddr + sz)
+			return value - (ph.vaddr - ph.offset);
+	}
+	return value - (sec->addr - sec->offset);
+}
+
+/*
+ * The section a symbol lives in.  Debug files carry SHT_NOBITS copies of the
+ * loaded sections, whose sh_offset is meaningless, so perf takes the
+ * runtime image's header (and name table) for those.  Returns 1 to keep the
+ * symbol, 0 to skip it, <0 on error.
+ */
+static int symbol_section(struct loadctx *c, const struct esym *s, int label, struct shdr *sec)
+{
+	const struct elf *se = &c->syms->e, *re = &c->run->e;
+	const uint8_t *names = se->shstr;
+	size_t names_size = se->shstr_size;
+
+	if (s->shndx >= se->shnum)
+		return fail(c->msg, c->msglen, -EINVAL, "%s: symbol in bad section %u", se->path, s->shndx);
+	read_shdr(se, s->shndx, sec);
+	if (!(sec->flags & SHF_ALLOC))
+		return 0;
+	if (sec->type == SHT_NOBITS) {
+		if (s->shndx >= re->shnum)
+			return fail(c->msg, c->msglen, -EINVAL, "%s: no section %u in runtime image %s",
+				    se->path, s->shndx, re->path);
+		read_shdr(re, s->shndx, sec);
+		names = re->shstr;
+		names_size = re->shstr_size;
+	}
+	if (label && !sec_name_has(names, names_size, sec, "text") && !sec_name_has(names, names_size, sec, "data"))
+		return 0;
+	return 1;
+}
+
+/* Filter, place and insert one symbol table entry.  Returns 1 if inserted, 0 if skipped, <0 on error. */
+static int load_one(struct loadctx *c, struct esym *s, const uint8_t *strs, size_t strsz)
+{
+	const struct elf *se = &c->syms->e;
+	int label = is_label(s), r;
+	const char *name;
+	size_t len;
+	struct shdr sec;
+
+	if (!label && !is_function(s) && !is_object(s))
+		return 0;
+	if (!(name = str_at(strs, strsz, s->name, &len)))
+		return fail(c->msg, c->msglen, -EINVAL, "%s: symbol name offset %u out of range", se->path, s->name);
+	if (is_mapping_symbol(se, name, len))
+		return 0;
+	if (c->run->has_opd && s->shndx == c->run->opd_idx && (r = opd_resolve(c, s)))
+		return r;
+	if (s->shndx == SHN_ABS)
+		return 0;
+	if ((r = symbol_section(c, s, label, &sec)) <= 0)
+		return r;
+	if (se->machine == EM_ARM && ELF64_ST_TYPE(s->info) == STT_FUNC && (s->value & 1))
+		s->value--;                       /* Thumb functions have bit 0 set */
+	s->value = rebase(&c->run->e, s->value, &sec);
+	if (insert_named(c->t, s->value, s->size, ELF64_ST_BIND(s->info), name, len))
+		return fail(c->msg, c->msglen, -ENOMEM, "%s: out of memory", se->path);
+	return 1;
+}
+
+static int table_data(struct loadctx *c, const struct shdr *tab, const uint8_t **syms, size_t *nsyms,
+		      const uint8_t **strs, size_t *strsz)
+{
+	const struct elf *e = &c->syms->e;
+	size_t esz = e->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym), n;
+	struct shdr strtab;
+
+	if (tab->entsize != esz)
+		return fail(c->msg, c->msglen, -EINVAL, "%s: symbol table entry size %llu, expected %zu",
+			    e->path, (unsigned long long)tab->entsize, esz);
+	if (sec_data(e, tab, syms, &n))
+		return fail(c->msg, c->msglen, -EINVAL, "%s: symbol table extends past end of file", e->path);
+	*nsyms = n / esz;
+	if (tab->link == 0 || tab->link >= e->shnum)
+		return fail(c->msg, c->msglen, -EINVAL, "%s: symbol table has bad string table link %u",
+			    e->path, tab->link);
+	read_shdr(e, tab->link, &strtab);
+	if (sec_data(e, &strtab, strs, strsz))
+		return fail(c->msg, c->msglen, -EINVAL, "%s: symbol string table extends past end of file", e->path);
+	if (!c->run->e.shstr)
+		return fail(c->msg, c->msglen, -EINVAL, "%s: no section name table", c->run->path);
+	return 0;
+}
+
+/* One pass over .symtab or .dynsym, then perf's end and alias fix-ups. */
+static int load_table(struct loadctx *c, const struct shdr *tab)
+{
+	const uint8_t *syms = NULL, *strs = NULL;
+	size_t nsyms = 0, strsz = 0, i, esz = c->syms->e.is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	int r, nr = 0;
+
+	if ((r = table_data(c, tab, &syms, &nsyms, &strs, &strsz)))
+		return r;
+	for (i = 0; i < nsyms; i++) {
+		struct esym s;
+
+		read_sym(&c->syms->e, syms + i * esz, &s);
+		if ((r = load_one(c, &s, strs, strsz)) < 0)
+			return r;
+		nr += r;
+	}
+	if (nr > 0) {
+		fixup_end(c->t, 0);
+		fixup_duplicate(c->t);
+	}
+	return nr;
+}
+
+/* ------------------------------------------------------------------ */
+/* PLT symbols (perf 6.1's dso__synthesize_plt_symbols)                */
+
+struct plt {
+	const uint8_t *rel, *dsyms, *dstr;
+	size_t nrel, relsz, ndsyms, dstrsz;
+	uint64_t offset, entry;
+	int rela;
+};
+
+/* Entry sizes perf 6.1 assumes; elsewhere .plt's sh_entsize for header and entries. */
+static void plt_geometry(const struct elf *e, const struct shdr *plt, uint64_t *header, uint64_t *entry)
+{
+	switch (e->machine) {
+	case EM_ARM:     *header = 20;  *entry = 12; break;
+	case EM_AARCH64: *header = 32;  *entry = 16; break;
+	case EM_SPARC:   *header = 48;  *entry = 12; break;
+	case EM_SPARCV9: *header = 128; *entry = 32; break;
+	default:         *header = *entry = plt->entsize; break;
+	}
+}
+
+/* Locate everything the PLT pass needs; 0 if the image has no usable PLT. */
+static int plt_setup(const struct symsrc *run, struct plt *p)
+{
+	const struct elf *e = &run->e;
+	struct shdr rel, plt, dstr;
+	uint64_t header;
+	size_t n;
+
+	if (!run->has_dynsym)
+		return 0;
+	if (!find_section(e, ".rela.plt", &rel, NULL) && !find_section(e, ".rel.plt", &rel, NULL))
+		return 0;
+	if (rel.link != run->dynsym_idx || !find_section(e, ".plt", &plt, NULL))
+		return 0;
+	if ((rel.type != SHT_RELA && rel.type != SHT_REL) || rel.entsize == 0)
+		return 0;
+	if (sec_data(e, &rel, &p->rel, &n) || sec_data(e, &run->dynsym, &p->dsyms, &p->ndsyms) ||
+	    run->dynsym.link >= e->shnum)
+		return 0;
+	read_shdr(e, run->dynsym.link, &dstr);
+	if (sec_data(e, &dstr, &p->dstr, &p->dstrsz) || p->dstrsz == 0)
+		return 0;
+	p->rela = rel.type == SHT_RELA;
+	p->relsz = e->is64 ? (p->rela ? 24 : 16) : (p->rela ? 12 : 8);
+	p->nrel = (size_t)(rel.size / rel.entsize);
+	if (p->nrel > n / p->relsz)
+		p->nrel = n / p->relsz;              /* perf would read past the data */
+	p->ndsyms /= e->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	plt_geometry(e, &plt, &header, &p->entry);
+	p->offset = plt.offset + header;
+	return 1;
+}
+
+static int plt_insert(struct tree *t, const struct elf *e, struct plt *p, size_t i, struct esym *s)
+{
+	const uint8_t *q = p->rel + i * p->relsz;
+	uint64_t info = GADDR(e, q + (e->is64 ? 8 : 4));
+	uint64_t idx = e->is64 ? info >> 32 : info >> 8;
+	char buf[PLT_NAME_MAX], *dem;
+	const char *name;
+	size_t len;
+	int r;
+
+	if (idx < p->ndsyms)                 /* perf keeps the previous symbol when out of range */
+		read_sym(e, p->dsyms + idx * (e->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym)), s);
+	if (!(name = str_at(p->dstr, p->dstrsz, s->name, &len)))
+		name = "", len = 0;
+	if (display_name(name, len, &dem, &len))
+		return -ENOMEM;
+	/* perf formats "%s@plt" into 1024 bytes, so an overlong name loses its suffix */
+	snprintf(buf, sizeof(buf), "%.*s@plt", (int)(len < sizeof(buf) ? len : sizeof(buf)), dem ? dem : name);
+	free(dem);
+	r = tree_insert(t, p->offset, p->entry, STB_GLOBAL, buf, strlen(buf));
+	if (r)
+		return r;
+	p->offset += p->entry;
+	return 0;
+}
+
+/* perf adds the PLT entries after the fix-ups, so they are never trimmed or merged. */
+static int synthesize_plt(struct loadctx *c)
+{
+	struct plt p;
+	struct esym s;
+	size_t i;
+
+	memset(&p, 0, sizeof(p));
+	memset(&s, 0, sizeof(s));
+	if (!plt_setup(c->run, &p))
+		return 0;
+	for (i = 0; i < p.nrel; i++)
+		if (plt_insert(c->t, &c->run->e, &p, i, &s))
+			return fail(c->msg, c->msglen, -ENOMEM, "%s: out of memory", c->run->path);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* choosing the files (perf's dso__load search order)                  */
+
+#define MAX_CANDS 10
+
+struct cands {
+	char path[MAX_CANDS][PATH_MAX];
+	size_t n;
+};
+
+static void cand_add(struct cands *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void cand_add(struct cands *c, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (c->n >= MAX_CANDS)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(c->path[c->n], PATH_MAX, fmt, ap);
+	va_end(ap);
+	if (r > 0 && r < PATH_MAX)
+		c->n++;
+}
+
+/* perf's path__join: root, a slash if root is not empty, path. */
+static void join(char *buf, size_t len, const char *root, const char *path)
+{
+	snprintf(buf, len, "%s%s%s", root, root[0] ? "/" : "", path);
+}
+
+/* The name in a file's .gnu_debuglink, if it has one. */
+static int read_debuglink(const char *file, char *out, size_t outsz)
+{
+	struct symsrc *ss = malloc(sizeof(*ss));
+	struct shdr s;
+	const uint8_t *p;
+	size_t n, len;
+	int ok = 0;
+
+	if (!ss)
+		return 0;
+	if (symsrc_open(ss, file, NULL, 0) == 0) {
+		if (find_section(&ss->e, ".gnu_debuglink", &s, NULL) && !sec_data(&ss->e, &s, &p, &n) && p &&
+		    str_at(p, n, 0, &len) && len > 0 && len < outsz) {
+			memcpy(out, p, len);
+			out[len] = '\0';
+			ok = 1;
+		}
+		symsrc_close(ss);
+	}
+	free(ss);
+	return ok;
+}
+
+/* perf looks for the debuglink target in cwd, beside the file, in .debug/, and under /usr/lib/debug. */
+static void cand_debuglink(struct cands *c, const char *root, const char *path)
+{
+	char file[PATH_MAX], dir[PATH_MAX], link[PATH_MAX], try[PATH_MAX];
+	const char *fmt[] = { "%.0s%s", "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
+	char *slash;
+	size_t i;
+
+	join(file, sizeof(file), root, path);
+	snprintf(dir, sizeof(dir), "%s", file);
+	slash = strrchr(dir, '/');
+	*(slash ? slash : dir) = '\0';
+	if (!is_regular_file(file) || !read_debuglink(file, link, sizeof(link)))
+		return;
+	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
+		snprintf(try, sizeof(try), fmt[i], dir, link);
+		if (is_regular_file(try)) {
+			cand_add(c, "%s", try);
+			return;
+		}
+	}
+}
+
+static void hex_id(const uint8_t *id, size_t len, char *out)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * len] = '\0';
+}
+
+/*
+ * perf's build-id cache: <dir>/.build-id/xx/yyyy is either the file itself
+ * (old layout) or a link to a directory holding "elf" (or "vdso") and
+ * "debug".
+ */
+static void cand_cache(struct cands *c, const char *cache, const char *path, const char *hex, int debug)
+{
+	char link[PATH_MAX];
+	const char *base = debug ? "debug" : strcmp(path, "[vdso]") == 0 ? "vdso" : "elf";
+
+	if (!cache[0] || snprintf(link, sizeof(link), "%s/.build-id/%.2s/%s", cache, hex, hex + 2) >= PATH_MAX)
+		return;
+	if (is_regular_file(link))
+		cand_add(c, "%s", link);
+	else
+		cand_add(c, "%s/%s", link, base);
+}
+
+/* Candidate files in perf's order (its binary_type_symtab table, user-space entries). */
+static void gather(struct cands *c, const char *root, const char *cache, const char *path,
+		   const uint8_t *id, size_t idlen)
+{
+	char dbg[PATH_MAX], hex[2 * BUILD_ID_MAX + 1];
+	const char *slash = strrchr(path, '/');
+
+	hex_id(id, idlen, hex);
+	cand_debuglink(c, root, path);
+	if (idlen) {
+		cand_cache(c, cache, path, hex, 0);
+		cand_cache(c, cache, path, hex, 1);
+	}
+	join(dbg, sizeof(dbg), root, "/usr/lib/debug");
+	cand_add(c, "%s%s.debug", dbg, path);
+	cand_add(c, "%s%s", dbg, path);
+	if (idlen) {
+		join(dbg, sizeof(dbg), root, "/usr/lib/debug/.build-id/");
+		cand_add(c, "%s%.2s/%s.debug", dbg, hex, hex + 2);
+	}
+	join(dbg, sizeof(dbg), root, path);
+	cand_add(c, "%s", dbg);
+	if (slash) {
+		join(dbg, sizeof(dbg), root, "");
+		cand_add(c, "%s%.*s.debug%s", dbg, (int)(slash - path + 1), path, slash);
+	}
+	if (strncmp(path, "/usr/lib/", 9) == 0) {
+		join(dbg, sizeof(dbg), root, "/usr/lib/debug");
+		cand_add(c, "%s%s", dbg, path + 4);
+	}
+}
+
+/* perf's default cache directory is $HOME/.debug. */
+static const char *cache_dir(const struct rb_symtab_elf_opts *o, char *buf, size_t len)
+{
+	const char *home = getenv("HOME");
+
+	if (o && o->buildid_dir)
+		return o->buildid_dir;
+	if (!home || snprintf(buf, len, "%s/.debug", home) >= (int)len)
+		return "";
+	return buf;
+}
+
+struct pick {
+	struct symsrc *syms, *run;
+	struct symsrc ss[2];
+	int path_err;                 /* why path itself was unusable, 0 if it was fine */
+	char path_msg[512];
+};
+
+static int id_matches(const struct symsrc *ss, const uint8_t *id, size_t idlen)
+{
+	uint8_t got[BUILD_ID_MAX];
+
+	if (!idlen)
+		return 1;
+	return elf_build_id(&ss->e, got, sizeof(got)) == (int)idlen && memcmp(got, id, idlen) == 0;
+}
+
+/* Open one candidate and keep it if it supplies the symbol table or the runtime image. */
+static void try_candidate(struct pick *pk, const char *file, int is_path, const uint8_t *id, size_t idlen)
+{
+	struct symsrc *ss = &pk->ss[(pk->syms != NULL) + (pk->run != NULL && pk->run != pk->syms)];
+	int err, used = 0;
+
+	if (!is_path && !is_regular_file(file))
+		return;
+	err = symsrc_open(ss, file, is_path ? pk->path_msg : NULL, sizeof(pk->path_msg));
+	if (err == 0 && !id_matches(ss, id, idlen)) {
+		symsrc_close(ss);
+		err = fail(is_path ? pk->path_msg : NULL, sizeof(pk->path_msg), -ESTALE,
+			   "%s: build-id does not match the recording's", file);
+	}
+	if (is_path)
+		pk->path_err = err;
+	if (err)
+		return;
+	if (!pk->syms && ss->has_symtab)
+		pk->syms = ss, used = 1;
+	if (!pk->run && (ss->has_dynsym || ss->has_opd))
+		pk->run = ss, used = 1;
+	if (!used)
+		symsrc_close(ss);
+}
+
+static int elf_expected_id(const char *root, const char *path, const struct rb_symtab_elf_opts *o,
+			   uint8_t *id)
+{
+	char file[PATH_MAX];
+	struct mfile f;
+	struct elf e;
+	int r = 0;
+
+	if (o && o->build_id && o->build_id_len) {
+		r = o->build_id_len > BUILD_ID_MAX ? BUILD_ID_MAX : (int)o->build_id_len;
+		memcpy(id, o->build_id, (size_t)r);
+		return r;
+	}
+	join(file, sizeof(file), root, path);
+	if (!is_regular_file(file) || mfile_open(&f, file, NULL, 0))
+		return 0;
+	if (elf_parse(&e, file, &f, NULL, 0) == 0)
+		r = elf_build_id(&e, id, BUILD_ID_MAX);
+	mfile_close(&f);
+	return r;
+}
+
+static void pick_files(struct pick *pk, const char *path, const struct rb_symtab_elf_opts *o)
+{
+	const char *root = o && o->root ? o->root : "";
+	uint8_t id[BUILD_ID_MAX];
+	int idlen = elf_expected_id(root, path, o, id);
+	struct cands *c = calloc(1, sizeof(*c));
+	char file[PATH_MAX], cache[PATH_MAX];
+	size_t i;
+
+	memset(pk, 0, sizeof(*pk));
+	join(file, sizeof(file), root, path);
+	if (!c) {
+		pk->path_err = fail(pk->path_msg, sizeof(pk->path_msg), -ENOMEM, "%s: out of memory", path);
+		return;
+	}
+	if (o && o->debug_path)
+		cand_add(c, "%s", o->debug_path);
+	if (o && (o->debug_path || o->no_debug_search))
+		cand_add(c, "%s", file);
+	else
+		gather(c, root, cache_dir(o, cache, sizeof(cache)), path, id, idlen > 0 ? (size_t)idlen : 0);
+	for (i = 0; i < c->n && !(pk->syms && pk->run); i++)
+		try_candidate(pk, c->path[i], strcmp(c->path[i], file) == 0, id, idlen > 0 ? (size_t)idlen : 0);
+	free(c);
+}
+
+static void pick_close(struct pick *pk)
+{
+	if (pk->syms)
+		symsrc_close(pk->syms);
+	if (pk->run && pk->run != pk->syms)
+		symsrc_close(pk->run);
+}
+
+/* perf's dso__load_sym + PLT pass over the chosen files. */
+static int load_symbols(struct loadctx *c)
+{
+	int nr = 0, r;
+
+	if (c->syms->has_symtab) {
+		if ((r = load_table(c, &c->syms->symtab)) < 0)
+			return r;
+		nr = r;
+	}
+	if (c->syms->has_dynsym) {
+		if ((r = load_table(c, &c->syms->dynsym)) < 0)
+			return r;
+		nr += r;
+	}
+	return nr > 0 ? synthesize_plt(c) : 0;
+}
+
+int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
+			    const struct rb_symtab_elf_opts *opts, char *msg, size_t msglen)
+{
+	struct pick *pk;
+	struct tree t;
+	struct loadctx c;
+	int err;
+
+	if (msg && msglen)
+		msg[0] = '\0';
+	if (!out || !path || !*path)
+		return fail(msg, msglen, -EINVAL, "rb_symtab_load_elf: %s", out ? "no path" : "no result pointer");
+	*out = NULL;
+	if (!(pk = malloc(sizeof(*pk))))
+		return fail(msg, msglen, -ENOMEM, "%s: out of memory", path);
+	pick_files(pk, path, opts);
+	memset(&t, 0, sizeof(t));
+	if (!pk->syms && !pk->run) {
+		err = pk->path_err;
+		fail(msg, msglen, err, "%s", pk->path_msg);
+		if (!err)
+			err = table_from_tree(&t, path, 0, out);   /* valid ELF, no symbols: empty table */
+	} else {
+		c = (struct loadctx){ &t, pk->syms ? pk->syms : pk->run, pk->run ? pk->run : pk->syms, msg, msglen };
+		err = load_symbols(&c);
+		if (!err && (err = table_from_tree(&t, c.syms->path, 0, out)))
+			fail(msg, msglen, err, "%s: out of memory", path);
+	}
+	pick_close(pk);
+	free(pk);
+	tree_free(&t);
+	return err;
+}
+
+int rb_symtab_load_elf(struct rb_symtab **out, const char *path, char *msg, size_t msglen)
+{
+	return rb_symtab_load_elf_opts(out, path, NULL, msg, msglen);
+}
+
+int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *build_id,
+			  size_t build_id_len, char *buf, size_t buflen)
+{
+	struct rb_symtab_elf_opts o = { NULL, 0, build_id, build_id_len, root, NULL };
+	char file[PATH_MAX];
+	struct pick *pk;
+	int found = 0;
+
+	if (!path || !buf || !buflen)
+		return -EINVAL;
+	if (!(pk = malloc(sizeof(*pk))))
+		return -ENOMEM;
+	pick_files(pk, path, &o);
+	join(file, sizeof(file), root ? root : "", path);
+	if (pk->syms && strcmp(pk->syms->path, file) != 0 && strlen(pk->syms->path) < buflen) {
+		strcpy(buf, pk->syms->path);
+		found = 1;
+	}
+	pick_close(pk);
+	free(pk);
+	return found;
+}
+
+/* ------------------------------------------------------------------ */
+/* kallsyms (perf's kallsyms__parse + dso__load_kallsyms)              */
+
+struct kin {
+	const char *p;
+	size_t n, pos;
+};
+
+static int kgetc(struct kin *in)
+{
+	return in->pos < in->n ? (unsigned char)in->p[in->pos++] : -1;
+}
+
+static void kskip_line(struct kin *in)
+{
+	int ch;
+
+	while ((ch = kgetc(in)) >= 0 && ch != '\n')
+		;
+}
+
+/* Hex digits; returns the character that ended them, -2 if there were none, -1 at end of input. */
+static int kget_hex(struct kin *in, uint64_t *v)
+{
+	int ch, first = 1;
+
+	*v = 0;
+	for (;;) {
+		ch = kgetc(in);
+		if (ch < 0)
+			return ch;
+		if (!isxdigit(ch))
+			return first ? -2 : ch;
+		*v = (*v << 4) | (uint64_t)(isdigit(ch) ? ch - '0' : tolower(ch) - 'a' + 10);
+		first = 0;
+	}
+}
+
+/* perf keeps text, weak, data and bss symbols (either case); 'W' alone is weak, upper case global. */
+static int kallsyms_add(struct tree *t, uint64_t addr, int type, const char *name, size_t len)
+{
+	int up = toupper(type);
+	uint8_t bind = type == 'W' ? STB_WEAK : isupper(type) ? STB_GLOBAL : STB_LOCAL;
+
+	if ((up != 'T' && up != 'W' && up != 'D' && up != 'B') || name[0] == '$')
+		return 0;
+	return tree_insert(t, addr, 0, bind, name, len);
+}
+
+/*
+ * Line by line as perf reads it: "addr type name[\t[module]]", the name
+ * running to the end of the line but at most 513 bytes (the rest of a
+ * longer line is then read as the next record).
+ */
+static int kallsyms_parse(struct tree *t, struct kin *in)
+{
+	char name[KSYM_NAME_MAX + 1];
+
+	while (in->pos < in->n) {
+		uint64_t addr;
+		int type, ch;
+		size_t len;
+
+		if (kget_hex(in, &addr) != ' ') {
+			kskip_line(in);
+			continue;
+		}
+		type = kgetc(in);
+		if (kgetc(in) != ' ') {
+			kskip_line(in);
+			continue;
+		}
+		for (len = 0; len < KSYM_NAME_MAX; len++) {
+			if ((ch = kgetc(in)) < 0 || ch == '\n')
+				break;
+			name[len] = (char)ch;
+		}
+		name[len] = '\0';
+		if (kallsyms_add(t, addr, type, name, strlen(name)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Module symbols go to module maps and the entry trampoline is dropped (x86-64) in perf's split. */
+static void kallsyms_split(struct tree *t)
+{
+	size_t i = tree_first(t), nx;
+
+	for (; i != NONE; i = nx) {
+		nx = tree_next(t, i);
+		if (strchr(node_name(t, i), '\t') || strcmp(node_name(t, i), ENTRY_TRAMPOLINE) == 0)
+			tree_erase(t, i);
+	}
+}
+
+/* /proc files report size 0, so read to the end instead of mapping. */
+static int slurp(const char *path, char **buf, size_t *len, char *msg, size_t msglen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 0, n = 0;
+	char *b = NULL;
+	ssize_t r;
+
+	if (fd < 0)
+		return fail(msg, msglen, -errno, "%s: %s", path, strerror(errno));
+	for (;;) {
+		if (grow((void **)&b, &cap, n + 65536, 1)) {
+			close(fd);
+			free(b);
+			return fail(msg, msglen, -ENOMEM, "%s: out of memory", path);
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	if (r < 0) {
+		r = -errno;
+		close(fd);
+		free(b);
+		return fail(msg, msglen, (int)r, "%s: read: %s", path, strerror((int)-r));
+	}
+	close(fd);
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int rb_symtab_load_kallsyms(struct rb_symtab **out, const char *path, char *msg, size_t msglen)
+{
+	struct tree t;
+	struct kin in = { NULL, 0, 0 };
+	char *buf = NULL;
+	int err;
+
+	if (msg && msglen)
+		msg[0] = '\0';
+	if (!out || !path || !*path)
+		return fail(msg, msglen, -EINVAL, "rb_symtab_load_kallsyms: %s", out ? "no path" : "no result pointer");
+	*out = NULL;
+	if ((err = slurp(path, &buf, &in.n, msg, msglen)))
+		return err;
+	in.p = buf;
+	in.pos = 0;
+	memset(&t, 0, sizeof(t));
+	err = kallsyms_parse(&t, &in);
+	free(buf);
+	if (!err && t.live == 0)
+		err = fail(msg, msglen, -ENOEXEC, "%s: no kallsyms symbols (not a kallsyms file?)", path);
+	if (!err) {
+		fixup_end(&t, 1);
+		fixup_duplicate(&t);
+		kallsyms_split(&t);
+		err = table_from_tree(&t, path, 1, out);
+	}
+	if (err == -ENOMEM)
+		fail(msg, msglen, err, "%s: out of memory", path);
+	tree_free(&t);
+	return err;
+}

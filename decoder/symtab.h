@@ -1,0 +1,98 @@
+/*
+ * symtab.h - symbols of one object (ELF file or kallsyms), as perf resolves
+ * them.
+ *
+ * The decoder loads one table per object named by the recording's
+ * PERF_RECORD_MMAP2 events (a handful of ELF files, plus the kernel), then
+ * resolves every sample ip against it.  Tables reproduce what Linux perf 6.1
+ * stores in the symbols table of export-to-sqlite.py: same names, same
+ * [sym_start, sym_end) in the object's symbol address space, same binding,
+ * and lookups answer exactly as perf's symbol search does, so that
+ * sym_offset = rb_symtab_map_ip(...) - sym->start agrees with perf.
+ *
+ * For ELF objects the symbol address space is the file offset space: perf
+ * 6.1 rebases every user-space symbol by its PT_LOAD segment (value -=
+ * p_vaddr - p_offset), so a sample ip maps to it with the plain
+ * ip - map_start + map_pgoff.  For kallsyms it is the kernel virtual address.
+ *
+ * All functions are thread-compatible: a loaded table is immutable and may
+ * be searched from several threads at once.
+ */
+#ifndef RB_SYMTAB_H
+#define RB_SYMTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rb_sym {
+	uint64_t start, end;   /* [start, end) in the object's symbol address space, as perf's symbols table stores them */
+	uint8_t binding;       /* 0 local, 1 global, 2 weak (perf's export convention; raw ELF STB_* otherwise) */
+	const char *name;
+};
+
+struct rb_symtab;      /* opaque: sorted symbols, owns names */
+
+/*
+ * Load an ELF file's symbols.  Like perf, separate debug information is
+ * searched for first (.gnu_debuglink targets, perf's build-id cache
+ * $HOME/.debug, /usr/lib/debug/<path>.debug, /usr/lib/debug/<path>,
+ * /usr/lib/debug/.build-id/xx/yyyy.debug, then path itself, ...) and only
+ * files whose build-id matches the object's are used; .symtab comes from
+ * the first such file that has one, .dynsym/.plt from the first that is a
+ * runtime image.  path may also be "[vdso]" when opts give its build-id.  Returns 0, or a negative errno-style code with a
+ * message in msg (msglen bytes) naming the file and what is wrong (not ELF,
+ * truncated section, ...).  A valid ELF without any symbols gives 0 and an
+ * empty table.  Never crashes on a corrupt file.
+ */
+int rb_symtab_load_elf(struct rb_symtab **out, const char *path, char *msg, size_t msglen);
+
+/* Finer control over rb_symtab_load_elf; a NULL opts or zeroed fields mean the defaults above. */
+struct rb_symtab_elf_opts {
+	const char *debug_path;    /* use this debug file instead of searching (it still has to match the build-id) */
+	int no_debug_search;       /* nonzero: use only path (and debug_path if given) */
+	const uint8_t *build_id;   /* expected build-id (e.g. from the recording's HEADER_BUILD_ID); NULL: read it from path */
+	size_t build_id_len;
+	const char *root;          /* prefix for every searched path, like perf --symfs; NULL or "": none */
+	const char *buildid_dir;   /* perf's build-id cache; NULL: $HOME/.debug as perf defaults, "": not used */
+};
+int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
+			    const struct rb_symtab_elf_opts *opts, char *msg, size_t msglen);
+
+/*
+ * Load kernel symbols from a kallsyms-format file (e.g. /proc/kallsyms) as
+ * perf's [kernel.kallsyms] dso holds them: types T/W/D/B (either case),
+ * absolute addresses, ends fixed up to the next symbol, aliases reduced to
+ * one, module symbols ("name\t[mod]") and the x86-64 entry trampoline left
+ * out.
+ */
+int rb_symtab_load_kallsyms(struct rb_symtab **out, const char *path, char *msg, size_t msglen);
+
+void rb_symtab_free(struct rb_symtab *t);   /* accepts NULL */
+size_t rb_symtab_count(const struct rb_symtab *t);   /* 0 for NULL */
+const struct rb_sym *rb_symtab_at(const struct rb_symtab *t, size_t i);   /* sorted by start; NULL if out of range */
+
+/* Symbol containing addr (an address in the symbol address space), or NULL. O(log n). */
+const struct rb_sym *rb_symtab_find(const struct rb_symtab *t, uint64_t addr);
+
+/* Convert a sample ip inside a mapping to the object's symbol address space, exactly as perf 6.1 does (map__map_ip plus any per-object adjustment the loaded ELF requires). */
+uint64_t rb_symtab_map_ip(const struct rb_symtab *t, uint64_t ip, uint64_t map_start, uint64_t map_pgoff);
+
+/* 1 if t came from kallsyms (identity map_ip), 0 otherwise. */
+int rb_symtab_is_kernel(const struct rb_symtab *t);
+
+/* File the symbols were read from (the debug file when one was used); NULL for NULL. */
+const char *rb_symtab_source(const struct rb_symtab *t);
+
+/* Build-id of an ELF file (NT_GNU_BUILD_ID note), up to 20 bytes. Returns its length, 0 if none, <0 on error. */
+int rb_elf_build_id(const char *path, uint8_t *id, size_t max);
+
+/*
+ * Find the separate debug file perf 6.1 would use for the object at path
+ * (root and build_id as in struct rb_symtab_elf_opts; build_id NULL: read
+ * from the file).  Returns 1 and the file name in buf, 0 if there is none,
+ * <0 on bad arguments.
+ */
+int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *build_id,
+			  size_t build_id_len, char *buf, size_t buflen);
+
+#endif

@@ -1,0 +1,567 @@
+/*
+ * store.c - see store.h. Workload: millions of sample rows in one run.
+ * Every insert is a prepared statement reused with new bindings, all rows go
+ * in one transaction with journaling and syncing off (the file is not live
+ * under its final name until the rename, so a crash loses nothing that was
+ * promised), and indexes are built after the load.
+ *
+ * Ids follow perf's db-export: each table's row 0 is "unknown"; a thread,
+ * comm, object, symbol or call path gets its id the first time a sample or
+ * context switch refers to it, main thread first.
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "store.h"
+#include "schema.sql.h"
+
+/* PERF_MEM_DATA_SRC_NONE: op, level, snoop, lock and TLB all "not available" */
+#define PERF_MEM_DATA_SRC_NONE 0x5080021ULL
+
+enum stmt_id {
+	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
+	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_STAT, S_COUNT
+};
+
+static const char *const STMT_SQL[S_COUNT] = {
+	[S_EVSEL] = "INSERT INTO selected_events VALUES (?, ?)",
+	[S_MACHINE] = "INSERT INTO machines VALUES (?, ?, ?)",
+	[S_THREAD] = "INSERT INTO threads VALUES (?, ?, ?, ?, ?)",
+	[S_COMM] = "INSERT INTO comms VALUES (?, ?, ?, ?, ?)",
+	[S_COMM_THREAD] = "INSERT INTO comm_threads VALUES (?, ?, ?)",
+	[S_DSO] = "INSERT INTO dsos VALUES (?, ?, ?, ?, ?)",
+	[S_SYMBOL] = "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?)",
+	[S_BRANCH_TYPE] = "INSERT INTO branch_types VALUES (?, ?)",
+	[S_SAMPLE] = "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_CALL_PATH] = "INSERT INTO call_paths VALUES (?, ?, ?, ?)",
+	[S_SWITCH] = "INSERT INTO context_switches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_GAP] = "INSERT INTO gaps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_STAT] = "INSERT OR REPLACE INTO decode_stats VALUES (?, ?)",
+};
+
+/* Interning of (key1, key2, key3) → id, for symbols (by pointer) and call paths. */
+struct ikey { uint64_t a, b, c; uint64_t id; };
+struct imap { struct ikey *v; size_t cap, n; };
+
+struct rb_store {
+	struct rb_store_opts o;
+	char *final_path, *tmp_path;
+	sqlite3 *db;
+	sqlite3_stmt *st[S_COUNT];
+	struct rb_sink sink;
+	struct pd_reader *r;
+	struct rb_machine *m;
+	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
+	size_t nr_evsels;
+	uint64_t last[S_COUNT];       /* last id per table */
+	uint64_t rows[S_COUNT];
+	struct imap syms, paths;
+	int failed;
+	char err[512];
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x7fb5d329728ea185ULL;
+	x ^= x >> 27;
+	x *= 0x81dadef4bc2dd44dULL;
+	return x ^ (x >> 33);
+}
+
+static struct ikey *imap_slot(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
+{
+	size_t mask = m->cap - 1, i = mix(a ^ mix(b ^ mix(c))) & mask;
+	while (m->v[i].id && !(m->v[i].a == a && m->v[i].b == b && m->v[i].c == c))
+		i = (i + 1) & mask;
+	return &m->v[i];
+}
+
+/* Returns the slot for (a,b,c): id 0 means new (caller sets it). NULL on OOM. */
+static struct ikey *imap_get(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 1024;
+		struct ikey *old = m->v;
+		size_t ocap = m->cap;
+		m->v = calloc(cap, sizeof(*m->v));
+		if (!m->v) {
+			m->v = old;
+			return NULL;
+		}
+		m->cap = cap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].id)
+				*imap_slot(m, old[i].a, old[i].b, old[i].c) = old[i];
+		free(old);
+	}
+	struct ikey *k = imap_slot(m, a, b, c);
+	if (!k->id) {
+		k->a = a;
+		k->b = b;
+		k->c = c;
+		m->n++;
+	}
+	return k;
+}
+
+static int fail(struct rb_store *st, const char *what)
+{
+	if (!st->failed)
+		snprintf(st->err, sizeof(st->err), "%s: %s: %s", st->tmp_path ? st->tmp_path : st->o.path,
+			 what, st->db ? sqlite3_errmsg(st->db) : "cannot open");
+	st->failed = 1;
+	return -1;
+}
+
+/* Bind values: 'i' int64, 'u' uint64 stored as its bit pattern, 's' text, 'n' null. */
+static int run(struct rb_store *st, enum stmt_id id, const char *fmt, ...)
+{
+	sqlite3_stmt *s = st->st[id];
+	va_list ap;
+	va_start(ap, fmt);
+	for (int i = 0; fmt[i]; i++) {
+		int rc;
+		switch (fmt[i]) {
+		case 'i': rc = sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t)); break;
+		case 'u': rc = sqlite3_bind_int64(s, i + 1, (int64_t)va_arg(ap, uint64_t)); break;
+		case 's': rc = sqlite3_bind_text(s, i + 1, va_arg(ap, const char *), -1, SQLITE_STATIC); break;
+		default: rc = sqlite3_bind_null(s, i + 1); break;
+		}
+		if (rc != SQLITE_OK) {
+			va_end(ap);
+			return fail(st, "bind");
+		}
+	}
+	va_end(ap);
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return fail(st, STMT_SQL[id]);
+	st->rows[id]++;
+	return 0;
+}
+
+/* ------------------------------------------------------------ exports */
+
+static uint64_t export_evsel(struct rb_store *st, int idx)
+{
+	if (idx < 0 || (size_t)idx >= st->nr_evsels)
+		return 0;
+	if (st->evsel_db_id[idx])
+		return st->evsel_db_id[idx];
+	const struct pd_evsel *es = pd_reader_evsel(st->r, (size_t)idx);
+	char name[64];
+	if (!es->name)
+		snprintf(name, sizeof(name), "type%u/config=%#" PRIx64 "/", es->attr.type, es->attr.config);
+	st->evsel_db_id[idx] = ++st->last[S_EVSEL];
+	run(st, S_EVSEL, "us", st->evsel_db_id[idx], es->name ? es->name : name);
+	return st->evsel_db_id[idx];
+}
+
+static void export_thread(struct rb_store *st, struct rb_thread *t, struct rb_thread *main)
+{
+	if (t->db_id)
+		return;
+	t->db_id = ++st->last[S_THREAD];
+	run(st, S_THREAD, "uuuii", t->db_id, (uint64_t)1, main ? main->db_id : 0,
+	    (int64_t)t->pid, (int64_t)t->tid);
+}
+
+static void export_comm(struct rb_store *st, struct rb_comm *c, struct rb_thread *t)
+{
+	if (c->db_id)
+		return;
+	c->db_id = ++st->last[S_COMM];
+	run(st, S_COMM, "usuui", c->db_id, c->name, t->db_id, c->start, (int64_t)c->exec);
+}
+
+static void export_comm_thread(struct rb_store *st, struct rb_comm *c, struct rb_thread *t)
+{
+	run(st, S_COMM_THREAD, "uuu", ++st->last[S_COMM_THREAD], c->db_id, t->db_id);
+}
+
+/* perf's db_export__threads: main thread, its exec comm, the thread, its current comm. */
+static struct rb_comm *export_threads(struct rb_store *st, struct rb_thread *t, struct rb_thread *main,
+				      struct rb_comm *comm)
+{
+	if (main) {
+		export_thread(st, main, main);
+		if (comm && !comm->db_id) {
+			export_comm(st, comm, main);
+			export_comm_thread(st, comm, main);
+		}
+	}
+	if (t != main) {
+		int first = !t->db_id;
+		export_thread(st, t, main);
+		if (first && comm)
+			export_comm_thread(st, comm, t);
+	}
+	if (t->comm)
+		export_comm(st, t->comm, t);
+	return comm;
+}
+
+static uint64_t export_dso(struct rb_store *st, struct rb_dso *d)
+{
+	if (d->db_id)
+		return d->db_id;
+	char bid[41] = "";
+	for (int i = 0; i < d->build_id_size; i++)
+		sprintf(bid + 2 * i, "%02x", d->build_id[i]);
+	d->db_id = ++st->last[S_DSO];
+	run(st, S_DSO, "uusss", d->db_id, (uint64_t)1, d->short_name, d->long_name, bid);
+	return d->db_id;
+}
+
+static uint64_t export_symbol(struct rb_store *st, const struct rb_sym *s, uint64_t dso_id)
+{
+	struct ikey *k = imap_get(&st->syms, (uint64_t)(uintptr_t)s, 0, 0);
+	if (!k)
+		return fail(st, "out of memory"), 0;
+	if (!k->id) {
+		k->id = ++st->last[S_SYMBOL];
+		run(st, S_SYMBOL, "uuuuis", k->id, dso_id, s->start, s->end, (int64_t)s->binding, s->name);
+	}
+	return k->id;
+}
+
+/*
+ * dso id, symbol id and offset of a resolved address; perf invents an
+ * "unknown" symbol at @unknown_at when a map has none (the object address for
+ * a sample, the raw ip for a call-chain entry).
+ */
+static const struct rb_sym *export_al(struct rb_store *st, const struct rb_addr_loc *al, uint64_t unknown_at,
+				      uint64_t *dso_id, uint64_t *sym_id, uint64_t *off)
+{
+	*dso_id = *sym_id = *off = 0;
+	if (!al->map)
+		return NULL;
+	*dso_id = export_dso(st, al->dso);
+	/* an "unknown" made earlier at the object address wins (perf finds it by lookup), then one at @unknown_at */
+	const struct rb_sym *s = al->sym;
+	if (!s)
+		s = rb_machine_find_unknown(al->dso, al->addr);
+	if (!s)
+		s = rb_machine_unknown_sym(st->m, al->dso, unknown_at);
+	if (!s)
+		return NULL;
+	*sym_id = export_symbol(st, s, *dso_id);
+	*off = al->addr >= s->start ? al->addr - s->start : 0;
+	return s;
+}
+
+static uint64_t call_path_root(struct rb_store *st)
+{
+	struct ikey *k = imap_get(&st->paths, 0, 0, 0);
+	if (!k)
+		return fail(st, "out of memory"), 0;
+	if (!k->id) {
+		k->id = ++st->last[S_CALL_PATH];
+		run(st, S_CALL_PATH, "uuuu", k->id, (uint64_t)0, (uint64_t)0, (uint64_t)0);
+	}
+	return k->id;
+}
+
+static uint64_t export_call_path(struct rb_store *st, const struct rb_sample_ev *ev)
+{
+	uint64_t cp = call_path_root(st);
+	for (size_t i = 0; i < ev->nr_nodes && !st->failed; i++) {
+		uint64_t dso_id, sym_id, off;
+		const struct rb_sym *s = export_al(st, &ev->nodes[i].al, ev->nodes[i].ip, &dso_id, &sym_id, &off);
+		uint64_t ip = s ? 0 : ev->nodes[i].ip;     /* perf keeps the ip only when there is no symbol */
+		struct ikey *k = imap_get(&st->paths, cp, sym_id, ip);
+		if (!k)
+			return fail(st, "out of memory"), 0;
+		if (!k->id) {
+			k->id = ++st->last[S_CALL_PATH];
+			run(st, S_CALL_PATH, "uuuu", k->id, cp, sym_id, ip);
+		}
+		cp = k->id;
+	}
+	return cp;
+}
+
+/* ------------------------------------------------------------- sink */
+
+static int sink_begin(void *ctx, struct pd_reader *r, struct rb_machine *m)
+{
+	struct rb_store *st = ctx;
+	st->r = r;
+	st->m = m;
+	st->nr_evsels = pd_reader_nr_evsels(r);
+	st->evsel_db_id = calloc(st->nr_evsels + 64, sizeof(uint64_t));
+	if (!st->evsel_db_id)
+		return fail(st, "out of memory");
+	/* the machine: perf exports the host as pid -1 with an empty root */
+	run(st, S_MACHINE, "uis", ++st->last[S_MACHINE], (int64_t)-1, "");
+	return st->failed ? -1 : 0;
+}
+
+static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
+{
+	struct rb_store *st = ctx;
+	const struct pd_sample *s = ev->s;
+	if ((size_t)ev->evsel >= st->nr_evsels)
+		return 0;    /* pipe mode: an evsel announced after the start; not exportable */
+	uint64_t evsel_id = export_evsel(st, ev->evsel);
+	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
+	uint64_t id = ++st->last[S_SAMPLE];
+	uint64_t dso_id, sym_id, off;
+	export_al(st, &ev->al, ev->al.addr, &dso_id, &sym_id, &off);
+	uint64_t cp = ev->nr_nodes ? export_call_path(st, ev) : 0;
+	int64_t cpu = (s->type & PD_SAMPLE_CPU) ? (int64_t)(int32_t)s->cpu : -1;
+	/* perf's defaults for what the sample does not carry */
+	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
+	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src : PERF_MEM_DATA_SRC_NONE;
+	run(st, S_SAMPLE, "uuuuuuuuuuiuuuuuuuuiiuuui",
+	    id, evsel_id, (uint64_t)1, ev->thread->db_id, comm ? comm->db_id : 0, dso_id, sym_id, off,
+	    s->ip, s->time, cpu, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, period,
+	    s->weight, s->transaction, data_src, (int64_t)0, (int64_t)0, cp, (uint64_t)0, (uint64_t)0,
+	    (int64_t)0);
+	return st->failed ? -1 : 0;
+}
+
+static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
+{
+	struct rb_store *st = ctx;
+	uint64_t a_id = 0, b_id = 0;
+	struct rb_comm *ca = NULL, *cb = NULL;
+	int idle_a = 0, idle_b = 0;
+	/* perf exports only threads whose comm is known */
+	if (ev->a && ev->a->comm_set) {
+		idle_a = !ev->a->pid && !ev->a->tid;
+		ca = export_threads(st, ev->a, rb_machine_main_thread(st->m, ev->a),
+				    rb_machine_sample_comm(st->m, ev->a));
+		a_id = ev->a->db_id;
+	}
+	if (ev->b && ev->b->comm_set) {
+		idle_b = !ev->b->pid && !ev->b->tid;
+		cb = export_threads(st, ev->b, rb_machine_main_thread(st->m, ev->b),
+				    rb_machine_sample_comm(st->m, ev->b));
+		b_id = ev->b->db_id;
+	}
+	if ((!a_id || idle_a) && (!b_id || idle_b))
+		return st->failed ? -1 : 0;
+	int flags = ev->out | (ev->preempt << 1);
+	uint64_t out_id = ev->out ? a_id : b_id, in_id = ev->out ? b_id : a_id;
+	struct rb_comm *cout = ev->out ? ca : cb, *cin = ev->out ? cb : ca;
+	run(st, S_SWITCH, "uuuiuuuui", ++st->last[S_SWITCH], (uint64_t)1, ev->time, (int64_t)ev->cpu,
+	    out_id, cout ? cout->db_id : 0, in_id, cin ? cin->db_id : 0, (int64_t)flags);
+	return st->failed ? -1 : 0;
+}
+
+static int sink_loss(void *ctx, const struct rb_loss_ev *ev)
+{
+	struct rb_store *st = ctx;
+	const char *reason = ev->type == PD_RECORD_LOST ? "kernel lost records" :
+			     ev->type == PD_RECORD_LOST_SAMPLES ? "kernel lost samples" :
+			     (ev->flags & PD_AUX_FLAG_TRUNCATED) ? "aux truncated" :
+			     (ev->flags & PD_AUX_FLAG_COLLISION) ? "aux collision" : "aux partial";
+	int aux = ev->type == PD_RECORD_AUX;
+	run(st, S_GAP, "uuuiiisssuus", ++st->last[S_GAP], ev->time, ev->time, (int64_t)ev->cpu,
+	    (int64_t)ev->pid, (int64_t)ev->tid, "kernel", reason, aux ? ev->count : 0,
+	    aux ? 0 : ev->count, ev->file_offset, "");
+	return st->failed ? -1 : 0;
+}
+
+/* ------------------------------------------------------------- life */
+
+static int exec_sql(struct rb_store *st, const char *sql, const char *what)
+{
+	char *e = NULL;
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &e) != SQLITE_OK) {
+		if (!st->failed)
+			snprintf(st->err, sizeof(st->err), "%s: %s: %s", st->tmp_path, what, e ? e : "?");
+		st->failed = 1;
+		sqlite3_free(e);
+		return -1;
+	}
+	return 0;
+}
+
+static int add_unknown_rows(struct rb_store *st)
+{
+	/* perf: "id == 0 means unknown. It is easier to create records for them than replace the zeroes with NULLs" */
+	run(st, S_EVSEL, "us", (uint64_t)0, "unknown");
+	run(st, S_MACHINE, "uis", (uint64_t)0, (int64_t)0, "unknown");
+	run(st, S_THREAD, "uuuii", (uint64_t)0, (uint64_t)0, (uint64_t)0, (int64_t)-1, (int64_t)-1);
+	run(st, S_COMM, "usuui", (uint64_t)0, "unknown", (uint64_t)0, (uint64_t)0, (int64_t)0);
+	run(st, S_DSO, "uusss", (uint64_t)0, (uint64_t)0, "unknown", "unknown", "");
+	run(st, S_SYMBOL, "uuuuis", (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (int64_t)0, "unknown");
+	run(st, S_SAMPLE, "uuuuuuuuuuiuuuuuuuuiiuuui", (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0,
+	    (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (int64_t)0,
+	    (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0,
+	    (uint64_t)0, (int64_t)0, (int64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (int64_t)0);
+	run(st, S_CALL_PATH, "uuuu", (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0);
+	exec_sql(st, "INSERT INTO calls VALUES (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)", "calls row 0");
+	for (size_t i = 0; i < sizeof(BRANCH_TYPES) / sizeof(BRANCH_TYPES[0]); i++)
+		run(st, S_BRANCH_TYPE, "us", (uint64_t)BRANCH_TYPES[i].type, BRANCH_TYPES[i].name);
+	for (size_t i = 0; i < sizeof(BRANCH_TYPES) / sizeof(BRANCH_TYPES[0]); i++) {
+		unsigned t = BRANCH_TYPES[i].type;
+		char name[96];
+		if (t == 1 || (t & (256 | 512)))
+			continue;
+		snprintf(name, sizeof(name), "trace begin / %s", BRANCH_TYPES[i].name);
+		run(st, S_BRANCH_TYPE, "us", (uint64_t)(t | 256), name);
+		snprintf(name, sizeof(name), "%s / trace end", BRANCH_TYPES[i].name);
+		run(st, S_BRANCH_TYPE, "us", (uint64_t)(t | 512), name);
+	}
+	/* the unknown rows are not data: counts start here */
+	memset(st->rows, 0, sizeof(st->rows));
+	return st->failed ? -1 : 0;
+}
+
+int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *msg, size_t msglen)
+{
+	*out = NULL;
+	struct stat sb;
+	if (!o->force && stat(o->path, &sb) == 0) {
+		snprintf(msg, msglen, "%s already exists (use --force to replace it)", o->path);
+		return -1;
+	}
+	struct rb_store *st = calloc(1, sizeof(*st));
+	if (!st) {
+		snprintf(msg, msglen, "out of memory");
+		return -1;
+	}
+	st->o = *o;
+	st->final_path = strdup(o->path);
+	size_t n = strlen(o->path) + 32;
+	st->tmp_path = malloc(n);
+	if (!st->final_path || !st->tmp_path) {
+		rb_store_abort(st);
+		snprintf(msg, msglen, "out of memory");
+		return -1;
+	}
+	snprintf(st->tmp_path, n, "%s.tmp-%ld", o->path, (long)getpid());
+	unlink(st->tmp_path);
+	if (sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		snprintf(msg, msglen, "%s: cannot create the database: %s", st->tmp_path,
+			 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		rb_store_abort(st);
+		return -1;
+	}
+	exec_sql(st, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
+		     "PRAGMA cache_size = -65536; BEGIN", "pragmas");
+	exec_sql(st, SCHEMA, "schema");
+	for (int i = 0; i < S_COUNT && !st->failed; i++)
+		if (sqlite3_prepare_v3(st->db, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &st->st[i], NULL) != SQLITE_OK)
+			fail(st, STMT_SQL[i]);
+	if (!st->failed)
+		add_unknown_rows(st);
+	if (st->failed) {
+		snprintf(msg, msglen, "%s", st->err);
+		rb_store_abort(st);
+		return -1;
+	}
+	st->sink = (struct rb_sink){ st, sink_begin, sink_sample, sink_switch, sink_loss, NULL };
+	*out = st;
+	return 0;
+}
+
+const struct rb_sink *rb_store_sink(struct rb_store *st) { return &st->sink; }
+
+static void stat_row(struct rb_store *st, const char *name, uint64_t v)
+{
+	run(st, S_STAT, "su", name, v);
+}
+
+/* perf drops the power / ptwrite / switch tables when nothing went in them. */
+static void drop_empty(struct rb_store *st)
+{
+	if (!st->rows[S_SWITCH])
+		exec_sql(st, "DROP VIEW context_switches_view; DROP TABLE context_switches", "drop");
+	exec_sql(st, "DROP VIEW ptwrite_view; DROP TABLE ptwrite;"
+		     "DROP VIEW power_events_view; DROP VIEW mwait_view; DROP TABLE mwait;"
+		     "DROP VIEW pwre_view; DROP TABLE pwre; DROP VIEW exstop_view; DROP TABLE exstop;"
+		     "DROP VIEW pwrx_view; DROP TABLE pwrx; DROP VIEW cbr_view; DROP TABLE cbr", "drop");
+}
+
+int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, char *msg, size_t msglen)
+{
+	stat_row(st, "schema_version", RB_STORE_SCHEMA_VERSION);
+	stat_row(st, "records", stats->records);
+	stat_row(st, "samples", stats->samples);
+	stat_row(st, "samples_out_of_window", stats->samples_out_of_window);
+	stat_row(st, "malformed_records", stats->malformed);
+	stat_row(st, "records_below_flush", stats->late);
+	stat_row(st, "partial", stats->stop.code != 0 || stats->malformed != 0);
+	if (stats->stop.code) {
+		sqlite3_bind_text(st->st[S_STAT], 1, "stopped", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st->st[S_STAT], 2, stats->stop.msg, -1, SQLITE_TRANSIENT);
+		sqlite3_step(st->st[S_STAT]);
+		sqlite3_reset(st->st[S_STAT]);
+	}
+	if (st->o.source) {
+		sqlite3_bind_text(st->st[S_STAT], 1, "source", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st->st[S_STAT], 2, st->o.source, -1, SQLITE_TRANSIENT);
+		sqlite3_step(st->st[S_STAT]);
+		sqlite3_reset(st->st[S_STAT]);
+	}
+	drop_empty(st);
+	char pragma[64];
+	snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", RB_STORE_SCHEMA_VERSION);
+	exec_sql(st, pragma, "user_version");
+	exec_sql(st, "COMMIT", "commit");
+	exec_sql(st, INDEXES, "indexes");
+	if (st->rows[S_SWITCH])
+		exec_sql(st, SWITCH_INDEX, "indexes");
+	for (int i = 0; i < S_COUNT; i++) {
+		sqlite3_finalize(st->st[i]);
+		st->st[i] = NULL;
+	}
+	if (sqlite3_close(st->db) != SQLITE_OK && !st->failed)
+		fail(st, "close");
+	st->db = NULL;
+	if (!st->failed && rename(st->tmp_path, st->final_path) < 0) {
+		snprintf(st->err, sizeof(st->err), "%s: cannot rename to %s: %s", st->tmp_path, st->final_path,
+			 strerror(errno));
+		st->failed = 1;
+	}
+	int rc = st->failed ? -1 : 0;
+	if (rc)
+		snprintf(msg, msglen, "%s", st->err);
+	rb_store_abort(st);   /* frees; the temporary name no longer exists after a rename */
+	return rc;
+}
+
+void rb_store_abort(struct rb_store *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < S_COUNT; i++)
+		sqlite3_finalize(st->st[i]);
+	if (st->db)
+		sqlite3_close(st->db);
+	if (st->tmp_path)
+		unlink(st->tmp_path);
+	free(st->syms.v);
+	free(st->paths.v);
+	free(st->evsel_db_id);
+	free(st->final_path);
+	free(st->tmp_path);
+	free(st);
+}
+
+uint64_t rb_store_rows(const struct rb_store *st, const char *table)
+{
+	static const struct { const char *name; enum stmt_id id; } t[] = {
+		{ "samples", S_SAMPLE }, { "threads", S_THREAD }, { "comms", S_COMM }, { "dsos", S_DSO },
+		{ "symbols", S_SYMBOL }, { "call_paths", S_CALL_PATH }, { "context_switches", S_SWITCH },
+		{ "gaps", S_GAP },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(t[i].name, table))
+			return st->rows[t[i].id];
+	return 0;
+}

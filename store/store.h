@@ -1,0 +1,40 @@
+/*
+ * store.h - the SQLite store: perf's export-to-sqlite.py schema (same tables,
+ * columns, views and id conventions: id 0 is "unknown" in every table), plus
+ * the tables perf lacks (gaps, aux_buffers, imc_records, decode_stats).
+ * It is a session sink: it knows threads, comms, objects and symbols, never
+ * trace formats. The database is built under a temporary name beside the
+ * target and renamed into place only when complete, so an interrupted run
+ * never leaves a half-built file under the name asked for.
+ */
+#ifndef RB_STORE_H
+#define RB_STORE_H
+
+#include "session.h"
+
+#define RB_STORE_SCHEMA_VERSION 1
+
+struct rb_store;
+
+struct rb_store_opts {
+	const char *path;        /* final database path */
+	int force;               /* replace an existing file */
+	const char *source;      /* input name, for decode_stats */
+};
+
+/* Create the temporary database with the schema. Returns 0 or -1 with @msg. */
+int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *msg, size_t msglen);
+/* The sink to run a session into. */
+const struct rb_sink *rb_store_sink(struct rb_store *st);
+/*
+ * Record how the run went (in decode_stats; partial runs are marked), add
+ * indexes, commit, and rename into place. Returns 0 or -1 with @msg; the
+ * temporary file is removed on failure. Frees @st.
+ */
+int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, char *msg, size_t msglen);
+/* Give up: remove the temporary file. Frees @st. Accepts NULL. */
+void rb_store_abort(struct rb_store *st);
+/* Rows written per table, for the summary line. */
+uint64_t rb_store_rows(const struct rb_store *st, const char *table);
+
+#endif
