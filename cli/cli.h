@@ -25,5 +25,9 @@ int cli_status_of(int code);
 
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_script(int argc, char **argv);
+int cmd_gaps(int argc, char **argv);
+/* "start,end" in seconds (perf's --time form); sets nanoseconds, 0 for an open side. -1 if malformed. */
+int cli_parse_time(const char *s, uint64_t *start, uint64_t *end);
 
 #endif

@@ -46,7 +46,7 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 }
 
 /* "start,end" in seconds (perf's --time form, e.g. 1844.56,1845); either side may be empty. */
-static int parse_time(const char *s, uint64_t *a, uint64_t *b)
+int cli_parse_time(const char *s, uint64_t *a, uint64_t *b)
 {
 	const char *comma = strchr(s, ',');
 	if (!comma)
@@ -103,7 +103,7 @@ int cmd_export(int argc, char **argv)
 		case 'o': sto.path = optarg; break;
 		case 'f': sto.force = 1; break;
 		case 't':
-			if (parse_time(optarg, &so.time_start, &so.time_end) < 0) {
+			if (cli_parse_time(optarg, &so.time_start, &so.time_end) < 0) {
 				cli_error("--time wants START,END in seconds, got '%s'", optarg);
 				return EXIT_USAGE;
 			}

@@ -29,6 +29,7 @@ struct info {
 	uint64_t by_type[PD_RECORD_TYPE_MAX];
 	uint64_t other_types;               /* type >= PD_RECORD_TYPE_MAX */
 	uint64_t *samples;                  /* per evsel */
+	uint64_t *lost_per_evsel;           /* LOST_SAMPLES.lost per evsel, as perf --stats shows */
 	size_t nr_samples_slots;
 	uint64_t unattributed_samples;
 	uint64_t malformed;
@@ -40,21 +41,34 @@ struct info {
 	unsigned warnings;
 };
 
+/* Make room for per-evsel counters up to @evsel. */
+static int evsel_slots(struct info *in, int evsel)
+{
+	if ((size_t)evsel < in->nr_samples_slots)
+		return 0;
+	size_t n = (size_t)evsel + 8;
+	uint64_t *s = realloc(in->samples, n * sizeof(*s));
+	if (s)
+		in->samples = s;
+	uint64_t *l = realloc(in->lost_per_evsel, n * sizeof(*l));
+	if (l)
+		in->lost_per_evsel = l;
+	if (!s || !l)
+		return PD_ERR_NOMEM;
+	memset(s + in->nr_samples_slots, 0, (n - in->nr_samples_slots) * sizeof(*s));
+	memset(l + in->nr_samples_slots, 0, (n - in->nr_samples_slots) * sizeof(*l));
+	in->nr_samples_slots = n;
+	return 0;
+}
+
 static int count_sample(struct info *in, int evsel)
 {
 	if (evsel < 0) {
 		in->unattributed_samples++;
 		return 0;
 	}
-	if ((size_t)evsel >= in->nr_samples_slots) {
-		size_t n = (size_t)evsel + 8;
-		uint64_t *s = realloc(in->samples, n * sizeof(*s));
-		if (!s)
-			return PD_ERR_NOMEM;
-		memset(s + in->nr_samples_slots, 0, (n - in->nr_samples_slots) * sizeof(*s));
-		in->samples = s;
-		in->nr_samples_slots = n;
-	}
+	if (evsel_slots(in, evsel) < 0)
+		return PD_ERR_NOMEM;
 	in->samples[evsel]++;
 	return 0;
 }
@@ -106,6 +120,11 @@ static int scan(struct info *in)
 			break;
 		case PD_RECORD_LOST_SAMPLES:
 			in->lost_samples += ev.u.lost_samples.lost;
+			if (rec.evsel >= 0) {
+				if (evsel_slots(in, rec.evsel) < 0)
+					return EXIT_INTERNAL;
+				in->lost_per_evsel[rec.evsel] += ev.u.lost_samples.lost;
+			}
 			break;
 		case PD_RECORD_AUXTRACE_INFO:
 			if (keep_auxinfo(in, &rec) < 0)
@@ -346,6 +365,8 @@ static void print_stats(struct info *in, FILE *o)
 		fprintf(o, "%s stats:\n", evsel_name(es, nb, sizeof(nb)));
 		if (n)
 			fprintf(o, "%16s events: %10" PRIu64 "\n", "SAMPLE", n);
+		if (i < in->nr_samples_slots && in->lost_per_evsel[i])
+			fprintf(o, "%16s events: %10" PRIu64 "\n", "LOST_SAMPLES", in->lost_per_evsel[i]);
 	}
 	if (in->lost_events || in->lost_samples)
 		fprintf(o, "lost: %" PRIu64 " events (LOST), %" PRIu64 " samples (LOST_SAMPLES)\n",
@@ -573,6 +594,7 @@ int cmd_info(int argc, char **argv)
 		free(in.auxinfo[i].data);
 	free(in.auxinfo);
 	free(in.samples);
+	free(in.lost_per_evsel);
 	pd_reader_free(in.r);
 	rb_archive_cleanup(&un);
 	return status;

@@ -53,6 +53,8 @@ static void usage(FILE *f)
 		"        (as perf report --stats); FILE may be '-' for a pipe-mode stream\n"
 		"  [export] FILE -o OUT.db [--force] [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F]\n"
 		"        decode into SQLite with perf's export-to-sqlite schema, plus gaps\n"
+		"  script [--disasm] [--time S,E] [-C CPUS] FILE     samples as text, as perf script\n"
+		"  gaps [--json] FILE                                every reported loss\n"
 		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
 		cli_prog);
 }
@@ -73,6 +75,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "info"))
 		return cmd_info(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "script"))
+		return cmd_script(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "gaps"))
+		return cmd_gaps(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
 	if (argv[1][0] != '-' && access(argv[1], F_OK) == 0)

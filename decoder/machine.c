@@ -170,12 +170,36 @@ static void load_symbols(struct rb_machine *m, struct rb_dso *d)
 		try_load(d, path, 0);
 }
 
+static size_t uslot(struct rb_sym *const *h, size_t cap, uint64_t addr)
+{
+	size_t mask = cap - 1, i = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
+	while (h[i] && h[i]->start != addr)
+		i = (i + 1) & mask;
+	return i;
+}
+
 const struct rb_sym *rb_machine_find_unknown(const struct rb_dso *d, uint64_t addr)
 {
-	for (size_t i = 0; i < d->nr_extra; i++)
-		if (d->extra[i]->start == addr)
-			return d->extra[i];
-	return NULL;
+	return d->ucap ? d->uhash[uslot(d->uhash, d->ucap, addr)] : NULL;
+}
+
+/* Unknown symbols are looked up for every unresolved address: hashed, not scanned. */
+static int uhash_add(struct rb_dso *d, struct rb_sym *s)
+{
+	if ((d->nr_extra + 1) * 2 > d->ucap) {
+		size_t cap = d->ucap ? 2 * d->ucap : 64;
+		struct rb_sym **h = calloc(cap, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		for (size_t i = 0; i < d->ucap; i++)
+			if (d->uhash[i])
+				h[uslot(h, cap, d->uhash[i]->start)] = d->uhash[i];
+		free(d->uhash);
+		d->uhash = h;
+		d->ucap = cap;
+	}
+	d->uhash[uslot(d->uhash, d->ucap, s->start)] = s;
+	return 0;
 }
 
 const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso *d, uint64_t addr)
@@ -197,6 +221,10 @@ const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso 
 		return NULL;
 	s->start = s->end = addr;
 	s->name = "unknown";
+	if (uhash_add(d, s) < 0) {
+		free(s);
+		return NULL;
+	}
 	d->extra[d->nr_extra++] = s;
 	return s;
 }
@@ -639,6 +667,7 @@ void rb_machine_free(struct rb_machine *m)
 		for (size_t k = 0; k < d->nr_extra; k++)
 			free(d->extra[k]);
 		free(d->extra);
+		free(d->uhash);
 		free(d->syms_path);
 		free(d->long_name);
 		free(d);

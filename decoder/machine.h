@@ -32,6 +32,8 @@ struct rb_dso {
 	char *syms_path;         /* file the symbols came from */
 	struct rb_sym **extra;   /* "unknown" symbols created at sample addresses (perf does the same) */
 	size_t nr_extra, cap_extra;
+	struct rb_sym **uhash;   /* the same, hashed by start address (power-of-two size) */
+	size_t ucap;
 	uint64_t db_id;
 };
 

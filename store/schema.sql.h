@@ -154,8 +154,6 @@ static const char SCHEMA[] =
 
 static const char INDEXES[] =
 	"CREATE INDEX samples_time_idx ON samples (time);"
-	"CREATE INDEX samples_thread_idx ON samples (thread_id);"
-	"CREATE INDEX samples_symbol_idx ON samples (symbol_id);"
 	"CREATE INDEX call_paths_parent_idx ON call_paths (parent_id);"
 	"CREATE INDEX pcpid_idx ON calls (parent_call_path_id);"
 	"CREATE INDEX pid_idx ON calls (parent_id);"

@@ -445,13 +445,13 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	}
 	snprintf(st->tmp_path, n, "%s.tmp-%ld", o->path, (long)getpid());
 	unlink(st->tmp_path);
-	if (sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(msg, msglen, "%s: cannot create the database: %s", st->tmp_path,
 			 st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		rb_store_abort(st);
 		return -1;
 	}
-	exec_sql(st, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
+	exec_sql(st, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
 		     "PRAGMA cache_size = -65536; BEGIN", "pragmas");
 	exec_sql(st, SCHEMA, "schema");
 	for (int i = 0; i < S_COUNT && !st->failed; i++)

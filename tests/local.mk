@@ -19,7 +19,8 @@ SHELL_TESTS = \
 	tests/swap_roundtrip.test \
 	tests/damaged_files.test \
 	tests/export_sqlite.test \
-	tests/archive.test
+	tests/archive.test \
+	tests/script_gaps.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
 TESTS += $(SHELL_TESTS)
