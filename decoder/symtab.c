@@ -74,24 +74,36 @@ static int fail(char *msg, size_t msglen, int err, const char *fmt, ...)
  * contains the address.  When symbols overlap, the answer depends on the
  * tree's shape, so we build the same tree: the textbook insert and erase
  * (successor replacement, the four standard fix-up cases) give exactly
- * the shapes of the kernel's lib/rbtree.c.
+ * the shapes of the kernel's lib/rbtree.c.  The tree stays live after
+ * loading because perf's exporter keeps inserting "unknown" symbols into
+ * it, which reshapes it.  Nodes sit in fixed-size chunks so that pointers
+ * handed out stay valid while the tree grows.
  */
 
+#define CHUNK_BITS 12
+#define CHUNK ((size_t)1 << CHUNK_BITS)
+
 struct node {
-	uint64_t start, end;
-	size_t name;                 /* offset into the name arena */
+	struct rb_sym s;             /* s.name is set when loading finishes */
+	size_t name;                 /* offset into the name arena while loading */
 	size_t left, right, parent;
-	uint8_t binding, red;
+	uint8_t red;
 };
 
 struct tree {
-	struct node *v;
-	size_t n, cap, root, live;
+	struct node **chunk;
+	size_t nchunks, chunk_cap;
+	size_t n, root, live;
 	char *str;                   /* name arena */
 	size_t slen, scap;
 };
 
-#define N(t, i) ((t)->v[i])
+static struct node *np(const struct tree *t, size_t i)
+{
+	return &t->chunk[i >> CHUNK_BITS][i & (CHUNK - 1)];
+}
+
+#define N(t, i) (*np(t, i))
 
 static int is_red(const struct tree *t, size_t i)
 {
@@ -105,7 +117,11 @@ static const char *node_name(const struct tree *t, size_t i)
 
 static void tree_free(struct tree *t)
 {
-	free(t->v);
+	size_t i;
+
+	for (i = 0; i < t->nchunks; i++)
+		free(t->chunk[i]);
+	free(t->chunk);
 	free(t->str);
 	memset(t, 0, sizeof(*t));
 }
@@ -141,6 +157,22 @@ static int arena_add(struct tree *t, const char *s, size_t len, size_t *off)
 	*off = t->slen;
 	t->slen += len + 1;
 	return 0;
+}
+
+/* A fresh node at index t->n (the caller links it). */
+static struct node *node_alloc(struct tree *t)
+{
+	struct node *c;
+
+	if (t->n == t->nchunks * CHUNK) {
+		if (grow((void **)&t->chunk, &t->chunk_cap, t->nchunks + 1, sizeof(*t->chunk)) ||
+		    !(c = malloc(CHUNK * sizeof(*c))))
+			return NULL;
+		t->chunk[t->nchunks++] = c;
+	}
+	if (t->n == 0)
+		t->root = NONE;
+	return np(t, t->n);
 }
 
 static void set_child(struct tree *t, size_t parent, size_t old, size_t new)
@@ -209,41 +241,40 @@ static size_t insert_step(struct tree *t, size_t z)
 	return NONE;
 }
 
+/* Link node z (already filled in) below its place by start; equal starts go right. */
 static void tree_link(struct tree *t, size_t z)
 {
 	size_t *link = &t->root, parent = NONE;
 
 	while (*link != NONE) {
 		parent = *link;
-		link = N(t, z).start < N(t, parent).start ? &N(t, parent).left : &N(t, parent).right;
+		link = N(t, z).s.start < N(t, parent).s.start ? &N(t, parent).left : &N(t, parent).right;
 	}
 	*link = z;
 	N(t, z).parent = parent;
+	N(t, z).left = N(t, z).right = NONE;
+	N(t, z).red = 1;
 	while (z != NONE && is_red(t, N(t, z).parent))
 		z = insert_step(t, z);
 	N(t, t->root).red = 0;
+	t->live++;
 }
 
+/* perf's symbol__new: a zero length means end == start. */
 static int tree_insert(struct tree *t, uint64_t start, uint64_t len, uint8_t binding,
 		       const char *name, size_t namelen)
 {
 	struct node *nd;
 	size_t off;
 
-	if (grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)) ||
-	    arena_add(t, name, namelen, &off))
+	if (arena_add(t, name, namelen, &off) || !(nd = node_alloc(t)))
 		return -ENOMEM;
-	nd = &t->v[t->n];
-	nd->start = start;
-	nd->end = len ? start + len : start;    /* perf: zero size means end == start */
+	memset(nd, 0, sizeof(*nd));
+	nd->s.start = start;
+	nd->s.end = len ? start + len : start;
+	nd->s.binding = binding;
 	nd->name = off;
-	nd->binding = binding;
-	nd->red = 1;
-	nd->left = nd->right = nd->parent = NONE;
-	if (t->n == 0)
-		t->root = NONE;
 	tree_link(t, t->n++);
-	t->live++;
 	return 0;
 }
 
@@ -338,6 +369,24 @@ static void tree_erase(struct tree *t, size_t z)
 	t->live--;
 }
 
+/* perf's symbols__find: [start, end), or exactly start for a zero-size symbol. */
+static const struct rb_sym *tree_find(const struct tree *t, uint64_t addr)
+{
+	size_t i = t->n ? t->root : NONE;
+
+	while (i != NONE) {
+		const struct rb_sym *s = &N(t, i).s;
+
+		if (addr < s->start)
+			i = N(t, i).left;
+		else if (addr > s->end || (addr == s->end && addr != s->start))
+			i = N(t, i).right;
+		else
+			return s;
+	}
+	return NULL;
+}
+
 /* ------------------------------------------------------------------ */
 /* perf's fix-ups                                                      */
 
@@ -359,17 +408,17 @@ static void fixup_end(struct tree *t, int kallsyms)
 	if (prev == NONE)
 		return;
 	for (cur = tree_next(t, prev); cur != NONE; prev = cur, cur = tree_next(t, cur)) {
-		struct node *p = &N(t, prev);
+		struct rb_sym *p = &N(t, prev).s;
 
 		if (p->end != p->start)
 			continue;
 		if (kallsyms && !strchr(node_name(t, prev), '[') != !strchr(node_name(t, cur), '['))
 			p->end = roundup_page(p->end + PAGE);
 		else
-			p->end = N(t, cur).start;
+			p->end = N(t, cur).s.start;
 	}
-	if (N(t, prev).end == N(t, prev).start)
-		N(t, prev).end = roundup_page(N(t, prev).start) + PAGE;
+	if (N(t, prev).s.end == N(t, prev).s.start)
+		N(t, prev).s.end = roundup_page(N(t, prev).s.start) + PAGE;
 }
 
 static size_t underscores(const char *s)
@@ -384,7 +433,7 @@ static size_t underscores(const char *s)
 /* perf's preference among symbols at one address; 1 keeps a, 0 keeps b. */
 static int prefer_a(const struct tree *t, size_t ia, size_t ib)
 {
-	const struct node *a = &N(t, ia), *b = &N(t, ib);
+	const struct rb_sym *a = &N(t, ia).s, *b = &N(t, ib).s;
 	int64_t la = (int64_t)(a->end - a->start), lb = (int64_t)(b->end - b->start);
 	const char *na = node_name(t, ia), *nb = node_name(t, ib);
 	size_t ua, ub;
@@ -416,7 +465,7 @@ static void fixup_duplicate(struct tree *t)
 		cur = nd;
 		for (;;) {
 			nd = tree_next(t, cur);
-			if (nd == NONE || N(t, cur).start != N(t, nd).start)
+			if (nd == NONE || N(t, cur).s.start != N(t, nd).s.start)
 				break;
 			if (prefer_a(t, cur, nd)) {
 				tree_erase(t, nd);
@@ -433,10 +482,11 @@ static void fixup_duplicate(struct tree *t)
 /* the finished table                                                  */
 
 struct rb_symtab {
-	struct rb_sym *syms;          /* in tree order, i.e. sorted by start */
-	size_t *left, *right;         /* the tree's shape, as indices into syms */
-	size_t n, root;
-	char *names;
+	struct tree t;                /* live: perf's export adds "unknown" symbols */
+	const struct rb_sym **sorted; /* the loaded symbols by start */
+	size_t n;
+	uint64_t last_addr;           /* perf's per-dso last-lookup cache */
+	const struct rb_sym *last_sym;
 	char *source;
 	int kernel;
 };
@@ -445,61 +495,31 @@ void rb_symtab_free(struct rb_symtab *t)
 {
 	if (!t)
 		return;
-	free(t->syms);
-	free(t->left);
-	free(t->right);
-	free(t->names);
+	tree_free(&t->t);
+	free(t->sorted);
 	free(t->source);
 	free(t);
 }
 
-static int table_alloc(struct rb_symtab *s, size_t n)
-{
-	size_t k = n ? n : 1;
-
-	s->syms = calloc(k, sizeof(*s->syms));
-	s->left = calloc(k, sizeof(*s->left));
-	s->right = calloc(k, sizeof(*s->right));
-	return s->syms && s->left && s->right ? 0 : -ENOMEM;
-}
-
-static size_t remap(const size_t *pos, size_t i)
-{
-	return i == NONE ? NONE : pos[i];
-}
-
-/* Freeze the tree into arrays: in-order positions, children by position. */
+/* Take over the loaded tree: give every symbol its name and list them in order. */
 static int table_from_tree(struct tree *t, const char *source, int kernel, struct rb_symtab **out)
 {
 	struct rb_symtab *s = calloc(1, sizeof(*s));
-	size_t *pos = calloc(t->n ? t->n : 1, sizeof(*pos));
 	size_t i, k = 0;
 
-	if (!s || !pos || table_alloc(s, t->live) || !(s->source = strdup(source))) {
-		free(pos);
+	if (!s || !(s->sorted = calloc(t->live ? t->live : 1, sizeof(*s->sorted))) ||
+	    !(s->source = strdup(source))) {
 		rb_symtab_free(s);
 		return -ENOMEM;
 	}
-	for (i = tree_first(t); i != NONE; i = tree_next(t, i))
-		pos[i] = k++;
 	for (i = tree_first(t); i != NONE; i = tree_next(t, i)) {
-		struct rb_sym *y = &s->syms[pos[i]];
-
-		y->start = N(t, i).start;
-		y->end = N(t, i).end;
-		y->binding = N(t, i).binding;
-		y->name = (const char *)(uintptr_t)N(t, i).name;  /* offset until names is fixed */
-		s->left[pos[i]] = remap(pos, N(t, i).left);
-		s->right[pos[i]] = remap(pos, N(t, i).right);
+		N(t, i).s.name = node_name(t, i);
+		s->sorted[k++] = &N(t, i).s;
 	}
 	s->n = k;
-	s->root = k ? pos[t->root] : NONE;
 	s->kernel = kernel;
-	s->names = t->str;
-	t->str = NULL;
-	for (i = 0; i < k; i++)
-		s->syms[i].name = s->names + (uintptr_t)s->syms[i].name;
-	free(pos);
+	s->t = *t;
+	memset(t, 0, sizeof(*t));
 	*out = s;
 	return 0;
 }
@@ -511,25 +531,53 @@ size_t rb_symtab_count(const struct rb_symtab *t)
 
 const struct rb_sym *rb_symtab_at(const struct rb_symtab *t, size_t i)
 {
-	return t && i < t->n ? &t->syms[i] : NULL;
+	return t && i < t->n ? t->sorted[i] : NULL;
 }
 
-/* perf's containment test: [start, end), or exactly start for a zero-size symbol. */
 const struct rb_sym *rb_symtab_find(const struct rb_symtab *t, uint64_t addr)
 {
-	size_t i = t && t->n ? t->root : NONE;
+	return t ? tree_find(&t->t, addr) : NULL;
+}
 
-	while (i != NONE) {
-		const struct rb_sym *s = &t->syms[i];
-
-		if (addr < s->start)
-			i = t->left[i];
-		else if (addr > s->end || (addr == s->end && addr != s->start))
-			i = t->right[i];
-		else
-			return s;
+/* perf's dso__find_symbol: a repeated address is answered from the cache. */
+const struct rb_sym *rb_symtab_lookup(struct rb_symtab *t, uint64_t addr)
+{
+	if (!t)
+		return NULL;
+	if (t->last_addr != addr || !t->last_sym) {
+		t->last_addr = addr;
+		t->last_sym = tree_find(&t->t, addr);
 	}
-	return NULL;
+	return t->last_sym;
+}
+
+/*
+ * perf's exporter on a miss: symbol__new(addr, 0, local, "unknown") and
+ * dso__insert_symbol, whose cache update takes any zero-size symbol at or
+ * below the cached address (a perf quirk kept on purpose).
+ */
+const struct rb_sym *rb_symtab_add_unknown(struct rb_symtab *t, uint64_t addr)
+{
+	struct node *nd;
+	const struct rb_sym *s;
+
+	if (!t || !(nd = node_alloc(&t->t)))
+		return NULL;
+	memset(nd, 0, sizeof(*nd));
+	nd->s.start = nd->s.end = addr;
+	nd->s.name = "unknown";
+	tree_link(&t->t, t->t.n++);
+	s = &nd->s;
+	if (t->last_addr >= s->start && (t->last_addr < s->end || s->start == s->end))
+		t->last_sym = s;
+	return s;
+}
+
+const struct rb_sym *rb_symtab_export_lookup(struct rb_symtab *t, uint64_t addr)
+{
+	const struct rb_sym *s = rb_symtab_lookup(t, addr);
+
+	return s ? s : rb_symtab_add_unknown(t, addr);
 }
 
 /*

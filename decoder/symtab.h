@@ -15,8 +15,15 @@
  * p_vaddr - p_offset), so a sample ip maps to it with the plain
  * ip - map_start + map_pgoff.  For kallsyms it is the kernel virtual address.
  *
- * All functions are thread-compatible: a loaded table is immutable and may
- * be searched from several threads at once.
+ * perf's export does not treat a table as read-only: on a miss it inserts
+ * a zero-size "unknown" symbol at the address into the dso's red-black
+ * tree, and every lookup goes through a one-entry cache.  Both change what
+ * later lookups return when symbols overlap, so the table keeps perf's
+ * exact tree and cache; rb_symtab_lookup / rb_symtab_add_unknown /
+ * rb_symtab_export_lookup reproduce them.  Matching perf's export then
+ * needs the same sequence of calls, per dso, as perf makes (see
+ * rb_symtab_export_lookup).  rb_symtab_find only reads; a table is not
+ * safe for concurrent use while any of the mutating calls run.
  */
 #ifndef RB_SYMTAB_H
 #define RB_SYMTAB_H
@@ -73,6 +80,31 @@ const struct rb_sym *rb_symtab_at(const struct rb_symtab *t, size_t i);   /* sor
 
 /* Symbol containing addr (an address in the symbol address space), or NULL. O(log n). */
 const struct rb_sym *rb_symtab_find(const struct rb_symtab *t, uint64_t addr);
+
+/* rb_symtab_find through perf's per-dso cache (dso__find_symbol): a lookup of the address looked up last returns the symbol found then. */
+const struct rb_sym *rb_symtab_lookup(struct rb_symtab *t, uint64_t addr);
+
+/*
+ * What perf's exporter does when an address has no symbol: insert a
+ * zero-size, local symbol named "unknown" at addr into the tree (and the
+ * cache, by perf's rule).  The returned pointer stays valid until
+ * rb_symtab_free.  NULL only for a NULL table or out of memory.
+ */
+const struct rb_sym *rb_symtab_add_unknown(struct rb_symtab *t, uint64_t addr);
+
+/*
+ * perf 6.1 export-to-sqlite, per sample, in timestamp order (T(x) is the
+ * table of the dso x maps to, a(x) = rb_symtab_map_ip(T, x, ...)):
+ *   1. s = rb_symtab_lookup(T(ip), a(ip))                  (machine__resolve)
+ *   2. if !s: s = rb_symtab_add_unknown(T(ip), a(ip));      sym_offset = a(ip) - s->start
+ *   3. with callchains, for each entry e from the root (outermost caller) to
+ *      the leaf, skipping PERF_CONTEXT_* markers and entries in no map:
+ *        c[e] = rb_symtab_lookup(T(e), a(e))
+ *   4. then again root to leaf, for each entry in a map with !c[e]:
+ *        rb_symtab_export_lookup(T(e), e)   -- the raw ip, not a(e): perf's quirk
+ * rb_symtab_export_lookup is steps 1+2 (and 4): lookup, add_unknown on a miss.
+ */
+const struct rb_sym *rb_symtab_export_lookup(struct rb_symtab *t, uint64_t addr);
 
 /* Convert a sample ip inside a mapping to the object's symbol address space, exactly as perf 6.1 does (map__map_ip plus any per-object adjustment the loaded ELF requires). */
 uint64_t rb_symtab_map_ip(const struct rb_symtab *t, uint64_t ip, uint64_t map_start, uint64_t map_pgoff);

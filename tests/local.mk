@@ -20,7 +20,8 @@ SHELL_TESTS = \
 	tests/damaged_files.test \
 	tests/export_sqlite.test \
 	tests/archive.test \
-	tests/script_gaps.test
+	tests/script_gaps.test \
+	tests/queries.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
 TESTS += $(SHELL_TESTS)
