@@ -27,6 +27,10 @@ int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_gaps(int argc, char **argv);
+struct rb_session_opts;
+/* The selection options every decoding command shares: 't' --time, 'C' --cpu, 's' --symfs,
+ * 'k' --kallsyms. Returns 0, or -1 after printing why @arg is wrong. */
+int cli_session_option(int c, const char *arg, struct rb_session_opts *so);
 /* "start,end" in seconds (perf's --time form); sets nanoseconds, 0 for an open side. -1 if malformed. */
 int cli_parse_time(const char *s, uint64_t *start, uint64_t *end);
 

@@ -68,6 +68,22 @@ int cli_parse_time(const char *s, uint64_t *a, uint64_t *b)
 	return *b && *b < *a ? -1 : 0;
 }
 
+int cli_session_option(int c, const char *arg, struct rb_session_opts *so)
+{
+	switch (c) {
+	case 't':
+		if (cli_parse_time(arg, &so->time_start, &so->time_end) < 0) {
+			cli_error("--time wants START,END in seconds, got '%s'", arg);
+			return -1;
+		}
+		return 0;
+	case 'C': so->cpus = arg; return 0;
+	case 's': so->machine.symfs = arg; return 0;
+	case 'k': so->machine.kallsyms = arg; return 0;
+	}
+	return -1;
+}
+
 static void export_usage(FILE *f)
 {
 	fprintf(f,
@@ -102,15 +118,10 @@ int cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'o': sto.path = optarg; break;
 		case 'f': sto.force = 1; break;
-		case 't':
-			if (cli_parse_time(optarg, &so.time_start, &so.time_end) < 0) {
-				cli_error("--time wants START,END in seconds, got '%s'", optarg);
+		case 't': case 'C': case 's': case 'k':
+			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
-			}
 			break;
-		case 'C': so.cpus = optarg; break;
-		case 's': so.machine.symfs = optarg; break;
-		case 'k': so.machine.kallsyms = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'h': export_usage(stdout); return EXIT_OK;
 		default: export_usage(stderr); return EXIT_USAGE;

@@ -340,6 +340,16 @@ static void print_header(struct info *in, const struct pd_features *f, FILE *o)
 	fprintf(o, "# ========\n");
 }
 
+/* perf's name for a record type, or TYPE_<n>. */
+static const char *type_name(unsigned t, char *buf, size_t n)
+{
+	const char *name = pd_record_name(t);
+	if (name)
+		return name;
+	snprintf(buf, n, "TYPE_%u", t);
+	return buf;
+}
+
 static void print_stats(struct info *in, FILE *o)
 {
 	fprintf(o, "\nAggregated stats:\n");
@@ -348,11 +358,7 @@ static void print_stats(struct info *in, FILE *o)
 		if (!in->by_type[t])
 			continue;
 		char nb[16];
-		const char *n = pd_record_name(t);
-		if (!n) {
-			snprintf(nb, sizeof(nb), "TYPE_%u", t);
-			n = nb;
-		}
+		const char *n = type_name(t, nb, sizeof(nb));
 		fprintf(o, "%16s events: %10" PRIu64 "  (%4.1f%%)\n", n, in->by_type[t],
 			100.0 * (double)in->by_type[t] / (double)in->total);
 	}
@@ -478,11 +484,7 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 			if (!in->by_type[t])
 				continue;
 			char nb[16];
-			const char *n = pd_record_name(t);
-			if (!n) {
-				snprintf(nb, sizeof(nb), "TYPE_%u", t);
-				n = nb;
-			}
+			const char *n = type_name(t, nb, sizeof(nb));
 			json_object_set_new(bt, n, json_u64(in->by_type[t]));
 		}
 		json_object_set_new(s, "by_type", bt);

@@ -140,15 +140,10 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		switch (c) {
 		case 'd': sc.disasm = 1; break;
 		case 'j': sc.json = 1; break;
-		case 't':
-			if (cli_parse_time(optarg, &so.time_start, &so.time_end) < 0) {
-				cli_error("--time wants START,END in seconds, got '%s'", optarg);
+		case 't': case 'C': case 's': case 'k':
+			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
-			}
 			break;
-		case 'C': so.cpus = optarg; break;
-		case 's': so.machine.symfs = optarg; break;
-		case 'k': so.machine.kallsyms = optarg; break;
 		case 'h':
 		default:
 			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] %s FILE\n",

@@ -23,10 +23,13 @@
 #include "symtab.h"
 
 #include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1118,11 +1121,98 @@ static size_t demangle_ocaml(const char *s, size_t len, char *out)
 	return j;
 }
 
-/* The name perf shows: demangled where perf 6.1 (as Debian builds it) would, else as is. */
+/*
+ * C++ and Rust names.  Debian's perf 6.1 links libiberty and shows
+ * cplus_demangle(name, 0): no parameter lists, no return types.  We call
+ * the same function: one the application installs, or else the copy that
+ * binutils' shared libbfd exports, found once by dlopen.  Without either,
+ * names stay mangled.
+ */
+static rb_symtab_demangler demangler;
+static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
+static int demangler_chosen;
+
+void rb_symtab_set_demangler(rb_symtab_demangler fn)
+{
+	demangler = fn;
+	demangler_chosen = 1;
+}
+
+static rb_symtab_demangler demangler_from(const char *lib)
+{
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	void *fn = h ? dlsym(h, "cplus_demangle") : NULL;
+
+	if (h && !fn)
+		dlclose(h);
+	return (rb_symtab_demangler)(uintptr_t)fn;
+}
+
+/* libbfd's file name carries its version ("libbfd-2.40-system.so"), so look in the usual library directories. */
+static rb_symtab_demangler demangler_scan(const char *dir)
+{
+	char path[PATH_MAX];
+	rb_symtab_demangler fn = NULL;
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+
+	while (dp && !fn && (d = readdir(dp))) {
+		size_t l = strlen(d->d_name);
+
+		if (strncmp(d->d_name, "libbfd", 6) == 0 && l > 3 && strcmp(d->d_name + l - 3, ".so") == 0 &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, d->d_name) < (int)sizeof(path))
+			fn = demangler_from(path);
+	}
+	if (dp)
+		closedir(dp);
+	return fn;
+}
+
+static void demangler_load(void)
+{
+	static const char *const dirs[] = {
+		"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+		"/lib/x86_64-linux-gnu", "/lib64", "/lib",
+	};
+	const char *env = getenv("RBTRACE_DEMANGLE_LIB");
+	rb_symtab_demangler fn = NULL;
+	size_t i;
+
+	if (demangler_chosen)
+		return;
+	if (env && *env)
+		fn = demangler_from(env);
+	if (!fn)
+		fn = demangler_from("libbfd.so");
+	for (i = 0; !fn && i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		fn = demangler_scan(dirs[i]);
+	if (!demangler_chosen)
+		demangler = fn;
+}
+
+/* cplus_demangle through the hook; the name is copied because string tables need not end it. */
+static char *demangle_cxx(const char *name, size_t len)
+{
+	char *copy, *d;
+
+	pthread_once(&demangler_once, demangler_load);
+	if (!demangler || !(copy = malloc(len + 1)))
+		return NULL;
+	memcpy(copy, name, len);
+	copy[len] = '\0';
+	d = demangler(copy, 0);
+	free(copy);
+	return d;
+}
+
+/* The name perf shows: its demangler's output, else OCaml's rule, else the name as is. */
 static int display_name(const char *name, size_t len, char **out, size_t *outlen)
 {
-	*out = NULL;
 	*outlen = len;
+	if ((*out = demangle_cxx(name, len))) {
+		*outlen = strlen(*out);
+		return 0;
+	}
 	if (!is_ocaml(name, len))
 		return 0;
 	if (!(*out = malloc(len + 1)))
@@ -1673,9 +1763,10 @@ int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
 
 	if (msg && msglen)
 		msg[0] = '\0';
+	if (out)
+		*out = NULL;
 	if (!out || !path || !*path)
 		return fail(msg, msglen, -EINVAL, "rb_symtab_load_elf: %s", out ? "no path" : "no result pointer");
-	*out = NULL;
 	if (!(pk = malloc(sizeof(*pk))))
 		return fail(msg, msglen, -ENOMEM, "%s: out of memory", path);
 	pick_files(pk, path, opts);
@@ -1865,9 +1956,10 @@ int rb_symtab_load_kallsyms(struct rb_symtab **out, const char *path, char *msg,
 
 	if (msg && msglen)
 		msg[0] = '\0';
+	if (out)
+		*out = NULL;
 	if (!out || !path || !*path)
 		return fail(msg, msglen, -EINVAL, "rb_symtab_load_kallsyms: %s", out ? "no path" : "no result pointer");
-	*out = NULL;
 	if ((err = slurp(path, &buf, &in.n, msg, msglen)))
 		return err;
 	in.p = buf;

@@ -115,6 +115,18 @@ int rb_symtab_is_kernel(const struct rb_symtab *t);
 /* File the symbols were read from (the debug file when one was used); NULL for NULL. */
 const char *rb_symtab_source(const struct rb_symtab *t);
 
+/*
+ * Names of C++ (and Rust) symbols: Debian's perf 6.1 shows libiberty's
+ * cplus_demangle(name, 0) (no parameters, no return type).  By default the
+ * loaders use the cplus_demangle exported by binutils' shared libbfd (or
+ * by the library named in $RBTRACE_DEMANGLE_LIB), found once by dlopen;
+ * with none, names stay mangled.  An application linking libiberty itself
+ * can pass cplus_demangle here; NULL turns demangling off.  The function
+ * must return a malloc'ed string or NULL.  Call before loading any table.
+ */
+typedef char *(*rb_symtab_demangler)(const char *mangled, int options);
+void rb_symtab_set_demangler(rb_symtab_demangler fn);
+
 /* Build-id of an ELF file (NT_GNU_BUILD_ID note), up to 20 bytes. Returns its length, 0 if none, <0 on error. */
 int rb_elf_build_id(const char *path, uint8_t *id, size_t max);
 
