@@ -24,8 +24,12 @@ SHELL_TESTS = \
 	tests/queries.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
-TESTS += $(SHELL_TESTS)
+TESTS += $(SHELL_TESTS) tests/unit/test_machine
+check_PROGRAMS += tests/unit/test_machine
 endif
+tests_unit_test_machine_SOURCES = tests/unit/test_machine.c tests/unit/tap.h
+tests_unit_test_machine_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_machine_LDADD = $(DECODER_LIBS) $(PERFDATA_LIBS) $(LIBARCHIVE_LIBS)
 EXTRA_DIST += tests/lib.sh tests/dbcompare.py $(SHELL_TESTS)
 TEST_EXTENSIONS = .test
 TEST_LOG_DRIVER = $(LOG_DRIVER)

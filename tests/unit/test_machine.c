@@ -1,0 +1,112 @@
+/*
+ * test_machine.c - the decoder's sideband model and time ordering on
+ * hand-made inputs whose answers are known: maps that overlap and split,
+ * fork cloning or sharing maps, perf's comm override and exec-comm rules,
+ * and the ordered queue releasing rounds as perf's ordered_events does.
+ */
+#include "config.h"
+#include <stdlib.h>
+#include <string.h>
+#include "machine.h"
+#include "ordered.h"
+#include "tap.h"
+
+static const char *dso_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, uint64_t *addr)
+{
+	struct rb_addr_loc al;
+	rb_machine_resolve(m, t, 2, ip, &al);
+	if (addr)
+		*addr = al.addr;
+	return al.dso ? al.dso->long_name : NULL;
+}
+
+static void test_maps(void)
+{
+	struct rb_machine_opts o = { .buildid_dir = "/nonexistent" };
+	struct rb_machine *m = rb_machine_new(&o);
+	ok(m != NULL, "machine created");
+	rb_machine_comm(m, 100, 100, "app", 1, 10);
+	rb_machine_mmap(m, 100, 100, 0, 0x1000, 0x4000, 0x0, "/a", NULL, 0);
+	rb_machine_mmap(m, 100, 100, 0, 0x2000, 0x1000, 0x7000, "/b", NULL, 0);
+	struct rb_thread *t = rb_machine_thread(m, 100, 100, 0);
+	uint64_t addr;
+	const char *d1 = dso_at(m, t, 0x1500, &addr);
+	ok(d1 && !strcmp(d1, "/a") && addr == 0x500, "left part of a split map keeps its object and offset");
+	const char *d2 = dso_at(m, t, 0x2500, &addr);
+	ok(d2 && !strcmp(d2, "/b") && addr == 0x7500, "the new map replaces the middle (addr = ip - start + pgoff)");
+	const char *d3 = dso_at(m, t, 0x3500, &addr);
+	ok(d3 && !strcmp(d3, "/a") && addr == 0x2500, "right part of a split map has its pgoff moved on");
+	ok(dso_at(m, t, 0x5000, NULL) == NULL, "end of a map is exclusive");
+	rb_machine_mmap(m, 100, 100, 0, 0x0, 0x10000, 0x0, "/c", NULL, 0);
+	const char *d4 = dso_at(m, t, 0x2500, NULL);
+	ok(d4 && !strcmp(d4, "/c"), "a map covering everything replaces all it covers");
+
+	/* a thread of the process shares its maps; a forked process gets a copy */
+	rb_machine_fork(m, 100, 100, 100, 101, 20);
+	rb_machine_fork(m, 100, 100, 200, 200, 30);
+	rb_machine_mmap(m, 100, 101, 0, 0x20000, 0x1000, 0, "/late", NULL, 0);
+	struct rb_thread *thr = rb_machine_thread(m, 100, 101, 0), *child = rb_machine_thread(m, 200, 200, 0);
+	ok(dso_at(m, t, 0x20000, NULL) && dso_at(m, thr, 0x2500, NULL), "threads of a process share maps");
+	ok(dso_at(m, child, 0x2500, NULL) && !dso_at(m, child, 0x20000, NULL), "a forked process copies the maps at fork time");
+
+	/* comms: the child inherits the parent's at the fork time; exec adds a new one */
+	ok(child->comm && !strcmp(child->comm->name, "app") && child->comm->start == 30 && !child->comm->exec,
+	   "a forked child takes the parent's comm, dated at the fork");
+	rb_machine_comm(m, 200, 200, "tool", 1, 40);
+	ok(!strcmp(child->comm->name, "tool") && child->comm->older && !strcmp(child->comm->older->name, "app"),
+	   "a later COMM adds to the history instead of overriding");
+	struct rb_thread *fresh = rb_machine_thread(m, 300, 300, 1);
+	ok(fresh && !strcmp(fresh->comm->name, ":300") && !fresh->comm_set, "an unseen thread shows ':tid'");
+	rb_machine_comm(m, 300, 300, "late", 0, 50);
+	ok(!strcmp(fresh->comm->name, "late") && !fresh->comm->older, "the first COMM overrides the default");
+	rb_machine_free(m);
+
+	o.comm_exec = 1;
+	m = rb_machine_new(&o);
+	rb_machine_comm(m, 400, 400, "sh", 1, 10);
+	rb_machine_comm(m, 400, 400, "renamed", 0, 20);
+	struct rb_thread *p = rb_machine_thread(m, 400, 400, 0);
+	struct rb_thread *w = rb_machine_thread(m, 400, 401, 1);
+	struct rb_comm *c = rb_machine_sample_comm(m, w);
+	ok(c && !strcmp(c->name, "sh"), "with comm_exec, samples show the main thread's exec comm");
+	ok(rb_machine_main_thread(m, w) == p, "main thread of a thread is its process leader");
+	rb_machine_free(m);
+}
+
+struct got { uint64_t t[16]; int n; };
+
+static int collect(void *ctx, const struct rb_oq_item *it)
+{
+	struct got *g = ctx;
+	if (g->n < 16)
+		g->t[g->n++] = it->time;
+	return 0;
+}
+
+static void test_ordered(void)
+{
+	struct rb_oq q;
+	struct got g = { { 0 }, 0 };
+	uint8_t rec[8] = { 0 };
+	rb_oq_init(&q);
+	rb_oq_push(&q, 30, 0, 0, rec, 8);
+	rb_oq_push(&q, 10, 0, 0, rec, 8);
+	rb_oq_round(&q, collect, &g);
+	ok(g.n == 0, "first round releases nothing (perf flushes up to the previous round's max)");
+	rb_oq_push(&q, 20, 0, 0, rec, 8);
+	rb_oq_push(&q, 40, 0, 0, rec, 8);
+	rb_oq_round(&q, collect, &g);
+	ok(g.n == 3 && g.t[0] == 10 && g.t[1] == 20 && g.t[2] == 30, "second round releases up to 30, in time order");
+	rb_oq_push(&q, 25, 0, 0, rec, 8);
+	ok(q.late == 1, "an item older than what was released is counted");
+	rb_oq_flush_all(&q, collect, &g);
+	ok(g.n == 5 && g.t[3] == 25 && g.t[4] == 40, "the end releases the rest");
+	rb_oq_free(&q);
+}
+
+int main(void)
+{
+	test_maps();
+	test_ordered();
+	return done_testing();
+}
