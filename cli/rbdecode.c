@@ -81,7 +81,7 @@ int main(int argc, char **argv)
 		return cmd_gaps(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
-	if (argv[1][0] != '-' && access(argv[1], F_OK) == 0)
+	if (!strcmp(argv[1], "-") || (argv[1][0] != '-' && access(argv[1], F_OK) == 0))
 		return cmd_export(argc, argv);     /* rbdecode FILE -o out.db */
 	cli_error("unknown command '%s'", argv[1]);
 	usage(stderr);

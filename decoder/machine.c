@@ -168,6 +168,11 @@ static void load_symbols(struct rb_machine *m, struct rb_dso *d)
 	snprintf(path, sizeof(path), "%s%s", m->o.symfs ? m->o.symfs : "", d->long_name);
 	if (!d->build_id_size || same_build_id(d, path))
 		try_load(d, path, 0);
+	/* like perf, an object whose build-id the recording did not carry (pipe mode) takes its file's */
+	if (d->syms && !d->build_id_size) {
+		int n = rb_elf_build_id(path, d->build_id, sizeof(d->build_id));
+		d->build_id_size = n > 0 ? n : 0;
+	}
 }
 
 static size_t uslot(struct rb_sym *const *h, size_t cap, uint64_t addr)

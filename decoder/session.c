@@ -271,6 +271,18 @@ static void load_build_ids(struct sess *s)
 	}
 }
 
+/* Pipe mode carries build-ids as records (perf writes them at the end). */
+static void build_id_record(struct sess *s, const struct pd_record *rec)
+{
+	struct pd_event ev;
+	if (pd_event_parse(s->r, rec, &ev, NULL) < 0)
+		return;
+	int kernel = (ev.misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
+	const char *name = ev.u.build_id.filename;
+	rb_machine_set_build_id(s->m, kernel && !strncmp(name, "[kernel.kallsyms]", 17) ? "[kernel.kallsyms]" : name,
+				ev.u.build_id.build_id, ev.u.build_id.size, kernel && name[0] == '[');
+}
+
 static int any_comm_exec(struct pd_reader *r)
 {
 	for (size_t i = 0; i < pd_reader_nr_evsels(r); i++)
@@ -320,6 +332,8 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		uint64_t t;
 		if (rec.type == PD_RECORD_FINISHED_ROUND)
 			rc = rb_oq_round(&s.q, deliver, &s);
+		else if (rec.type == PD_RECORD_HEADER_BUILD_ID)
+			build_id_record(&s, &rec);
 		else if (rec.type >= 64)
 			;   /* user records: the reader applied what matters (attrs, features) */
 		else if (record_time(&s, &rec, &t))

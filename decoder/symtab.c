@@ -1546,8 +1546,7 @@ static int read_debuglink(const char *file, char *out, size_t outsz)
 /* perf looks for the debuglink target in cwd, beside the file, in .debug/, and under /usr/lib/debug. */
 static void cand_debuglink(struct cands *c, const char *root, const char *path)
 {
-	char file[PATH_MAX], dir[PATH_MAX], link[PATH_MAX], try[PATH_MAX];
-	const char *fmt[] = { "%.0s%s", "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
+	char file[PATH_MAX], dir[PATH_MAX], link[PATH_MAX], try[4][PATH_MAX];
 	char *slash;
 	size_t i;
 
@@ -1557,13 +1556,15 @@ static void cand_debuglink(struct cands *c, const char *root, const char *path)
 	*(slash ? slash : dir) = '\0';
 	if (!is_regular_file(file) || !read_debuglink(file, link, sizeof(link)))
 		return;
-	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
-		snprintf(try, sizeof(try), fmt[i], dir, link);
-		if (is_regular_file(try)) {
-			cand_add(c, "%s", try);
+	snprintf(try[0], PATH_MAX, "%s", link);
+	snprintf(try[1], PATH_MAX, "%s/%s", dir, link);
+	snprintf(try[2], PATH_MAX, "%s/.debug/%s", dir, link);
+	snprintf(try[3], PATH_MAX, "/usr/lib/debug%s/%s", dir, link);
+	for (i = 0; i < 4; i++)
+		if (is_regular_file(try[i])) {
+			cand_add(c, "%s", try[i]);
 			return;
 		}
-	}
 }
 
 static void hex_id(const uint8_t *id, size_t len, char *out)

@@ -154,8 +154,18 @@ static int run(struct rb_store *st, enum stmt_id id, const char *fmt, ...)
 
 static uint64_t export_evsel(struct rb_store *st, int idx)
 {
-	if (idx < 0 || (size_t)idx >= st->nr_evsels)
+	if (idx < 0)
 		return 0;
+	if ((size_t)idx >= st->nr_evsels) {
+		/* pipe mode: evsels are announced as the stream goes */
+		size_t n = (size_t)idx + 16;
+		uint64_t *v = realloc(st->evsel_db_id, n * sizeof(*v));
+		if (!v)
+			return fail(st, "out of memory"), 0;
+		memset(v + st->nr_evsels, 0, (n - st->nr_evsels) * sizeof(*v));
+		st->evsel_db_id = v;
+		st->nr_evsels = n;
+	}
 	if (st->evsel_db_id[idx])
 		return st->evsel_db_id[idx];
 	const struct pd_evsel *es = pd_reader_evsel(st->r, (size_t)idx);
@@ -311,8 +321,6 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_store *st = ctx;
 	const struct pd_sample *s = ev->s;
-	if ((size_t)ev->evsel >= st->nr_evsels)
-		return 0;    /* pipe mode: an evsel announced after the start; not exportable */
 	uint64_t evsel_id = export_evsel(st, ev->evsel);
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t id = ++st->last[S_SAMPLE];
