@@ -1513,10 +1513,24 @@ static void cand_add(struct cands *c, const char *fmt, ...)
 		c->n++;
 }
 
-/* perf's path__join: root, a slash if root is not empty, path. */
-static void join(char *buf, size_t len, const char *root, const char *path)
+/* snprintf into a PATH_MAX buffer; a path that does not fit becomes "", so it names no file. */
+static void path_fmt(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void path_fmt(char *buf, const char *fmt, ...)
 {
-	snprintf(buf, len, "%s%s%s", root, root[0] ? "/" : "", path);
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vsnprintf(buf, PATH_MAX, fmt, ap);
+	va_end(ap);
+	if (r < 0 || r >= PATH_MAX)
+		buf[0] = '\0';
+}
+
+/* perf's path__join: root, a slash if root is not empty, path. */
+static void join(char *buf, const char *root, const char *path)
+{
+	path_fmt(buf, "%s%s%s", root, root[0] ? "/" : "", path);
 }
 
 /* The name in a file's .gnu_debuglink, if it has one. */
@@ -1550,18 +1564,18 @@ static void cand_debuglink(struct cands *c, const char *root, const char *path)
 	char *slash;
 	size_t i;
 
-	join(file, sizeof(file), root, path);
-	snprintf(dir, sizeof(dir), "%s", file);
+	join(file, root, path);
+	path_fmt(dir, "%s", file);
 	slash = strrchr(dir, '/');
 	*(slash ? slash : dir) = '\0';
 	if (!is_regular_file(file) || !read_debuglink(file, link, sizeof(link)))
 		return;
-	snprintf(try[0], PATH_MAX, "%s", link);
-	snprintf(try[1], PATH_MAX, "%s/%s", dir, link);
-	snprintf(try[2], PATH_MAX, "%s/.debug/%s", dir, link);
-	snprintf(try[3], PATH_MAX, "/usr/lib/debug%s/%s", dir, link);
+	path_fmt(try[0], "%s", link);
+	path_fmt(try[1], "%s/%s", dir, link);
+	path_fmt(try[2], "%s/.debug/%s", dir, link);
+	path_fmt(try[3], "/usr/lib/debug%s/%s", dir, link);
 	for (i = 0; i < 4; i++)
-		if (is_regular_file(try[i])) {
+		if (try[i][0] && is_regular_file(try[i])) {
 			cand_add(c, "%s", try[i]);
 			return;
 		}
@@ -1607,21 +1621,21 @@ static void gather(struct cands *c, const char *root, const char *cache, const c
 		cand_cache(c, cache, path, hex, 0);
 		cand_cache(c, cache, path, hex, 1);
 	}
-	join(dbg, sizeof(dbg), root, "/usr/lib/debug");
+	join(dbg, root, "/usr/lib/debug");
 	cand_add(c, "%s%s.debug", dbg, path);
 	cand_add(c, "%s%s", dbg, path);
 	if (idlen) {
-		join(dbg, sizeof(dbg), root, "/usr/lib/debug/.build-id/");
+		join(dbg, root, "/usr/lib/debug/.build-id/");
 		cand_add(c, "%s%.2s/%s.debug", dbg, hex, hex + 2);
 	}
-	join(dbg, sizeof(dbg), root, path);
+	join(dbg, root, path);
 	cand_add(c, "%s", dbg);
 	if (slash) {
-		join(dbg, sizeof(dbg), root, "");
+		join(dbg, root, "");
 		cand_add(c, "%s%.*s.debug%s", dbg, (int)(slash - path + 1), path, slash);
 	}
 	if (strncmp(path, "/usr/lib/", 9) == 0) {
-		join(dbg, sizeof(dbg), root, "/usr/lib/debug");
+		join(dbg, root, "/usr/lib/debug");
 		cand_add(c, "%s%s", dbg, path + 4);
 	}
 }
@@ -1693,7 +1707,7 @@ static int elf_expected_id(const char *root, const char *path, const struct rb_s
 		memcpy(id, o->build_id, (size_t)r);
 		return r;
 	}
-	join(file, sizeof(file), root, path);
+	join(file, root, path);
 	if (!is_regular_file(file) || mfile_open(&f, file, NULL, 0))
 		return 0;
 	if (elf_parse(&e, file, &f, NULL, 0) == 0)
@@ -1712,7 +1726,7 @@ static void pick_files(struct pick *pk, const char *path, const struct rb_symtab
 	size_t i;
 
 	memset(pk, 0, sizeof(*pk));
-	join(file, sizeof(file), root, path);
+	join(file, root, path);
 	if (!c) {
 		pk->path_err = fail(pk->path_msg, sizeof(pk->path_msg), -ENOMEM, "%s: out of memory", path);
 		return;
@@ -1807,7 +1821,7 @@ int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *bui
 	if (!(pk = malloc(sizeof(*pk))))
 		return -ENOMEM;
 	pick_files(pk, path, &o);
-	join(file, sizeof(file), root ? root : "", path);
+	join(file, root ? root : "", path);
 	if (pk->syms && strcmp(pk->syms->path, file) != 0 && strlen(pk->syms->path) < buflen) {
 		strcpy(buf, pk->syms->path);
 		found = 1;

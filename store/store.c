@@ -331,11 +331,20 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	/* perf's defaults for what the sample does not carry */
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
 	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src : PERF_MEM_DATA_SRC_NONE;
-	run(st, S_SAMPLE, "uuuuuuuuuuiuuuuuuuuiiuuui",
-	    id, evsel_id, (uint64_t)1, ev->thread->db_id, comm ? comm->db_id : 0, dso_id, sym_id, off,
-	    s->ip, s->time, cpu, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, period,
-	    s->weight, s->transaction, data_src, (int64_t)0, (int64_t)0, cp, (uint64_t)0, (uint64_t)0,
-	    (int64_t)0);
+	/* the hot insert: bound directly rather than through run()'s format string */
+	const int64_t v[25] = {
+		(int64_t)id, (int64_t)evsel_id, 1, (int64_t)ev->thread->db_id, (int64_t)(comm ? comm->db_id : 0),
+		(int64_t)dso_id, (int64_t)sym_id, (int64_t)off, (int64_t)s->ip, (int64_t)s->time, cpu,
+		0, 0, 0, 0, (int64_t)period, (int64_t)s->weight, (int64_t)s->transaction, (int64_t)data_src,
+		0, 0, (int64_t)cp, 0, 0, 0,
+	};
+	sqlite3_stmt *q = st->st[S_SAMPLE];
+	for (int i = 0; i < 25; i++)
+		sqlite3_bind_int64(q, i + 1, v[i]);
+	if (sqlite3_step(q) != SQLITE_DONE)
+		fail(st, STMT_SQL[S_SAMPLE]);
+	sqlite3_reset(q);
+	st->rows[S_SAMPLE]++;
 	return st->failed ? -1 : 0;
 }
 
