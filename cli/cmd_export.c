@@ -132,6 +132,7 @@ int cmd_export(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	so.path = argv[optind];
+	so.perf_export = 1;
 	sto.source = so.path;
 	char msg[512];
 	struct rb_unpacked un = { 0 };

@@ -24,6 +24,7 @@ struct script {
 	FILE *out;
 	struct pd_reader *r;
 	int disasm, json;
+	const char *symfs;
 	csh cs;
 	int cs_ok;
 	json_t *gaps;
@@ -47,9 +48,11 @@ static void print_insn(struct script *sc, const struct rb_addr_loc *al, uint64_t
 {
 	if (!sc->cs_ok || !al->map || al->kernel || !al->dso)
 		return;
-	const char *path = al->dso->syms_path ? al->dso->syms_path : al->dso->long_name;
-	if (path[0] != '/')
+	/* the runtime object (symbols may have come from a separate debug file, which has no code) */
+	if (al->dso->long_name[0] != '/')
 		return;
+	char path[8192];
+	snprintf(path, sizeof(path), "%s%s", sc->symfs ? sc->symfs : "", al->dso->long_name);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -156,6 +159,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		return EXIT_USAGE;
 	}
 	so.path = argv[optind];
+	sc.symfs = so.machine.symfs;
 	so.warn = cli_warn_cb;
 	so.warn_ctx = &warnings;
 	if (sc.disasm) {

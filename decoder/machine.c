@@ -90,26 +90,6 @@ static void hex(const uint8_t *id, int n, char *out)
 	out[2 * n] = 0;
 }
 
-static int same_build_id(const struct rb_dso *d, const char *path)
-{
-	uint8_t id[20];
-	int n = rb_elf_build_id(path, id, sizeof(id));
-	return n == d->build_id_size && !memcmp(id, d->build_id, (size_t)n);
-}
-
-static void try_load(struct rb_dso *d, const char *path, int kallsyms)
-{
-	if (d->syms || access(path, R_OK))
-		return;
-	char msg[256];
-	int rc = kallsyms ? rb_symtab_load_kallsyms(&d->syms, path, msg, sizeof(msg)) :
-			    rb_symtab_load_elf(&d->syms, path, msg, sizeof(msg));
-	if (rc == 0)
-		d->syms_path = strdup(path);
-	else
-		d->syms = NULL;
-}
-
 /* Running kernel's build-id from /sys/kernel/notes (GNU note, type 3). */
 static int running_kernel_build_id(uint8_t *id)
 {
@@ -136,40 +116,68 @@ static int running_kernel_build_id(uint8_t *id)
 	return 0;
 }
 
-static void load_symbols(struct rb_machine *m, struct rb_dso *d)
+/* [name] of a kernel module map, or NULL. */
+static int module_name(const struct rb_dso *d, char *buf, size_t n)
 {
-	char path[8192], bid[41];
+	size_t len = strlen(d->long_name);
+	if (d->kernel || len < 3 || d->long_name[0] != '[' || d->long_name[len - 1] != ']' ||
+	    !strcmp(d->long_name, "[vdso]") || !strcmp(d->long_name, "[vsyscall]"))
+		return 0;
+	snprintf(buf, n, "%.*s", (int)(len - 2), d->long_name + 1);
+	return 1;
+}
+
+/* The kallsyms file for this recording: --kallsyms, perf's build-id cache, or the running kernel's. */
+static const char *kallsyms_path(struct rb_machine *m, char *buf, size_t n)
+{
+	if (m->o.kallsyms)
+		return m->o.kallsyms;
+	struct rb_dso *k = dso_find(m, "[kernel.kallsyms]");
+	if (k && k->build_id_size) {
+		char bid[41];
+		hex(k->build_id, k->build_id_size, bid);
+		snprintf(buf, n, "%s/[kernel.kallsyms]/%s/kallsyms", m->buildid_dir, bid);
+		if (access(buf, R_OK) == 0)
+			return buf;
+	}
+	uint8_t run[20];
+	int len = running_kernel_build_id(run);
+	if (!k || !k->build_id_size || (len == k->build_id_size && !memcmp(run, k->build_id, (size_t)len)))
+		return "/proc/kallsyms";
+	return NULL;
+}
+
+static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_start)
+{
+	char msg[256], kpath[8192], mod[256];
 	d->syms_tried = 1;
-	if (d->build_id_size)
-		hex(d->build_id, d->build_id_size, bid);
-	if (d->kernel) {
-		if (m->o.kallsyms) {
-			try_load(d, m->o.kallsyms, 1);
-			return;
-		}
-		if (d->build_id_size) {
-			snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", m->buildid_dir, bid);
-			try_load(d, path, 1);
-		}
-		uint8_t run[20];
-		int n = running_kernel_build_id(run);
-		if (!d->syms && (!d->build_id_size || (n == d->build_id_size && !memcmp(run, d->build_id, (size_t)n))))
-			try_load(d, "/proc/kallsyms", 1);
+	if (d->kernel || module_name(d, mod, sizeof(mod))) {
+		const char *path = kallsyms_path(m, kpath, sizeof(kpath));
+		int rc = !path ? -1 : d->kernel ? rb_symtab_load_kallsyms(&d->syms, path, msg, sizeof(msg)) :
+			 rb_symtab_load_kallsyms_module(&d->syms, path, mod, map_start, msg, sizeof(msg));
+		if (rc == 0)
+			d->syms_path = strdup(path);
+		else
+			d->syms = NULL;
 		return;
 	}
-	if (d->build_id_size) {
-		snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s/elf", m->buildid_dir, bid, bid + 2);
-		try_load(d, path, 0);
-		if (d->syms)
-			return;
+	if (d->long_name[0] != '/' && strcmp(d->long_name, "[vdso]"))
+		return;                 /* //anon, [heap], ... */
+	struct rb_symtab_elf_opts eo = {
+		.build_id = d->build_id_size ? d->build_id : NULL,
+		.build_id_len = (size_t)d->build_id_size,
+		.root = m->o.symfs,
+		.buildid_dir = m->buildid_dir,
+	};
+	if (rb_symtab_load_elf_opts(&d->syms, d->long_name, &eo, msg, sizeof(msg)) < 0) {
+		d->syms = NULL;
+		return;
 	}
-	if (d->long_name[0] != '/')
-		return;                 /* [vdso], //anon, ... */
-	snprintf(path, sizeof(path), "%s%s", m->o.symfs ? m->o.symfs : "", d->long_name);
-	if (!d->build_id_size || same_build_id(d, path))
-		try_load(d, path, 0);
+	d->syms_path = rb_symtab_source(d->syms) ? strdup(rb_symtab_source(d->syms)) : NULL;
 	/* like perf, an object whose build-id the recording did not carry (pipe mode) takes its file's */
-	if (d->syms && !d->build_id_size) {
+	if (!d->build_id_size && d->long_name[0] == '/') {
+		char path[8192];
+		snprintf(path, sizeof(path), "%s%s", m->o.symfs ? m->o.symfs : "", d->long_name);
 		int n = rb_elf_build_id(path, d->build_id, sizeof(d->build_id));
 		d->build_id_size = n > 0 ? n : 0;
 	}
@@ -232,6 +240,17 @@ const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso 
 	}
 	d->extra[d->nr_extra++] = s;
 	return s;
+}
+
+const struct rb_sym *rb_machine_export_sym(struct rb_machine *m, const struct rb_addr_loc *al, uint64_t at)
+{
+	if (!al->map)
+		return NULL;
+	if (al->sym)
+		return al->sym;
+	if (al->dso->syms)
+		return rb_symtab_export_lookup(al->dso->syms, at);
+	return rb_machine_unknown_sym(m, al->dso, at);
 }
 
 /* ------------------------------------------------------------- maps */
@@ -607,12 +626,12 @@ static void resolve_in(struct rb_machine *m, struct rb_maps *ms, uint64_t ip, st
 	al->map = map;
 	al->dso = map->dso;
 	if (!map->dso->syms_tried)
-		load_symbols(m, map->dso);
+		load_symbols(m, map->dso, map->start);
 	al->addr = map->dso->syms ? rb_symtab_map_ip(map->dso->syms, ip, map->start, map->pgoff) :
 				    ip - map->start + map->pgoff;
-	al->sym = map->dso->syms ? rb_symtab_find(map->dso->syms, al->addr) : NULL;
-	if (!al->sym)
-		al->sym = rb_machine_find_unknown(map->dso, al->addr);
+	/* perf's thread__find_symbol: the DSO's cached lookup (its cache is part of what perf answers) */
+	al->sym = map->dso->syms ? rb_symtab_lookup(map->dso->syms, al->addr) :
+				   rb_machine_find_unknown(map->dso, al->addr);
 }
 
 void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,

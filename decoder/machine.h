@@ -97,6 +97,13 @@ void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpum
 			struct rb_addr_loc *al);
 /* perf's fallback for an address in a mapping with no symbol: an "unknown" symbol at it, kept with the DSO. */
 const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso *dso, uint64_t addr);
+/*
+ * perf's exporter (db_ids_from_al): the symbol of a resolved address, or,
+ * when it has none, a lookup at @at and failing that a zero-size "unknown"
+ * symbol inserted there (at the object address for a sample, at the raw ip
+ * for a call-chain entry: perf's quirk). NULL only when @al has no map.
+ */
+const struct rb_sym *rb_machine_export_sym(struct rb_machine *m, const struct rb_addr_loc *al, uint64_t at);
 /* The "unknown" symbol made at @addr of @d, or NULL. */
 const struct rb_sym *rb_machine_find_unknown(const struct rb_dso *d, uint64_t addr);
 /* Lowest kernel address (kernel_start), for telling kernel ips apart. */

@@ -61,39 +61,48 @@ static int cpu_selected(const struct sess *s, uint32_t cpu, int has_cpu)
 	return s->cpu_mask[cpu / 8] >> (cpu % 8) & 1;
 }
 
-/* Call chain, root first; each entry's cpumode is set by the nearest context marker before it. */
+#define MAX_STACK 127    /* perf's PERF_MAX_STACK_DEPTH: entries kept, counted from the root */
+
+/*
+ * Call chain, root first, walked as perf's thread__resolve_callchain does in
+ * caller order: from the last entry (the root) towards the first, each
+ * entry's cpumode set by the nearest context marker before it in the chain,
+ * at most MAX_STACK entries; an unknown marker drops the chain (the lookups
+ * made before it stand, as in perf). Lookups happen in that order because a
+ * DSO's lookup cache makes the order part of the answer.
+ */
 static int resolve_callchain(struct sess *s, struct rb_thread *t, const struct pd_sample *ps, size_t *nr)
 {
 	*nr = 0;
-	if (ps->callchain_nr > s->cap_nodes) {
-		size_t cap = (size_t)ps->callchain_nr;
-		struct rb_cc_node *v = realloc(s->nodes, cap * sizeof(*v));
+	uint64_t n = ps->callchain_nr;
+	if (n > s->cap_nodes) {
+		struct rb_cc_node *v = realloc(s->nodes, (size_t)n * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		s->nodes = v;
-		s->cap_nodes = cap;
+		s->cap_nodes = (size_t)n;
 	}
-	unsigned cpumode = 2;   /* PERF_RECORD_MISC_USER until a marker says otherwise */
 	size_t k = 0;
-	for (uint64_t i = 0; i < ps->callchain_nr; i++) {
-		uint64_t ip = pd_u64_at(ps->callchain, i);
+	for (uint64_t j = n; j-- > 0 && k < MAX_STACK;) {
+		uint64_t ip = pd_u64_at(ps->callchain, j);
 		if (ip >= CONTEXT_MAX) {
-			if (ip == CONTEXT_KERNEL) cpumode = 1;
-			else if (ip == CONTEXT_USER) cpumode = 2;
-			else if (ip == CONTEXT_HV) cpumode = 3;
-			else if (ip == CONTEXT_GUEST_KERNEL) cpumode = 4;
-			else if (ip == CONTEXT_GUEST_USER) cpumode = 5;
+			if (ip != CONTEXT_KERNEL && ip != CONTEXT_USER && ip != CONTEXT_HV &&
+			    ip != CONTEXT_GUEST_KERNEL && ip != CONTEXT_GUEST_USER)
+				return 0;       /* corrupt chain: perf discards it */
 			continue;
+		}
+		unsigned cpumode = 2;   /* user, unless a marker before it says otherwise */
+		for (uint64_t b = j; b-- > 0;) {
+			uint64_t mk = pd_u64_at(ps->callchain, b);
+			if (mk >= CONTEXT_MAX) {
+				cpumode = mk == CONTEXT_KERNEL ? 1 : mk == CONTEXT_USER ? 2 : mk == CONTEXT_HV ? 3 :
+					  mk == CONTEXT_GUEST_KERNEL ? 4 : mk == CONTEXT_GUEST_USER ? 5 : 2;
+				break;
+			}
 		}
 		s->nodes[k].ip = ip;
 		rb_machine_resolve(s->m, t, cpumode, ip, &s->nodes[k].al);
 		k++;
-	}
-	/* reverse: root first */
-	for (size_t i = 0; i < k / 2; i++) {
-		struct rb_cc_node tmp = s->nodes[i];
-		s->nodes[i] = s->nodes[k - 1 - i];
-		s->nodes[k - 1 - i] = tmp;
 	}
 	*nr = k;
 	return 0;
@@ -120,11 +129,17 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 	se.main_thread = rb_machine_main_thread(s->m, se.thread);
 	se.comm = rb_machine_sample_comm(s->m, se.thread);
 	rb_machine_resolve(s->m, se.thread, rec->misc & PD_MISC_CPUMODE_MASK, ps->ip, &se.al);
+	/* perf's exporter names a symbol-less sample address before it walks the chain */
+	if (s->o->perf_export)
+		se.al.sym = rb_machine_export_sym(s->m, &se.al, se.al.addr);
 	if (ps->callchain_nr) {
 		int rc = resolve_callchain(s, se.thread, ps, &se.nr_nodes);
 		if (rc)
 			return rc;
 		se.nodes = s->nodes;
+		/* then, root to leaf, the chain entries without a symbol, at their raw ip */
+		for (size_t i = 0; s->o->perf_export && i < se.nr_nodes; i++)
+			s->nodes[i].al.sym = rb_machine_export_sym(s->m, &s->nodes[i].al, s->nodes[i].ip);
 	}
 	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
 }

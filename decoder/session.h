@@ -59,6 +59,8 @@ struct rb_session_opts {
 	struct rb_machine_opts machine;
 	uint64_t time_start, time_end;   /* samples outside [start, end] are skipped; 0,0 = all */
 	const char *cpus;                /* "0,2-3": only these CPUs' samples; NULL = all */
+	int perf_export;                 /* name symbol-less addresses "unknown" in perf's exporter's order,
+					    so that every address in a map has a symbol (see machine.h) */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
 	pd_warn_fn warn;

@@ -633,10 +633,14 @@ static int mfile_open(struct mfile *f, const char *path, char *msg, size_t msgle
 	f->size = 0;
 	if (fd < 0)
 		return fail(msg, msglen, -errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		err = fstat(fd, &st) < 0 ? -errno : -EINVAL;
+	if (fstat(fd, &st) < 0) {
+		err = errno;
 		close(fd);
-		return fail(msg, msglen, err, "%s: not a regular file", path);
+		return fail(msg, msglen, -err, "%s: %s", path, strerror(err));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(msg, msglen, -EINVAL, "%s: not a regular file", path);
 	}
 	if (st.st_size == 0 || (uint64_t)st.st_size > SIZE_MAX) {
 		close(fd);
@@ -939,7 +943,11 @@ static int elf_parse(struct elf *e, const char *path, const struct mfile *f, cha
 
 #define NOTE_ALIGN(n) (((uint64_t)(n) + 3) & ~(uint64_t)3)
 
-/* The first GNU build-id note in a note area; returns its length, 0 if none. */
+/*
+ * The first GNU build-id note in a note area; returns its length, 0 if
+ * none.  Like perf, the length is the descriptor size rounded up to 4, so
+ * ids compare equal to the ones perf record stored.
+ */
 static int notes_build_id(const struct elf *e, const uint8_t *p, size_t n, uint8_t *id, size_t max)
 {
 	size_t off = 0;
@@ -951,7 +959,7 @@ static int notes_build_id(const struct elf *e, const uint8_t *p, size_t n, uint8
 		if (desc > n || NOTE_ALIGN(descsz) > n - desc)
 			break;
 		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(p + name, "GNU", 4) == 0) {
-			size_t len = descsz < max ? descsz : max;
+			size_t len = NOTE_ALIGN(descsz) < max ? (size_t)NOTE_ALIGN(descsz) : max;
 
 			memcpy(id, p + desc, len);
 			return (int)len;
@@ -1782,6 +1790,8 @@ int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
 		*out = NULL;
 	if (!out || !path || !*path)
 		return fail(msg, msglen, -EINVAL, "rb_symtab_load_elf: %s", out ? "no path" : "no result pointer");
+	if (strlen(path) + (opts && opts->root ? strlen(opts->root) + 1 : 0) >= PATH_MAX)
+		return fail(msg, msglen, -ENAMETOOLONG, "%.64s...: path too long", path);
 	if (!(pk = malloc(sizeof(*pk))))
 		return fail(msg, msglen, -ENOMEM, "%s: out of memory", path);
 	pick_files(pk, path, opts);
@@ -1962,36 +1972,107 @@ static int slurp(const char *path, char **buf, size_t *len, char *msg, size_t ms
 	return 0;
 }
 
-int rb_symtab_load_kallsyms(struct rb_symtab **out, const char *path, char *msg, size_t msglen)
+/* Everything up to perf's split: parse, end fix-up with the module rule, alias merge. */
+static int kallsyms_tree(struct tree *t, const char *path, char *msg, size_t msglen)
 {
-	struct tree t;
 	struct kin in = { NULL, 0, 0 };
 	char *buf = NULL;
 	int err;
 
+	memset(t, 0, sizeof(*t));
+	if ((err = slurp(path, &buf, &in.n, msg, msglen)))
+		return err;
+	in.p = buf;
+	err = kallsyms_parse(t, &in);
+	free(buf);
+	if (err)
+		return fail(msg, msglen, err, "%s: out of memory", path);
+	if (t->live == 0)
+		return fail(msg, msglen, -ENOEXEC, "%s: no kallsyms symbols (not a kallsyms file?)", path);
+	fixup_end(t, 1);
+	fixup_duplicate(t);
+	return 0;
+}
+
+static int kallsyms_args(struct rb_symtab **out, const char *path, char *msg, size_t msglen)
+{
 	if (msg && msglen)
 		msg[0] = '\0';
 	if (out)
 		*out = NULL;
 	if (!out || !path || !*path)
 		return fail(msg, msglen, -EINVAL, "rb_symtab_load_kallsyms: %s", out ? "no path" : "no result pointer");
-	if ((err = slurp(path, &buf, &in.n, msg, msglen)))
-		return err;
-	in.p = buf;
-	in.pos = 0;
+	return 0;
+}
+
+int rb_symtab_load_kallsyms(struct rb_symtab **out, const char *path, char *msg, size_t msglen)
+{
+	struct tree t;
+	int err;
+
 	memset(&t, 0, sizeof(t));
-	err = kallsyms_parse(&t, &in);
-	free(buf);
-	if (!err && t.live == 0)
-		err = fail(msg, msglen, -ENOEXEC, "%s: no kallsyms symbols (not a kallsyms file?)", path);
-	if (!err) {
-		fixup_end(&t, 1);
-		fixup_duplicate(&t);
-		kallsyms_split(&t);
-		err = table_from_tree(&t, path, 1, out);
+	if ((err = kallsyms_args(out, path, msg, msglen)) || (err = kallsyms_tree(&t, path, msg, msglen))) {
+		tree_free(&t);
+		return err;
 	}
-	if (err == -ENOMEM)
+	kallsyms_split(&t);
+	if ((err = table_from_tree(&t, path, 1, out)))
 		fail(msg, msglen, err, "%s: out of memory", path);
 	tree_free(&t);
+	return err;
+}
+
+/* "name\t[module]": the length of name if the tag is exactly "[module]", else 0. */
+static size_t module_prefix(const char *name, const char *module)
+{
+	const char *tab = strchr(name, '\t');
+	size_t ml = strlen(module);
+
+	if (!tab || tab[1] != '[' || strncmp(tab + 2, module, ml) != 0 || strcmp(tab + 2 + ml, "]") != 0)
+		return 0;
+	return (size_t)(tab - name);
+}
+
+/*
+ * perf moves a module's symbols, in address order, into a fresh tree of
+ * the module's dso, relative to the module map's start (map_ip with pgoff
+ * 0) and without the "\t[module]" tag.
+ */
+static int kallsyms_move_module(struct tree *from, struct tree *to, const char *module, uint64_t map_start)
+{
+	size_t i, len;
+
+	memset(to, 0, sizeof(*to));
+	for (i = tree_first(from); i != NONE; i = tree_next(from, i)) {
+		const struct rb_sym *s = &N(from, i).s;
+
+		if (!(len = module_prefix(node_name(from, i), module)))
+			continue;
+		if (tree_insert(to, s->start - map_start, 0, s->binding, node_name(from, i), len))
+			return -ENOMEM;
+		N(to, to->n - 1).s.end = s->end - map_start;
+	}
+	return 0;
+}
+
+int rb_symtab_load_kallsyms_module(struct rb_symtab **out, const char *path, const char *module,
+				   uint64_t map_start, char *msg, size_t msglen)
+{
+	struct tree all, mod;
+	int err;
+
+	memset(&mod, 0, sizeof(mod));
+	if ((err = kallsyms_args(out, path, msg, msglen)))
+		return err;
+	if (!module || !*module)
+		return fail(msg, msglen, -EINVAL, "rb_symtab_load_kallsyms_module: no module name");
+	if (!(err = kallsyms_tree(&all, path, msg, msglen)) &&
+	    !(err = kallsyms_move_module(&all, &mod, module, map_start)) &&
+	    mod.live == 0)
+		err = fail(msg, msglen, -ENOENT, "%s: no symbols of module [%s]", path, module);
+	if (!err && (err = table_from_tree(&mod, path, 0, out)))
+		fail(msg, msglen, err, "%s: out of memory", path);
+	tree_free(&all);
+	tree_free(&mod);
 	return err;
 }

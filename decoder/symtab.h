@@ -33,11 +33,11 @@
 
 struct rb_sym {
 	uint64_t start, end;   /* [start, end) in the object's symbol address space, as perf's symbols table stores them */
-	uint8_t binding;       /* 0 local, 1 global, 2 weak (perf's export convention; raw ELF STB_* otherwise) */
+	uint8_t binding;       /* 0 local, 1 global, 2 weak: the raw ELF STB_* value, as perf exports it (10 for STB_GNU_UNIQUE) */
 	const char *name;
 };
 
-struct rb_symtab;      /* opaque: sorted symbols, owns names */
+struct rb_symtab;      /* opaque: sorted symbols, owns names; one per dso, shared by every process mapping it */
 
 /*
  * Load an ELF file's symbols.  Like perf, separate debug information is
@@ -46,10 +46,11 @@ struct rb_symtab;      /* opaque: sorted symbols, owns names */
  * /usr/lib/debug/.build-id/xx/yyyy.debug, then path itself, ...) and only
  * files whose build-id matches the object's are used; .symtab comes from
  * the first such file that has one, .dynsym/.plt from the first that is a
- * runtime image.  path may also be "[vdso]" when opts give its build-id.  Returns 0, or a negative errno-style code with a
- * message in msg (msglen bytes) naming the file and what is wrong (not ELF,
- * truncated section, ...).  A valid ELF without any symbols gives 0 and an
- * empty table.  Never crashes on a corrupt file.
+ * runtime image.  path may also be "[vdso]" when opts give its build-id.
+ * Returns 0, or a negative errno-style code with a message in msg (msglen
+ * bytes) naming the file and what is wrong (not ELF, truncated section,
+ * ...).  A valid ELF without any symbols gives 0 and an empty table.
+ * Never crashes on a corrupt file.
  */
 int rb_symtab_load_elf(struct rb_symtab **out, const char *path, char *msg, size_t msglen);
 
@@ -74,9 +75,20 @@ int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
  */
 int rb_symtab_load_kallsyms(struct rb_symtab **out, const char *path, char *msg, size_t msglen);
 
+/*
+ * A kernel module's symbols from kallsyms ("name\t[module]" lines), as
+ * perf holds them for a module whose .ko it cannot read: relative to the
+ * module's map start (from the recording's kernel mmap event), so the
+ * module's table uses map_ip = ip - map_start (pgoff 0).  perf prefers the
+ * module's .ko ELF when it finds one; that path is not reproduced.
+ */
+int rb_symtab_load_kallsyms_module(struct rb_symtab **out, const char *path, const char *module,
+				   uint64_t map_start, char *msg, size_t msglen);
+
 void rb_symtab_free(struct rb_symtab *t);   /* accepts NULL */
 size_t rb_symtab_count(const struct rb_symtab *t);   /* 0 for NULL */
-const struct rb_sym *rb_symtab_at(const struct rb_symtab *t, size_t i);   /* sorted by start; NULL if out of range */
+/* The loaded symbols sorted by start (not those added by rb_symtab_add_unknown); NULL if out of range. */
+const struct rb_sym *rb_symtab_at(const struct rb_symtab *t, size_t i);
 
 /* Symbol containing addr (an address in the symbol address space), or NULL. O(log n). */
 const struct rb_sym *rb_symtab_find(const struct rb_symtab *t, uint64_t addr);
@@ -93,20 +105,30 @@ const struct rb_sym *rb_symtab_lookup(struct rb_symtab *t, uint64_t addr);
 const struct rb_sym *rb_symtab_add_unknown(struct rb_symtab *t, uint64_t addr);
 
 /*
- * perf 6.1 export-to-sqlite, per sample, in timestamp order (T(x) is the
- * table of the dso x maps to, a(x) = rb_symtab_map_ip(T, x, ...)):
- *   1. s = rb_symtab_lookup(T(ip), a(ip))                  (machine__resolve)
- *   2. if !s: s = rb_symtab_add_unknown(T(ip), a(ip));      sym_offset = a(ip) - s->start
- *   3. with callchains, for each entry e from the root (outermost caller) to
- *      the leaf, skipping PERF_CONTEXT_* markers and entries in no map:
+ * Lookup, and rb_symtab_add_unknown on a miss: perf's db_ids_from_al.
+ * perf 6.1 export-to-sqlite makes these calls per sample, samples in
+ * timestamp order (T(x): table of the dso x's map belongs to; a(x) =
+ * rb_symtab_map_ip(T(x), x, map start, map pgoff)):
+ *   1. s = rb_symtab_export_lookup(T(ip), a(ip));  sym_offset = a(ip) - s->start
+ *   2. with a callchain, walk it as perf's thread__resolve_callchain does in
+ *      caller order: from the last entry (the root) towards the first, each
+ *      PERF_CONTEXT_* marker setting the cpumode for the entries before it,
+ *      at most 127 non-marker entries; for each entry in a map:
  *        c[e] = rb_symtab_lookup(T(e), a(e))
- *   4. then again root to leaf, for each entry in a map with !c[e]:
+ *      an unknown marker value makes perf drop the whole chain (the lookups
+ *      already made stand; step 3 is skipped).
+ *   3. then, root to leaf again, for each kept entry with !c[e]:
  *        rb_symtab_export_lookup(T(e), e)   -- the raw ip, not a(e): perf's quirk
- * rb_symtab_export_lookup is steps 1+2 (and 4): lookup, add_unknown on a miss.
  */
 const struct rb_sym *rb_symtab_export_lookup(struct rb_symtab *t, uint64_t addr);
 
-/* Convert a sample ip inside a mapping to the object's symbol address space, exactly as perf 6.1 does (map__map_ip plus any per-object adjustment the loaded ELF requires). */
+/*
+ * Convert a sample ip inside a mapping to the object's symbol address space,
+ * exactly as perf 6.1 does: map__map_ip, ip - map_start + map_pgoff, for
+ * ELF objects and kernel modules; the identity for the kernel.  perf 6.1
+ * adds no per-object term (such as p_vaddr - p_offset of an ET_DYN text
+ * segment): the loader already moved the symbols into file-offset space.
+ */
 uint64_t rb_symtab_map_ip(const struct rb_symtab *t, uint64_t ip, uint64_t map_start, uint64_t map_pgoff);
 
 /* 1 if t came from kallsyms (identity map_ip), 0 otherwise. */

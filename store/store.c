@@ -245,11 +245,7 @@ static uint64_t export_symbol(struct rb_store *st, const struct rb_sym *s, uint6
 	return k->id;
 }
 
-/*
- * dso id, symbol id and offset of a resolved address; perf invents an
- * "unknown" symbol at @unknown_at when a map has none (the object address for
- * a sample, the raw ip for a call-chain entry).
- */
+/* dso id, symbol id and offset of a resolved address (symbols named by the session: perf_export). */
 static const struct rb_sym *export_al(struct rb_store *st, const struct rb_addr_loc *al, uint64_t unknown_at,
 				      uint64_t *dso_id, uint64_t *sym_id, uint64_t *off)
 {
@@ -257,12 +253,7 @@ static const struct rb_sym *export_al(struct rb_store *st, const struct rb_addr_
 	if (!al->map)
 		return NULL;
 	*dso_id = export_dso(st, al->dso);
-	/* an "unknown" made earlier at the object address wins (perf finds it by lookup), then one at @unknown_at */
-	const struct rb_sym *s = al->sym;
-	if (!s)
-		s = rb_machine_find_unknown(al->dso, al->addr);
-	if (!s)
-		s = rb_machine_unknown_sym(st->m, al->dso, unknown_at);
+	const struct rb_sym *s = rb_machine_export_sym(st->m, al, unknown_at);
 	if (!s)
 		return NULL;
 	*sym_id = export_symbol(st, s, *dso_id);

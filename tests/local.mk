@@ -24,9 +24,12 @@ SHELL_TESTS = \
 	tests/queries.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
-TESTS += $(SHELL_TESTS) tests/unit/test_machine
-check_PROGRAMS += tests/unit/test_machine
+TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab
+check_PROGRAMS += tests/unit/test_machine tests/unit/test_symtab
 endif
+tests_unit_test_symtab_SOURCES = tests/unit/test_symtab.c tests/unit/tap.h
+tests_unit_test_symtab_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_symtab_LDADD = $(DECODER_LIBS)
 tests_unit_test_machine_SOURCES = tests/unit/test_machine.c tests/unit/tap.h
 tests_unit_test_machine_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
 tests_unit_test_machine_LDADD = $(DECODER_LIBS) $(PERFDATA_LIBS) $(LIBARCHIVE_LIBS)

@@ -601,6 +601,17 @@ static void test_kallsyms_rules(void)
 	ok(!by_name(t, "mod_fn") && !by_name(t, "mod_fn2") && rb_symtab_count(t) == 8,
 	   "module symbols are not in the kernel table (%zu symbols)", rb_symtab_count(t));
 	rb_symtab_free(t);
+	if (!ok(rb_symtab_load_kallsyms_module(&t, p, "mymod", 0xffffffffc0000000ull, msg, sizeof(msg)) == 0,
+		"module table loads (%s)", msg))
+		return;
+	ok(sym_is(rb_symtab_at(t, 0), "mod_fn", 0, 0x10, 0) && sym_is(rb_symtab_at(t, 1), "mod_fn2", 0x10, 0x2000, 1) &&
+	   rb_symtab_count(t) == 2, "module symbols: tag stripped, relative to the module map");
+	ok(!rb_symtab_is_kernel(t) && rb_symtab_map_ip(t, 0xffffffffc0000014ull, 0xffffffffc0000000ull, 0) == 0x14 &&
+	   rb_symtab_find(t, 0x14) == rb_symtab_at(t, 1), "module ip maps as ip - map start");
+	rb_symtab_free(t);
+	ok(rb_symtab_load_kallsyms_module(&t, p, "othermod", 0, msg, sizeof(msg)) == -ENOENT && !t,
+	   "unknown module: -ENOENT (%s)", msg);
+	ok(rb_symtab_load_kallsyms_module(&t, p, NULL, 0, msg, sizeof(msg)) == -EINVAL, "module: NULL name");
 }
 
 static void test_proc_kallsyms(void)

@@ -1,0 +1,725 @@
+/*
+ * record.c - a recording session in one of perf record's modes:
+ *   default      every online CPU x the command's pid, inherit, one ring per CPU
+ *   per-thread   cpu -1 x each thread, one ring per thread (the kernel refuses
+ *                mmap of inherited per-task events, so no inherit)
+ *   -C list      those CPUs, pid -1 (or x the -p / -t threads)
+ *   -a           every online CPU, pid -1
+ * Events are opened CPU by CPU, thread by thread, leader before members;
+ * the first fd on a CPU (per-thread: on a thread) owns the ring and every
+ * other fd there is redirected into it with PERF_EVENT_IOC_SET_OUTPUT.
+ *
+ * Records go to the perf.data writer as they are drained, with a
+ * FINISHED_ROUND after each pass over all rings (perf's ordering promise:
+ * nothing after a round is older than what came before the previous one).
+ *
+ * A full disk stops the recording: a reserve of space, taken at open as an
+ * unnamed file in the output's directory, is released so that the writer
+ * can still write the feature sections and the header.
+ *
+ * Workload: 1 to a few hundred rings, up to tens of MB/s. Never prints.
+ */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "pd.h"
+#include "record.h"
+#include "synth.h"
+
+#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+		     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define SAMPLE_TIME_OFFSET 32   /* header, identifier, ip, pid/tid: then time */
+#define TRAILER_SIZE 32         /* sample_id_all: tid, time, cpu, identifier */
+#define RESERVE_BYTES (8u << 20)   /* writer buffer (1 MiB) + feature sections, with room to spare */
+
+struct pathset {                 /* open addressing; cap a power of two */
+	char **v;
+	size_t n, cap;
+};
+
+struct record {
+	struct rec_opts o;
+	struct ev_list *evl;
+	int *cpus;                   /* -1 alone for per-thread */
+	int nr_cpus;
+	int *tids;                   /* -1 alone for system-wide */
+	int nr_tids;
+	int *fds;                    /* [cpu][thread][event] */
+	uint64_t *ids;               /* same index as fds */
+	size_t nr_fds;
+	struct ring **rings;
+	size_t nr_rings;
+	struct pd_writer *w;
+	int pipe;
+	int reserve_fd;              /* space released on ENOSPC, -1 if none */
+	struct rec_stats st;
+	uint64_t first_time, last_time;
+	int have_time;
+	struct pathset paths;        /* files named by MMAP2 records: BUILD_ID candidates */
+	struct rec_err werr;         /* first write error */
+};
+
+/* ------------------------------------------------------------ paths */
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+static int pathset_add(struct pathset *p, const char *s)
+{
+	if ((p->n + 1) * 2 > p->cap) {
+		size_t ncap = p->cap ? 2 * p->cap : 256;
+		char **nv = calloc(ncap, sizeof(*nv));
+		if (!nv)
+			return -1;
+		for (size_t i = 0; i < p->cap; i++)
+			if (p->v[i]) {
+				size_t k = fnv(p->v[i]) & (ncap - 1);
+				while (nv[k])
+					k = (k + 1) & (ncap - 1);
+				nv[k] = p->v[i];
+			}
+		free(p->v);
+		p->v = nv;
+		p->cap = ncap;
+	}
+	size_t k = fnv(s) & (p->cap - 1);
+	while (p->v[k]) {
+		if (!strcmp(p->v[k], s))
+			return 0;
+		k = (k + 1) & (p->cap - 1);
+	}
+	if (!(p->v[k] = strdup(s)))
+		return -1;
+	p->n++;
+	return 0;
+}
+
+static void pathset_free(struct pathset *p)
+{
+	for (size_t i = 0; i < p->cap; i++)
+		free(p->v[i]);
+	free(p->v);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ----------------------------------------------------------- writing */
+
+static void note_record(struct record *s, const uint8_t *rec)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	uint64_t v;
+
+	s->st.records++;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		s->st.samples++;
+		if (h->size >= SAMPLE_TIME_OFFSET + 8) {
+			memcpy(&v, rec + SAMPLE_TIME_OFFSET, 8);
+			if (!s->have_time || v < s->first_time)
+				s->first_time = v;
+			if (!s->have_time || v > s->last_time)
+				s->last_time = v;
+			s->have_time = 1;
+		}
+		break;
+	case PERF_RECORD_LOST:   /* id, lost */
+		s->st.lost_records++;
+		if (h->size >= 24) {
+			memcpy(&v, rec + 16, 8);
+			s->st.lost += v;
+		}
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (h->size >= 16) {
+			memcpy(&v, rec + 8, 8);
+			s->st.lost_samples += v;
+		}
+		break;
+	case PERF_RECORD_MMAP2:   /* filename at 72, NUL-terminated within the record */
+		if (h->size > 72 && memchr(rec + 72, 0, h->size - 72u))
+			pathset_add(&s->paths, (const char *)rec + 72);
+		break;
+	}
+}
+
+static int write_rec(void *ctx, const void *rec)
+{
+	struct record *s = ctx;
+	struct pd_error pe;
+
+	if (pd_writer_write(s->w, rec, -1, NULL, 0, &pe) < 0) {
+		if (pe.code == PD_ERR_NOSPC)
+			s->st.disk_full = 1;
+		if (!s->werr.err)
+			rec_fail(&s->werr, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
+		return -1;
+	}
+	note_record(s, rec);
+	return 0;
+}
+
+static int ring_record(void *ctx, struct ring *r, const struct perf_event_header *h)
+{
+	return write_rec(ctx, h);
+}
+
+/* ------------------------------------------------------------- open */
+
+static long perf_event_open(struct perf_event_attr *a, int pid, int cpu, int group_fd)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void config_attr(const struct record *s, size_t i, struct perf_event_attr *a)
+{
+	const struct ev_spec *ev = &s->evl->v[i];
+	int leader = ev->leader == (int)i;
+
+	*a = ev->attr;
+	a->size = sizeof(*a);
+	a->sample_type = SAMPLE_TYPE | (ev->is_tracepoint ? PERF_SAMPLE_RAW : 0);
+	a->read_format = PERF_FORMAT_ID;
+	a->sample_id_all = 1;
+	if (!ev->has_period) {
+		if (ev->is_tracepoint) {
+			a->sample_period = 1;   /* perf: every tracepoint hit */
+			a->freq = 0;
+		} else if (s->o.period) {
+			a->sample_period = s->o.period;
+			a->freq = 0;
+		} else {
+			a->sample_freq = s->o.freq ? s->o.freq : 4000;
+			a->freq = 1;
+		}
+	}
+	a->disabled = leader;
+	a->enable_on_exec = leader && s->o.enable_on_exec;
+	a->inherit = s->o.inherit && !s->o.overwrite;
+	if (i == 0) {   /* the tracking event: perf puts the sideband on the first one */
+		a->mmap = 1;
+		a->mmap2 = 1;
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+	}
+	if (s->o.overwrite) {
+		a->write_backward = 1;
+	} else {
+		a->watermark = 1;   /* wake the poller when half the ring is full */
+		size_t ring = s->o.mmap_pages * (size_t)sysconf(_SC_PAGESIZE);
+		a->wakeup_watermark = (uint32_t)(ring / 2);
+	}
+	if (s->o.clockid >= 0) {
+		a->use_clockid = 1;
+		a->clockid = s->o.clockid;
+	}
+}
+
+static int open_error(struct record *s, size_t ev, int cpu, int tid, int err, struct rec_err *e)
+{
+	const char *name = s->evl->v[ev].name;
+	char paranoid[16] = "?";
+	struct rlimit rl;
+
+	read_text("/proc/sys/kernel/perf_event_paranoid", paranoid, sizeof(paranoid));
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		return rec_fail(e, err,
+			"cannot open event %s on cpu %d, pid %d: %s. kernel.perf_event_paranoid is %s: "
+			"-1 allows everything; 0 denies raw tracepoint data to unprivileged users; "
+			"1 also denies CPU-wide events (-a, -C); 2 also denies kernel profiling "
+			"(use :u events); 3+ (Debian) denies perf_event_open to unprivileged users. "
+			"CAP_PERFMON (or CAP_SYS_ADMIN before Linux 5.8) bypasses these checks; "
+			"tracepoints may also need read access to tracefs. Lower it with "
+			"'sysctl kernel.perf_event_paranoid=1' or run with CAP_PERFMON.",
+			name, cpu, tid, strerror(err), paranoid);
+	case EMFILE:
+	case ENFILE:
+		getrlimit(RLIMIT_NOFILE, &rl);
+		return rec_fail(e, err,
+			"cannot open event %s on cpu %d, pid %d: %s. This recording needs %zu descriptors "
+			"(%zu events x %d CPUs x %d threads) plus a few for files; the limit is %llu (hard %llu). "
+			"Raise it with 'ulimit -n %zu', or record fewer CPUs, threads or events.",
+			name, cpu, tid, strerror(err), s->evl->n * (size_t)s->nr_cpus * (size_t)s->nr_tids,
+			s->evl->n, s->nr_cpus, s->nr_tids, (unsigned long long)rl.rlim_cur,
+			(unsigned long long)rl.rlim_max, s->evl->n * (size_t)s->nr_cpus * (size_t)s->nr_tids + 64);
+	case ENOENT:
+	case ENODEV:
+	case EOPNOTSUPP:
+		return rec_fail(e, err,
+			"event %s is not supported on cpu %d: %s (type %u config %#llx: this machine has no "
+			"such PMU or it cannot sample; hardware events need a hardware PMU)",
+			name, cpu, strerror(err), s->evl->v[ev].attr.type,
+			(unsigned long long)s->evl->v[ev].attr.config);
+	case ESRCH:
+		return rec_fail(e, err, "cannot open event %s for pid %d: no such thread", name, tid);
+	default:
+		return rec_fail(e, err, "cannot open event %s on cpu %d, pid %d: %s (type %u config %#llx)",
+				name, cpu, tid, strerror(err), s->evl->v[ev].attr.type,
+				(unsigned long long)s->evl->v[ev].attr.config);
+	}
+}
+
+static size_t fd_index(const struct record *s, int c, int t, size_t ev)
+{
+	return ((size_t)c * (size_t)s->nr_tids + (size_t)t) * s->evl->n + ev;
+}
+
+static int open_events(struct record *s, struct rec_err *e)
+{
+	for (int c = 0; c < s->nr_cpus; c++)
+		for (int t = 0; t < s->nr_tids; t++)
+			for (size_t i = 0; i < s->evl->n; i++) {
+				struct ev_spec *ev = &s->evl->v[i];
+				struct perf_event_attr a;
+				int group_fd = ev->leader == (int)i ? -1 :
+					       s->fds[fd_index(s, c, t, (size_t)ev->leader)];
+				config_attr(s, i, &a);
+				long fd = perf_event_open(&a, s->tids[t], s->cpus[c], group_fd);
+				if (fd < 0 && (errno == EACCES || errno == EPERM) && !ev->mod_excl &&
+				    !a.exclude_kernel) {
+					/* perf's fallback under perf_event_paranoid 2: user space only */
+					ev->attr.exclude_kernel = ev->attr.exclude_hv = 1;
+					config_attr(s, i, &a);
+					fd = perf_event_open(&a, s->tids[t], s->cpus[c], group_fd);
+				}
+				if (fd < 0)
+					return open_error(s, i, s->cpus[c], s->tids[t], errno, e);
+				size_t k = fd_index(s, c, t, i);
+				s->fds[k] = (int)fd;
+				if (ioctl((int)fd, PERF_EVENT_IOC_ID, &s->ids[k]) < 0)
+					return rec_fail(e, errno, "PERF_EVENT_IOC_ID on fd %ld (event %s, cpu %d) failed: %s",
+							fd, ev->name, s->cpus[c], strerror(errno));
+			}
+	return 0;
+}
+
+/* One ring per CPU (per thread in per-thread mode); every other fd there writes into it. */
+static int map_rings(struct record *s, struct rec_err *e)
+{
+	int per_thread = s->cpus[0] == -1;
+	size_t nr = per_thread ? (size_t)s->nr_tids : (size_t)s->nr_cpus;
+
+	s->rings = calloc(nr, sizeof(*s->rings));
+	if (!s->rings)
+		return rec_fail(e, ENOMEM, "out of memory");
+	for (int c = 0; c < s->nr_cpus; c++)
+		for (int t = 0; t < s->nr_tids; t++)
+			for (size_t i = 0; i < s->evl->n; i++) {
+				size_t key = per_thread ? (size_t)t : (size_t)c;
+				int fd = s->fds[fd_index(s, c, t, i)];
+				if (!s->rings[key]) {
+					if (ring__new(&s->rings[key], fd, s->cpus[c], per_thread ? s->tids[t] : -1,
+						      s->o.mmap_pages, s->o.overwrite, e) < 0)
+						return -1;
+					s->nr_rings++;
+					continue;
+				}
+				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[key]->fd) < 0)
+					return rec_fail(e, errno,
+							"PERF_EVENT_IOC_SET_OUTPUT of fd %d (event %s, cpu %d, tid %d) into "
+							"the ring of fd %d failed: %s", fd, s->evl->v[i].name, s->cpus[c],
+							s->tids[t], s->rings[key]->fd, strerror(errno));
+			}
+	return 0;
+}
+
+/* An unnamed file holding RESERVE_BYTES in the output's filesystem, freed on ENOSPC. */
+static int take_reserve(const char *path)
+{
+	char *copy = strdup(path), *dir;
+	int fd = -1;
+
+	if (!copy)
+		return -1;
+	dir = dirname(copy);
+#ifdef O_TMPFILE
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+#endif
+	free(copy);
+	if (fd >= 0 && posix_fallocate(fd, 0, RESERVE_BYTES) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int setup_targets(struct record *s, struct rec_err *e)
+{
+	int *v;
+
+	switch (s->o.mode) {
+	case REC_MODE_PER_THREAD:
+		s->cpus = malloc(sizeof(int));
+		if (!s->cpus)
+			return rec_fail(e, ENOMEM, "out of memory");
+		s->cpus[0] = -1;
+		s->nr_cpus = 1;
+		break;
+	case REC_MODE_CPUS: {
+		int n = cpu_list_parse(s->o.cpu_list, &v);
+		if (n < 0)
+			return rec_fail(e, EINVAL, "-C %s: not a CPU list (expected e.g. 0-3,6)", s->o.cpu_list);
+		int *online, nol = cpus_online(&online);
+		for (int i = 0; i < n; i++) {
+			int found = 0;
+			for (int k = 0; k < nol; k++)
+				found |= online[k] == v[i];
+			if (!found) {
+				free(online);
+				free(v);
+				return rec_fail(e, EINVAL, "-C %s: CPU %d is not online", s->o.cpu_list, v[i]);
+			}
+		}
+		free(online);
+		s->cpus = v;
+		s->nr_cpus = n;
+		break;
+	}
+	default:
+		s->nr_cpus = cpus_online(&s->cpus);
+		if (s->nr_cpus < 0)
+			return rec_fail(e, errno, "cannot read /sys/devices/system/cpu/online");
+		break;
+	}
+	if (s->o.nr_tids > 0) {
+		s->tids = malloc((size_t)s->o.nr_tids * sizeof(int));
+		if (!s->tids)
+			return rec_fail(e, ENOMEM, "out of memory");
+		memcpy(s->tids, s->o.tids, (size_t)s->o.nr_tids * sizeof(int));
+		s->nr_tids = s->o.nr_tids;
+	} else {
+		s->tids = malloc(sizeof(int));
+		if (!s->tids)
+			return rec_fail(e, ENOMEM, "out of memory");
+		s->tids[0] = -1;
+		s->nr_tids = 1;
+	}
+	return 0;
+}
+
+int record__open(struct record **out, const struct rec_opts *o, struct ev_list *evl, struct rec_err *e)
+{
+	struct record *s = calloc(1, sizeof(*s));
+	struct pd_writer_opts wo;
+	struct pd_error pe;
+
+	*out = NULL;
+	if (!s)
+		return rec_fail(e, ENOMEM, "out of memory");
+	s->o = *o;
+	s->evl = evl;
+	s->reserve_fd = -1;
+	if (setup_targets(s, e) < 0)
+		goto err_out;
+	s->nr_fds = (size_t)s->nr_cpus * (size_t)s->nr_tids * evl->n;
+	s->fds = malloc(s->nr_fds * sizeof(*s->fds));
+	s->ids = calloc(s->nr_fds, sizeof(*s->ids));
+	if (!s->fds || !s->ids) {
+		rec_fail(e, ENOMEM, "out of memory");
+		goto err_out;
+	}
+	for (size_t i = 0; i < s->nr_fds; i++)
+		s->fds[i] = -1;
+	if (open_events(s, e) < 0 || map_rings(s, e) < 0)
+		goto err_out;
+	s->pipe = !strcmp(o->output, "-");
+	pd_writer_opts_init(&wo);
+	wo.pipe_mode = s->pipe;
+	if (pd_writer_open(&s->w, o->output, &wo, &pe) < 0) {
+		rec_fail(e, EIO, "%s", pe.msg);
+		goto err_out;
+	}
+	if (!s->pipe)
+		s->reserve_fd = take_reserve(o->output);
+	*out = s;
+	return 0;
+err_out:
+	record__free(s);
+	return -1;
+}
+
+/* ------------------------------------------------------------ start */
+
+static int add_evsels(struct record *s, struct rec_err *e)
+{
+	size_t per = (size_t)s->nr_cpus * (size_t)s->nr_tids;
+	uint64_t *ids = malloc((per ? per : 1) * sizeof(*ids));
+	struct pd_error pe;
+	int rc = 0;
+
+	if (!ids)
+		return rec_fail(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->evl->n && !rc; i++) {
+		struct perf_event_attr a;
+		struct pd_event_attr pa;
+		size_t k = 0;
+		config_attr(s, i, &a);
+		memset(&pa, 0, sizeof(pa));
+		memcpy(&pa, &a, sizeof(a) < sizeof(pa) ? sizeof(a) : sizeof(pa));
+		pa.size = sizeof(pa);
+		for (int c = 0; c < s->nr_cpus; c++)
+			for (int t = 0; t < s->nr_tids; t++)
+				ids[k++] = s->ids[fd_index(s, c, t, i)];
+		if (pd_writer_add_evsel(s->w, &pa, ids, k, s->evl->v[i].name, &pe) < 0)
+			rc = rec_fail(e, EIO, "event %s: %s", s->evl->v[i].name, pe.msg);
+	}
+	free(ids);
+	return rc;
+}
+
+static int set_static_features(struct record *s, int argc, char **argv, struct rec_err *e)
+{
+	struct feat_group g[64];
+	char names[64][256];
+	size_t ng = 0;
+
+	for (size_t i = 0; i < s->evl->n && ng < 64; i++) {
+		const struct ev_spec *ev = &s->evl->v[i];
+		if (ev->leader != (int)i || ev->nr_members < 2)
+			continue;
+		/* perf names an anonymous group by its members: {a,b} */
+		size_t len = (size_t)snprintf(names[ng], sizeof(names[ng]), "{");
+		for (int m = 0; m < ev->nr_members && len < sizeof(names[ng]); m++)
+			len += (size_t)snprintf(names[ng] + len, sizeof(names[ng]) - len, "%s%s", m ? "," : "",
+						s->evl->v[i + (size_t)m].name);
+		if (len < sizeof(names[ng]))
+			snprintf(names[ng] + len, sizeof(names[ng]) - len, "}");
+		g[ng].name = names[ng];
+		g[ng].leader_idx = (uint32_t)i;
+		g[ng].nr_members = (uint32_t)ev->nr_members;
+		ng++;
+	}
+	return features__static(s->w, argc, argv, g, ng, s->o.clockid, e);
+}
+
+static int synthesize(struct record *s, struct rec_err *e)
+{
+	struct synth sy = { write_rec, s, TRAILER_SIZE };
+	struct id_index_entry *idx = malloc((s->nr_fds ? s->nr_fds : 1) * sizeof(*idx));
+	int rc;
+
+	if (!idx)
+		return rec_fail(e, ENOMEM, "out of memory");
+	for (int c = 0; c < s->nr_cpus; c++)
+		for (int t = 0; t < s->nr_tids; t++)
+			for (size_t i = 0; i < s->evl->n; i++) {
+				size_t k = fd_index(s, c, t, i);
+				idx[k] = (struct id_index_entry){ s->ids[k], i, (uint64_t)(int64_t)s->cpus[c],
+								  (uint64_t)(int64_t)s->tids[t] };
+			}
+	/* perf record__synthesize()'s order */
+	rc = synth__time_conv(&sy, s->rings[0]->pc);
+	if (!rc)
+		rc = synth__id_index(&sy, idx, s->nr_fds);
+	free(idx);
+	if (!rc)
+		rc = synth__kernel_mmap(&sy);
+	if (!rc)
+		rc = synth__modules(&sy);
+	if (!rc)
+		rc = synth__thread_map(&sy, s->tids, (size_t)s->nr_tids);
+	if (!rc)
+		rc = synth__cpu_map(&sy, s->cpus, (size_t)s->nr_cpus);
+	if (!rc && s->o.system_wide_synth)
+		rc = synth__all_processes(&sy);
+	for (int t = 0; !rc && !s->o.system_wide_synth && t < s->nr_tids; t++) {
+		char path[64];
+		int tgid = s->tids[t];
+		/* a thread of a process already synthesized is covered by it */
+		snprintf(path, sizeof(path), "/proc/%d/status", tgid);
+		char *st = read_all(path, NULL), *p = st ? strstr(st, "Tgid:") : NULL;
+		if (p)
+			tgid = atoi(p + 5);
+		free(st);
+		int dup = 0;
+		for (int u = 0; u < t; u++)
+			dup |= s->tids[u] == tgid;
+		if (!dup)
+			rc = synth__process(&sy, tgid);
+	}
+	if (!rc)
+		rc = synth__finished(&sy, PD_RECORD_FINISHED_INIT);
+	if (rc)
+		return rec_fail(e, s->werr.err, "writing the initial records: %s", s->werr.msg);
+	return 0;
+}
+
+int record__start(struct record *s, int argc, char **argv, struct rec_err *e)
+{
+	if (add_evsels(s, e) < 0 || set_static_features(s, argc, argv, e) < 0)
+		return -1;
+	return synthesize(s, e);
+}
+
+static int ioctl_leaders(struct record *s, unsigned long req, struct rec_err *e)
+{
+	for (int c = 0; c < s->nr_cpus; c++)
+		for (int t = 0; t < s->nr_tids; t++)
+			for (size_t i = 0; i < s->evl->n; i++) {
+				if (s->evl->v[i].leader != (int)i)
+					continue;
+				int fd = s->fds[fd_index(s, c, t, i)];
+				if (ioctl(fd, req, 0) < 0)
+					return rec_fail(e, errno, "%s of fd %d (event %s, cpu %d) failed: %s",
+							req == PERF_EVENT_IOC_ENABLE ? "PERF_EVENT_IOC_ENABLE" :
+							"PERF_EVENT_IOC_DISABLE", fd, s->evl->v[i].name,
+							s->cpus[c], strerror(errno));
+			}
+	return 0;
+}
+
+int record__enable(struct record *s, struct rec_err *e)
+{
+	return ioctl_leaders(s, PERF_EVENT_IOC_ENABLE, e);
+}
+
+/* ------------------------------------------------------------- loop */
+
+int record__poll(struct record *s, int ms)
+{
+	return ring__poll(s->rings, s->nr_rings, ms);
+}
+
+static int write_error(struct record *s, struct rec_err *e)
+{
+	return rec_fail(e, s->werr.err ? s->werr.err : EIO, "%s", s->werr.msg[0] ? s->werr.msg : "write failed");
+}
+
+int record__drain(struct record *s, struct rec_err *e)
+{
+	long total = 0;
+
+	if (s->st.disk_full)
+		return write_error(s, e);
+	for (size_t i = 0; i < s->nr_rings; i++) {
+		long n = ring__consume(s->rings[i], ring_record, s);
+		if (n < 0)
+			return write_error(s, e);
+		total += n;
+	}
+	if (total) {
+		struct synth sy = { write_rec, s, 0 };
+		if (synth__finished(&sy, PD_RECORD_FINISHED_ROUND) < 0)
+			return write_error(s, e);
+	}
+	return 0;
+}
+
+int record__snapshot(struct record *s, struct rec_err *e)
+{
+	long total = 0;
+
+	if (s->st.disk_full)
+		return write_error(s, e);
+	for (size_t i = 0; i < s->nr_rings; i++) {
+		long n = ring__snapshot(s->rings[i], ring_record, s, e);
+		if (n < 0)
+			return s->werr.err ? write_error(s, e) : -1;
+		total += n;
+	}
+	if (total) {
+		struct synth sy = { write_rec, s, 0 };
+		if (synth__finished(&sy, PD_RECORD_FINISHED_ROUND) < 0)
+			return write_error(s, e);
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------- finish */
+
+static int end_features(struct record *s, struct rec_err *e)
+{
+	char **list;
+	size_t k = 0;
+	int rc;
+
+	if (s->have_time && features__sample_time(s->w, s->first_time, s->last_time, e) < 0)
+		return -1;
+	list = malloc((s->paths.n ? s->paths.n : 1) * sizeof(*list));
+	if (!list)
+		return rec_fail(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->paths.cap; i++)
+		if (s->paths.v[i])
+			list[k++] = s->paths.v[i];
+	rc = features__build_ids(s->w, list, k, e);
+	free(list);
+	return rc;
+}
+
+int record__finish(struct record *s, struct rec_err *e)
+{
+	struct pd_error pe;
+	struct rec_err ignore;
+	int rc = 0;
+
+	/* stop the events first so the last drain sees everything they will ever write */
+	ioctl_leaders(s, PERF_EVENT_IOC_DISABLE, &ignore);
+	if (!s->st.disk_full)
+		rc = s->o.overwrite ? record__snapshot(s, e) : record__drain(s, e);
+	if (s->st.disk_full && s->reserve_fd >= 0) {
+		close(s->reserve_fd);   /* give the space back: the writer still has to finish the file */
+		s->reserve_fd = -1;
+	}
+	if (!s->pipe && end_features(s, rc < 0 ? &ignore : e) < 0 && rc == 0)
+		rc = -1;
+	s->st.bytes = pd_writer_data_size(s->w);
+	int crc = pd_writer_close(s->w, &pe);
+	s->w = NULL;
+	if (crc < 0 && rc == 0)
+		rc = rec_fail(e, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
+	return rc;
+}
+
+void record__stats(const struct record *s, struct rec_stats *st)
+{
+	*st = s->st;
+	st->nr_rings = s->nr_rings;
+	st->nr_fds = s->nr_fds;
+	if (s->w)
+		st->bytes = pd_writer_data_size(s->w);
+}
+
+void record__ring_info(const struct record *s, size_t i, int *cpu, int *tid, int *fd, size_t *bytes)
+{
+	*cpu = s->rings[i]->cpu;
+	*tid = s->rings[i]->tid;
+	*fd = s->rings[i]->fd;
+	*bytes = s->rings[i]->data_size;
+}
+
+void record__free(struct record *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; s->rings && i < s->nr_rings + 0; i++)
+		ring__free(s->rings[i]);
+	free(s->rings);
+	for (size_t i = 0; s->fds && i < s->nr_fds; i++)
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+	free(s->fds);
+	free(s->ids);
+	free(s->cpus);
+	free(s->tids);
+	if (s->w)
+		pd_writer_free(s->w);
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
+	pathset_free(&s->paths);
+	free(s);
+}

@@ -1,0 +1,51 @@
+/*
+ * synth.h - records perf synthesizes from /proc and from the session, and
+ * the header features: what a reader needs to make sense of the samples
+ * that the kernel's own records do not say.
+ */
+#ifndef REC_SYNTH_H
+#define REC_SYNTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+#include "pd.h"
+#include "util.h"
+
+/* Where synthesized records go: one native record (header.size bytes). 0 or < 0 to stop. */
+typedef int (*synth_write_fn)(void *ctx, const void *rec);
+
+struct synth {
+	synth_write_fn write;
+	void *ctx;
+	size_t trailer;          /* bytes of (zeroed) sample_id trailer every record carries */
+};
+
+struct id_index_entry { uint64_t id, idx, cpu, tid; };
+
+int synth__kernel_mmap(const struct synth *s);
+int synth__modules(const struct synth *s);
+/* FORK and COMM for every thread of process @pid, MMAP2 for its executable maps. */
+int synth__process(const struct synth *s, int pid);
+/* synth__process for every process in /proc. */
+int synth__all_processes(const struct synth *s);
+int synth__thread_map(const struct synth *s, const int *tids, size_t n);
+int synth__cpu_map(const struct synth *s, const int *cpus, size_t n);
+int synth__id_index(const struct synth *s, const struct id_index_entry *v, size_t n);
+/* TIME_CONV from a ring's control page; 0 without writing if the kernel offers no cap_user_time_zero. */
+int synth__time_conv(const struct synth *s, const struct perf_event_mmap_page *pc);
+int synth__finished(const struct synth *s, uint32_t type);   /* FINISHED_ROUND / FINISHED_INIT */
+
+/* ---- features (feature.c) ---- */
+struct feat_group { const char *name; uint32_t leader_idx, nr_members; };
+
+/* HOSTNAME .. PMU_MAPPINGS, GROUP_DESC, CLOCKID / CLOCK_DATA (@clockid < 0: none). */
+int features__static(struct pd_writer *w, int argc, char **argv, const struct feat_group *groups,
+		     size_t nr_groups, int clockid, struct rec_err *e);
+/* BUILD_ID of the kernel and of each file in @paths that has an ELF build-id note. */
+int features__build_ids(struct pd_writer *w, char *const *paths, size_t n, struct rec_err *e);
+int features__sample_time(struct pd_writer *w, uint64_t first, uint64_t last, struct rec_err *e);
+/* Build id of the ELF file @path (up to 20 bytes). Length, or -1. */
+int elf_build_id(const char *path, uint8_t id[20]);
+
+#endif
