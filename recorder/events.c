@@ -108,7 +108,7 @@ static int hw_cache_lookup(const char *name, uint64_t *config)
 /* Scatter @value into the bit positions of @format ("config1:0-7,21"). */
 int events__apply_format(struct perf_event_attr *attr, const char *format, uint64_t value)
 {
-	uint64_t *word;
+	__u64 *word;
 	const char *p;
 
 	if (!strncmp(format, "config3:", 8))
@@ -302,7 +302,7 @@ static int apply_modifiers(struct ev_spec *ev, const char *m, struct rec_err *e)
 		case 'h': h = 1; break;
 		case 'p': p++; break;
 		case 'P': p = 3; break;
-		case 'G': ev->attr.exclude_host = 1; break;
+		case 'G': ev->attr.exclude_host = 1; ev->attr.exclude_guest = 0; break;
 		case 'H': ev->attr.exclude_guest = 1; break;
 		case 'S': break;
 		default:
@@ -368,6 +368,7 @@ static int parse_one(struct ev_spec *ev, const char *s, size_t len, struct rec_e
 		goto err_out;
 	}
 	ev->attr.size = sizeof(ev->attr);
+	ev->attr.exclude_guest = 1;   /* perf's default: the host only (its names carry no :HG then) */
 	char *last_slash = strrchr(str, '/');
 	if (last_slash) {   /* pmu/terms/[:mods] */
 		char *mods = strchr(last_slash, ':');
@@ -392,7 +393,8 @@ static int parse_one(struct ev_spec *ev, const char *s, size_t len, struct rec_e
 			goto err_out;
 		}
 		if (c2 || !is_modifier_string(c1 + 1)) {
-			rec_fail(e, ENOENT, "event %s: no tracepoint %s:%s in %s/events", ev->name, str, c1 + 1,
+			rec_fail(e, ENOENT, "event %s: neither a tracepoint %s:%s in %s/events nor an event with "
+				 "modifiers (u k h p P G H)", ev->name, str, c1 + 1,
 				 tracefs_dir() ? tracefs_dir() : "tracefs (not mounted)");
 			goto err_out;
 		}

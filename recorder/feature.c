@@ -45,31 +45,34 @@ static int set_string(struct pd_writer *w, unsigned feat, const char *s, struct 
 	return set_buf(w, feat, &b, e);
 }
 
-/* First "key : value" of /proc/cpuinfo whose key is one of @keys. */
+/* Value of the first /proc/cpuinfo line whose key is exactly one of @keys, tried in order. */
 static int cpuinfo_value(const char *const *keys, char *out, size_t len)
 {
-	FILE *f = fopen("/proc/cpuinfo", "re");
 	char line[1024];
-	int found = 0;
 
-	if (!f)
-		return -1;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-		if (!colon)
-			continue;
-		for (const char *const *k = keys; *k && !found; k++)
-			if (!strncmp(line, *k, strlen(*k))) {
-				char *v = colon + 1;
-				while (*v == ' ' || *v == '\t')
-					v++;
-				v[strcspn(v, "\n")] = 0;
-				snprintf(out, len, "%s", v);
-				found = 1;
-			}
+	for (const char *const *k = keys; *k; k++) {
+		FILE *f = fopen("/proc/cpuinfo", "re");
+		if (!f)
+			return -1;
+		while (fgets(line, sizeof(line), f)) {
+			size_t kl = strlen(*k), sp = kl;
+			if (strncmp(line, *k, kl))
+				continue;
+			while (line[sp] == ' ' || line[sp] == '\t')
+				sp++;
+			if (line[sp] != ':')
+				continue;
+			char *v = line + sp + 1;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			v[strcspn(v, "\n")] = 0;
+			snprintf(out, len, "%s", v);
+			fclose(f);
+			return 0;
+		}
+		fclose(f);
 	}
-	fclose(f);
-	return found ? 0 : -1;
+	return -1;
 }
 
 /* perf's x86 get_cpuid(): "vendor,family,model,stepping". */

@@ -33,12 +33,14 @@
 #include "pd.h"
 #include "record.h"
 #include "synth.h"
+#include "tracing.h"
 
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 		     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
 #define SAMPLE_TIME_OFFSET 32   /* header, identifier, ip, pid/tid: then time */
 #define TRAILER_SIZE 32         /* sample_id_all: tid, time, cpu, identifier */
-#define RESERVE_BYTES (8u << 20)   /* writer buffer (1 MiB) + feature sections, with room to spare */
+#define RESERVE_BYTES (8 << 20)    /* writer buffer (1 MiB) + feature sections, with room to spare */
+#define RESERVE_MIN (3 << 19)      /* 1.5 MiB: the writer buffer and the features */
 
 struct pathset {                 /* open addressing; cap a power of two */
 	char **v;
@@ -207,7 +209,7 @@ static void config_attr(const struct record *s, size_t i, struct perf_event_attr
 	}
 	a->disabled = leader;
 	a->enable_on_exec = leader && s->o.enable_on_exec;
-	a->inherit = s->o.inherit && !s->o.overwrite;
+	a->inherit = s->o.inherit;
 	if (i == 0) {   /* the tracking event: perf puts the sideband on the first one */
 		a->mmap = 1;
 		a->mmap2 = 1;
@@ -351,9 +353,14 @@ static int take_reserve(const char *path)
 	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 #endif
 	free(copy);
-	if (fd >= 0 && posix_fallocate(fd, 0, RESERVE_BYTES) != 0) {
-		close(fd);
-		fd = -1;
+	/* as much as the filesystem allows, down to what the writer needs at worst */
+	for (off_t size = RESERVE_BYTES; fd >= 0; size /= 2) {
+		if (size < RESERVE_MIN) {
+			close(fd);
+			return -1;
+		}
+		if (posix_fallocate(fd, 0, size) == 0)
+			break;
 	}
 	return fd;
 }
@@ -482,6 +489,28 @@ static int add_evsels(struct record *s, struct rec_err *e)
 	return rc;
 }
 
+/* perf cannot read tracepoint samples without their formats: TRACING_DATA. */
+static int set_tracing_data(struct record *s, struct rec_err *e)
+{
+	const char **tps = malloc((s->evl->n ? s->evl->n : 1) * sizeof(*tps));
+	struct pd_buf b = { 0 };
+	struct pd_error pe;
+	size_t n = 0;
+	int rc = 0;
+
+	if (!tps)
+		return rec_fail(e, ENOMEM, "out of memory");
+	for (size_t i = 0; i < s->evl->n; i++)
+		if (s->evl->v[i].is_tracepoint)
+			tps[n++] = s->evl->v[i].name;
+	if (n && (rc = tracing_data_build(&b, tps, n, e)) == 0 &&
+	    pd_writer_set_feature(s->w, PD_FEAT_TRACING_DATA, b.data, b.len, &pe) < 0)
+		rc = rec_fail(e, EIO, "feature tracing_data: %s", pe.msg);
+	pd_buf_free(&b);
+	free(tps);
+	return rc;
+}
+
 static int set_static_features(struct record *s, int argc, char **argv, struct rec_err *e)
 {
 	struct feat_group g[64];
@@ -504,7 +533,9 @@ static int set_static_features(struct record *s, int argc, char **argv, struct r
 		g[ng].nr_members = (uint32_t)ev->nr_members;
 		ng++;
 	}
-	return features__static(s->w, argc, argv, g, ng, s->o.clockid, e);
+	if (features__static(s->w, argc, argv, g, ng, s->o.clockid, e) < 0)
+		return -1;
+	return set_tracing_data(s, e);
 }
 
 static int synthesize(struct record *s, struct rec_err *e)

@@ -108,7 +108,7 @@ int synth__modules(const struct synth *s)
 	return rc;
 }
 
-struct proc_status { char name[64]; int tgid, ppid; };
+struct proc_status { char name[256]; int tgid, ppid; };
 
 static int read_status(int pid, int tid, struct proc_status *st)
 {

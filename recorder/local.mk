@@ -1,0 +1,13 @@
+# The recorder: opens perf events, drains the rings, writes perf.data
+# through the format library. It links no decoding library.
+bin_PROGRAMS += rbrecord
+rbrecord_SOURCES = \
+	%D%/util.h %D%/util.c \
+	%D%/events.h %D%/events.c \
+	%D%/ring.h %D%/ring.c \
+	%D%/synth.h %D%/synth.c %D%/feature.c \
+	%D%/tracing.h %D%/tracing.c \
+	%D%/record.h %D%/record.c \
+	%D%/pmuinfo.h %D%/pmuinfo.c \
+	%D%/rbrecord.c
+rbrecord_LDADD = $(PERFDATA_LIBS)

@@ -1,0 +1,522 @@
+/*
+ * rbrecord.c - the command line: perf record's option names, the traced
+ * command (forked stopped, exec'd once the events are ready), signals, exit
+ * status and the messages. Everything that talks to the user is here.
+ *
+ * Workload: one recording per run; the main loop wakes on ring watermarks,
+ * signals and the command's exit.
+ */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <dirent.h>
+#include <unistd.h>
+#include "record.h"
+#include "pmuinfo.h"
+
+static volatile sig_atomic_t stop_requested, child_exited, snapshot_requested;
+
+static void on_stop(int sig) { stop_requested = sig; }
+static void on_child(int sig) { child_exited = 1; }
+static void on_usr2(int sig) { snapshot_requested = 1; }
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rbrecord [options] [-- command [args]]\n"
+		"       rbrecord --pmu-info [--json]\n"
+		"  -e, --event EV        event(s): cpu-clock, cycles, L1-dcache-load-misses, sched:sched_switch,\n"
+		"                        r01c4, pmu/term=v,.../, {a,b}; modifiers :u :k :h :p (repeatable)\n"
+		"  -o, --output FILE     output file (default perf.data; - for a pipe-mode stream on stdout)\n"
+		"  -a, --all-cpus        system-wide on every online CPU\n"
+		"  -C, --cpu LIST        only these CPUs (system-wide on them, or with -p / -t those threads)\n"
+		"  -p, --pid PID[,PID]   attach to processes (all their threads)\n"
+		"  -t, --tid TID[,TID]   attach to threads\n"
+		"      --per-thread      one ring per thread, events not bound to a CPU\n"
+		"  -c, --count N         sample every N events\n"
+		"  -F, --freq HZ         sample at HZ per second (default 4000)\n"
+		"  -m, --mmap-pages N    data pages per ring, a power of two (or a size: 64K, 1M)\n"
+		"      --overwrite       backward rings: keep the newest data, written on SIGUSR2 and at exit\n"
+		"  -k, --clockid CLOCK   monotonic, monotonic_raw, realtime, boottime, tai, or a number\n"
+		"  -q, --quiet           no summary\n"
+		"  -v, --verbose         show the events' attrs and the rings\n"
+		"      --dry-run         parse the events, show their attrs, record nothing\n"
+		"      --pmu-info        describe the CPU's performance monitoring and the PMUs (--json)\n");
+}
+
+/* "1,2,3" into an int array; count or -1. */
+static int parse_ids(const char *s, int **out)
+{
+	int n = 0, *v = NULL;
+	char *copy = strdup(s), *save = NULL;
+
+	if (!copy)
+		return -1;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		long x = strtol(t, &end, 10);
+		int *nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
+		if (*end || x <= 0 || !nv) {
+			free(nv ? nv : v);
+			free(copy);
+			return -1;
+		}
+		v = nv;
+		v[n++] = (int)x;
+	}
+	free(copy);
+	*out = v;
+	return n;
+}
+
+/* Append the threads of process @pid from /proc/pid/task. */
+static int add_threads(int pid, int **v, int *n)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		int *nv = realloc(*v, (size_t)(*n + 1) * sizeof(**v));
+		if (!nv) {
+			closedir(d);
+			return -1;
+		}
+		*v = nv;
+		(*v)[(*n)++] = atoi(de->d_name);
+	}
+	closedir(d);
+	return 0;
+}
+
+static int parse_pages(const char *s, size_t *pages)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (end == s)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		v = v * 1024 / page;
+	else if (*end == 'M' || *end == 'm')
+		v = v * 1024 * 1024 / page;
+	else if (*end)
+		return -1;
+	if (!v || (v & (v - 1)))
+		return -1;
+	*pages = (size_t)v;
+	return 0;
+}
+
+static int parse_clockid(const char *s)
+{
+	static const struct { const char *name; int id; } clocks[] = {
+		{ "monotonic", 1 }, { "monotonic_raw", 4 }, { "realtime", 0 }, { "boottime", 7 }, { "tai", 11 },
+		{ "mono", 1 }, { "raw", 4 }, { "real", 0 }, { "boot", 7 },
+		{ "CLOCK_MONOTONIC", 1 }, { "CLOCK_MONOTONIC_RAW", 4 }, { "CLOCK_REALTIME", 0 },
+		{ "CLOCK_BOOTTIME", 7 }, { "CLOCK_TAI", 11 },
+	};
+	char *end;
+	long v;
+
+	for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++)
+		if (!strcmp(s, clocks[i].name))
+			return clocks[i].id;
+	v = strtol(s, &end, 10);
+	return *end || end == s || v < 0 ? -1 : (int)v;
+}
+
+/* perf's default event: cycles, or cpu-clock where no hardware PMU can count them. */
+static const char *default_event(void)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_HARDWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_HW_CPU_CYCLES, .disabled = 1,
+				     .exclude_kernel = 1, .sample_freq = 4000, .freq = 1 };
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return "cpu-clock";
+	close((int)fd);
+	return "cycles";
+}
+
+struct child { pid_t pid; int go_fd, err_fd; };
+
+/* Fork the command; it waits on a pipe and execs when told (after the events exist). */
+static int fork_command(struct child *c, char **argv)
+{
+	int go[2], err[2];
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		return -1;
+	c->pid = fork();
+	if (c->pid < 0)
+		return -1;
+	if (c->pid == 0) {
+		char b;
+		close(go[1]);
+		close(err[0]);
+		signal(SIGCHLD, SIG_DFL);
+		if (read(go[0], &b, 1) != 1)
+			_exit(127);   /* rbrecord gave up before starting us */
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	c->go_fd = go[1];
+	c->err_fd = err[0];
+	return 0;
+}
+
+/* Let the command exec. 0, or the errno of a failed exec. */
+static int start_command(struct child *c)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(c->go_fd, "g", 1) != 1)
+		return errno;
+	close(c->go_fd);
+	c->go_fd = -1;
+	do
+		n = read(c->err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(c->err_fd);
+	c->err_fd = -1;
+	return n == (ssize_t)sizeof(e) ? e : 0;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;   /* no SA_RESTART: poll() returns EINTR */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sa.sa_flags = 0;
+	sigaction(SIGUSR2, &sa, NULL);
+}
+
+/* perf raises the descriptor limit to the hard limit: a recording needs events x CPUs x threads fds. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void show_events(const struct ev_list *evl)
+{
+	for (size_t i = 0; i < evl->n; i++) {
+		const struct perf_event_attr *a = &evl->v[i].attr;
+		fprintf(stderr, "rbrecord: event %zu %s: type %u config %#llx config1 %#llx config2 %#llx "
+			"exclude_user %u exclude_kernel %u exclude_hv %u precise_ip %u group leader %d\n",
+			i, evl->v[i].name, a->type, (unsigned long long)a->config, (unsigned long long)a->config1,
+			(unsigned long long)a->config2, a->exclude_user, a->exclude_kernel, a->exclude_hv,
+			a->precise_ip, evl->v[i].leader);
+	}
+}
+
+static void show_rings(const struct record *s)
+{
+	struct rec_stats st;
+
+	record__stats(s, &st);
+	fprintf(stderr, "rbrecord: %zu fds, %zu rings\n", st.nr_fds, st.nr_rings);
+	for (size_t i = 0; i < st.nr_rings; i++) {
+		int cpu, tid, fd;
+		size_t bytes;
+		record__ring_info(s, i, &cpu, &tid, &fd, &bytes);
+		fprintf(stderr, "rbrecord: ring %zu: cpu %d tid %d fd %d data %zu bytes\n", i, cpu, tid, fd, bytes);
+	}
+}
+
+struct cli {
+	struct rec_opts o;
+	struct ev_list evl;
+	int all_cpus, per_thread, quiet, verbose, pmu_info, json, dry_run;
+	int *pids, nr_pids, *tids, nr_tids;
+};
+
+static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
+{
+	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN };
+	static const struct option longopts[] = {
+		{ "event", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
+		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
+		{ "pid", required_argument, NULL, 'p' }, { "tid", required_argument, NULL, 't' },
+		{ "per-thread", no_argument, NULL, OPT_PER_THREAD }, { "count", required_argument, NULL, 'c' },
+		{ "freq", required_argument, NULL, 'F' }, { "mmap-pages", required_argument, NULL, 'm' },
+		{ "overwrite", no_argument, NULL, OPT_OVERWRITE }, { "clockid", required_argument, NULL, 'k' },
+		{ "quiet", no_argument, NULL, 'q' }, { "verbose", no_argument, NULL, 'v' },
+		{ "pmu-info", no_argument, NULL, OPT_PMU_INFO }, { "json", no_argument, NULL, OPT_JSON },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "+e:o:aC:p:t:c:F:m:k:qvh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'e':
+			if (events__parse(&c->evl, optarg, e) < 0)
+				return -1;
+			break;
+		case 'o': c->o.output = optarg; break;
+		case 'a': c->all_cpus = 1; break;
+		case 'C': c->o.cpu_list = optarg; break;
+		case 'p':
+			free(c->pids);
+			if ((c->nr_pids = parse_ids(optarg, &c->pids)) < 0)
+				return rec_fail(e, EINVAL, "-p %s: expected process ids such as 1234,5678", optarg);
+			break;
+		case 't':
+			free(c->tids);
+			if ((c->nr_tids = parse_ids(optarg, &c->tids)) < 0)
+				return rec_fail(e, EINVAL, "-t %s: expected thread ids such as 1234,5678", optarg);
+			break;
+		case OPT_PER_THREAD: c->per_thread = 1; break;
+		case 'c':
+			c->o.period = strtoull(optarg, NULL, 0);
+			if (!c->o.period)
+				return rec_fail(e, EINVAL, "-c %s: expected a positive count", optarg);
+			break;
+		case 'F':
+			c->o.freq = strtoull(optarg, NULL, 0);
+			if (!c->o.freq)
+				return rec_fail(e, EINVAL, "-F %s: expected a positive frequency", optarg);
+			break;
+		case 'm':
+			if (parse_pages(optarg, &c->o.mmap_pages) < 0)
+				return rec_fail(e, EINVAL, "-m %s: expected a power-of-two page count or size", optarg);
+			break;
+		case OPT_OVERWRITE: c->o.overwrite = 1; break;
+		case 'k':
+			if ((c->o.clockid = parse_clockid(optarg)) < 0)
+				return rec_fail(e, EINVAL, "-k %s: unknown clock", optarg);
+			break;
+		case 'q': c->quiet = 1; break;
+		case 'v': c->verbose = 1; break;
+		case OPT_PMU_INFO: c->pmu_info = 1; break;
+		case OPT_JSON: c->json = 1; break;
+		case OPT_DRY_RUN: c->dry_run = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(129);
+		}
+	}
+	if (c->o.period && c->o.freq)
+		return rec_fail(e, EINVAL, "-c and -F exclude each other");
+	if (c->nr_pids && c->nr_tids)
+		return rec_fail(e, EINVAL, "-p and -t exclude each other");
+	if (c->all_cpus && (c->o.cpu_list || c->nr_pids || c->nr_tids || c->per_thread))
+		return rec_fail(e, EINVAL, "-a records every CPU system-wide: it excludes -C, -p, -t and --per-thread");
+	if (c->per_thread && c->o.cpu_list)
+		return rec_fail(e, EINVAL, "--per-thread binds no CPU: it excludes -C");
+	return 0;
+}
+
+/* Mode and targets from the options, as perf record maps them. */
+static int choose_mode(struct cli *c, int have_cmd, pid_t child, struct rec_err *e)
+{
+	int *v = NULL, n = 0;
+
+	for (int i = 0; i < c->nr_pids; i++)
+		if (add_threads(c->pids[i], &v, &n) < 0) {
+			free(v);
+			return rec_fail(e, ESRCH, "-p %d: no such process", c->pids[i]);
+		}
+	for (int i = 0; i < c->nr_tids; i++) {
+		int *nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
+		if (!nv) {
+			free(v);
+			return rec_fail(e, ENOMEM, "out of memory");
+		}
+		v = nv;
+		v[n++] = c->tids[i];
+	}
+	int attach = n > 0;
+	if (!attach && have_cmd && !c->all_cpus && !c->o.cpu_list) {
+		v = malloc(sizeof(*v));
+		if (!v)
+			return rec_fail(e, ENOMEM, "out of memory");
+		v[n++] = child;
+	}
+	c->o.tids = v;
+	c->o.nr_tids = n;
+	if (c->per_thread) {
+		if (!n)
+			return rec_fail(e, EINVAL, "--per-thread needs a command, -p or -t");
+		c->o.mode = REC_MODE_PER_THREAD;
+		c->o.inherit = 0;
+	} else if (c->o.cpu_list) {
+		c->o.mode = REC_MODE_CPUS;
+		c->o.inherit = !c->nr_tids;
+	} else if (c->all_cpus || !n) {
+		c->o.mode = REC_MODE_ALL;   /* perf: no command and no target means -a */
+		c->o.inherit = 1;
+	} else {
+		c->o.mode = REC_MODE_DEFAULT;
+		c->o.inherit = !c->nr_tids;   /* perf: -t implies --no-inherit */
+	}
+	c->o.enable_on_exec = have_cmd && !attach && c->o.mode != REC_MODE_ALL &&
+			      !(c->o.mode == REC_MODE_CPUS && !n);
+	c->o.system_wide_synth = !n;
+	return 0;
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c;
+	struct rec_err e = { 0 };
+	struct record *s = NULL;
+	struct child child = { -1, -1, -1 };
+	int status = 0, have_status = 0, failed = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.o.output = "perf.data";
+	c.o.clockid = -1;
+	c.o.mmap_pages = (512 * 1024) / (size_t)sysconf(_SC_PAGESIZE);
+	if (parse_args(&c, argc, argv, &e) < 0) {
+		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		return 129;
+	}
+	if (c.pmu_info)
+		return pmu_info_print(stdout, c.json) < 0 ? 1 : 0;
+	if (!c.evl.n && events__parse(&c.evl, default_event(), &e) < 0) {
+		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		return 1;
+	}
+	if (c.verbose || c.dry_run)
+		show_events(&c.evl);
+	if (c.dry_run)
+		return 0;
+	char **cmd = optind < argc ? argv + optind : NULL;
+	install_signals();
+	raise_nofile();
+	if (cmd && fork_command(&child, cmd) < 0) {
+		fprintf(stderr, "rbrecord: cannot start %s: %s\n", cmd[0], strerror(errno));
+		return 1;
+	}
+	if (choose_mode(&c, cmd != NULL, child.pid, &e) < 0 || record__open(&s, &c.o, &c.evl, &e) < 0 ||
+	    record__start(s, argc, argv, &e) < 0 ||
+	    (!c.o.enable_on_exec && record__enable(s, &e) < 0)) {
+		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		if (child.pid > 0) {
+			close(child.go_fd);   /* the command exits without running */
+			waitpid(child.pid, NULL, 0);
+		}
+		if (s) {
+			record__finish(s, &e);
+			record__free(s);
+		}
+		return 1;
+	}
+	if (c.verbose)
+		show_rings(s);
+	if (cmd) {
+		int err = start_command(&child);
+		if (err) {
+			fprintf(stderr, "rbrecord: cannot run %s: %s\n", cmd[0], strerror(err));
+			failed = 1;
+		}
+	}
+	while (!stop_requested && !failed) {
+		if (child.pid > 0 && child_exited) {
+			pid_t r = waitpid(child.pid, &status, WNOHANG);
+			if (r == child.pid) {
+				have_status = 1;
+				break;
+			}
+			child_exited = 0;
+		}
+		int rc = record__poll(s, 250);
+		if (rc < 0 && rc != -EINTR) {
+			fprintf(stderr, "rbrecord: poll failed: %s\n", strerror(-rc));
+			failed = 1;
+			break;
+		}
+		if (c.o.overwrite) {
+			if (snapshot_requested) {
+				snapshot_requested = 0;
+				rc = record__snapshot(s, &e);
+			} else {
+				rc = 0;
+			}
+		} else {
+			rc = record__drain(s, &e);
+		}
+		if (rc < 0) {
+			fprintf(stderr, "rbrecord: %s%s\n", e.msg,
+				e.err == ENOSPC ? ": disk full, recording stopped; finishing the file" : "");
+			failed = 1;
+		}
+	}
+	if (child.pid > 0 && !have_status) {
+		/* perf: a command still running when the recording stops gets SIGTERM */
+		if (waitpid(child.pid, &status, WNOHANG) == 0) {
+			kill(child.pid, SIGTERM);
+			waitpid(child.pid, &status, 0);
+		}
+		have_status = 1;
+	}
+	struct rec_stats st;
+	int frc = record__finish(s, &e);
+	record__stats(s, &st);
+	if (frc < 0) {
+		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		failed = 1;
+	}
+	if (!c.quiet) {
+		fprintf(stderr, "rbrecord: captured %llu samples, lost %llu\n", (unsigned long long)st.samples,
+			(unsigned long long)(st.lost + st.lost_samples));
+		fprintf(stderr, "rbrecord: wrote %.3f MB to %s (%llu records, %llu LOST records)\n",
+			(double)st.bytes / 1e6, strcmp(c.o.output, "-") ? c.o.output : "<stdout>",
+			(unsigned long long)st.records, (unsigned long long)st.lost_records);
+	}
+	if (st.disk_full)
+		fprintf(stderr, "rbrecord: the disk filled up: %s keeps what was written before%s\n", c.o.output,
+			frc < 0 ? " (finishing it failed too: read it best effort)" : " and is complete and readable");
+	record__free(s);
+	events__free(&c.evl);
+	free((void *)c.o.tids);
+	free(c.pids);
+	free(c.tids);
+	if (have_status && cmd)
+		return failed && exit_code(status) == 0 ? 1 : exit_code(status);
+	return failed ? 1 : 0;
+}
