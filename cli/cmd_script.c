@@ -5,7 +5,8 @@
  * `--disasm` adding the instruction at each sample ip (capstone, read from
  * the object file through its mapping). `rbdecode gaps FILE` lists every
  * loss the recording reports (kernel LOST / LOST_SAMPLES records, AUX
- * records flagged truncated, partial or collision), as text or --json.
+ * records flagged truncated, partial or collision, holes between AUX chunks,
+ * AUXTRACE_ERROR records), as text or --json.
  */
 #include "config.h"
 #include <capstone/capstone.h>
@@ -93,35 +94,21 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	return ferror(o) ? -1 : 0;
 }
 
-static const char *loss_reason(const struct rb_loss_ev *l)
-{
-	if (l->type == PD_RECORD_LOST)
-		return "kernel lost records";
-	if (l->type == PD_RECORD_LOST_SAMPLES)
-		return "kernel lost samples";
-	if (l->flags & PD_AUX_FLAG_TRUNCATED)
-		return "aux truncated";
-	if (l->flags & PD_AUX_FLAG_COLLISION)
-		return "aux collision";
-	return "aux partial";
-}
-
-static int gaps_loss(void *ctx, const struct rb_loss_ev *l)
+static int gaps_gap(void *ctx, const struct rb_gap_ev *g)
 {
 	struct script *sc = ctx;
-	int aux = l->type == PD_RECORD_AUX;
 	if (sc->json) {
-		json_t *g = json_pack("{s:I, s:i, s:i, s:i, s:s, s:s, s:I, s:I, s:I}",
-				      "time", (json_int_t)l->time, "cpu", l->cpu, "pid", l->pid, "tid", l->tid,
-				      "source", "kernel", "reason", loss_reason(l),
-				      "bytes_lost", (json_int_t)(aux ? l->count : 0),
-				      "records_lost", (json_int_t)(aux ? 0 : l->count),
-				      "file_offset", (json_int_t)l->file_offset);
-		return g ? json_array_append_new(sc->gaps, g) : -1;
+		json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:i, s:s, s:s, s:I, s:I, s:I, s:s}",
+				      "time_start", (json_int_t)g->time_start, "time_end", (json_int_t)g->time_end,
+				      "cpu", g->cpu, "pid", g->pid, "tid", g->tid, "source", g->source,
+				      "reason", g->reason, "bytes_lost", (json_int_t)g->bytes_lost,
+				      "records_lost", (json_int_t)g->records_lost,
+				      "file_offset", (json_int_t)g->file_offset, "detail", g->detail ? g->detail : "");
+		return o ? json_array_append_new(sc->gaps, o) : -1;
 	}
-	fprintf(sc->out, "%16" PRIu64 " %4d %7d/%-7d %-20s %12" PRIu64 " %12" PRIu64 " %10" PRIu64 "\n",
-		l->time, l->cpu, l->pid, l->tid, loss_reason(l), aux ? l->count : 0, aux ? 0 : l->count,
-		l->file_offset);
+	fprintf(sc->out, "%16" PRIu64 " %4d %7d/%-7d %-20s %12" PRIu64 " %12" PRIu64 " %10" PRIu64 "  %s\n",
+		g->time_start, g->cpu, g->pid, g->tid, g->reason, g->bytes_lost, g->records_lost,
+		g->file_offset, g->detail ? g->detail : "");
 	return 0;
 }
 
@@ -169,12 +156,12 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	}
 	struct rb_sink sink = { .ctx = &sc };
 	if (gaps_mode) {
-		sink.loss = gaps_loss;
+		sink.gap = gaps_gap;
 		if (sc.json)
 			sc.gaps = json_array();
 		else
-			printf("%16s %4s %15s %-20s %12s %12s %10s\n", "time", "cpu", "pid/tid", "reason",
-			       "bytes_lost", "records_lost", "offset");
+			printf("%16s %4s %15s %-20s %12s %12s %10s  %s\n", "time", "cpu", "pid/tid", "reason",
+			       "bytes_lost", "records_lost", "offset", "detail");
 	} else {
 		sink.sample = script_sample;
 	}

@@ -7,6 +7,8 @@
  */
 #include "config.h"
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ordered.h"
@@ -29,6 +31,9 @@ struct sess {
 	uint8_t cpu_mask[512];        /* CPU filter bitmap (4096 CPUs), all set if none */
 	struct rb_cc_node *nodes;
 	size_t cap_nodes;
+	struct auxq *auxq;            /* per AUX queue, by mmap index */
+	size_t nr_auxq;
+	uint64_t aux_time[4096];      /* newest AUX record time per CPU, in file order */
 };
 
 static int parse_cpus(struct sess *s, const char *list)
@@ -162,28 +167,110 @@ static int on_switch(struct sess *s, const struct pd_event *ev)
 	return s->sink->context_switch ? s->sink->context_switch(s->sink->ctx, &sw) : 0;
 }
 
+static int emit_gap(struct sess *s, const struct rb_gap_ev *g)
+{
+	s->st->gaps++;
+	return s->sink->gap ? s->sink->gap(s->sink->ctx, g) : 0;
+}
+
 static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
 {
-	struct rb_loss_ev l = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1,
-				.type = ev->type, .file_offset = rec->offset };
+	struct rb_gap_ev g = { .time_start = ev->sid.time, .time_end = ev->sid.time, .cpu = -1, .pid = -1,
+			       .tid = -1, .source = "kernel", .file_offset = rec->offset, .detail = "" };
 	if (ev->sid.present & PD_SAMPLE_CPU)
-		l.cpu = (int32_t)ev->sid.cpu;
+		g.cpu = (int32_t)ev->sid.cpu;
 	if (ev->sid.present & PD_SAMPLE_TID) {
-		l.pid = (int32_t)ev->sid.pid;
-		l.tid = (int32_t)ev->sid.tid;
+		g.pid = (int32_t)ev->sid.pid;
+		g.tid = (int32_t)ev->sid.tid;
 	}
-	if (ev->type == PD_RECORD_LOST)
-		l.count = ev->u.lost.lost;
-	else if (ev->type == PD_RECORD_LOST_SAMPLES)
-		l.count = ev->u.lost_samples.lost;
-	else {
-		if (!(ev->u.aux.flags & (PD_AUX_FLAG_TRUNCATED | PD_AUX_FLAG_PARTIAL | PD_AUX_FLAG_COLLISION)))
+	if (ev->type == PD_RECORD_LOST) {
+		g.reason = "kernel lost records";
+		g.records_lost = ev->u.lost.lost;
+	} else if (ev->type == PD_RECORD_LOST_SAMPLES) {
+		g.reason = "kernel lost samples";
+		g.records_lost = ev->u.lost_samples.lost;
+	} else {
+		uint64_t f = ev->u.aux.flags;
+		if (!(f & (PD_AUX_FLAG_TRUNCATED | PD_AUX_FLAG_PARTIAL | PD_AUX_FLAG_COLLISION)))
 			return 0;
-		l.count = ev->u.aux.aux_size;
-		l.flags = ev->u.aux.flags;
+		g.source = "aux";
+		g.reason = (f & PD_AUX_FLAG_TRUNCATED) ? "aux truncated" :
+			   (f & PD_AUX_FLAG_COLLISION) ? "aux collision" : "aux partial";
+		g.bytes_lost = ev->u.aux.aux_size;
 	}
-	s->st->losses++;
-	return s->sink->loss ? s->sink->loss(s->sink->ctx, &l) : 0;
+	return emit_gap(s, &g);
+}
+
+/* Per-queue continuity of the AUX chunks: a jump forward is data overwritten or lost. */
+struct auxq { uint64_t next; uint32_t nr; int seen; };
+
+static struct auxq *aux_queue(struct sess *s, uint32_t idx)
+{
+	if (idx >= s->nr_auxq) {
+		size_t n = (size_t)idx + 16;
+		struct auxq *v = realloc(s->auxq, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + s->nr_auxq, 0, (n - s->nr_auxq) * sizeof(*v));
+		s->auxq = v;
+		s->nr_auxq = n;
+	}
+	return &s->auxq[idx];
+}
+
+static int on_auxtrace(struct sess *s, const struct pd_record *rec)
+{
+	struct pd_event ev;
+	if (pd_event_parse(s->r, rec, &ev, NULL) < 0)
+		return 0;
+	struct auxq *q = ev.u.auxtrace.idx < 65536 ? aux_queue(s, ev.u.auxtrace.idx) : NULL;
+	if (!q)
+		return ev.u.auxtrace.idx < 65536 ? -ENOMEM : 0;
+	struct rb_aux_ev a = { .queue = ev.u.auxtrace.idx, .cpu = (int32_t)ev.u.auxtrace.cpu,
+			       .tid = (int32_t)ev.u.auxtrace.tid, .aux_offset = ev.u.auxtrace.offset,
+			       .size = ev.u.auxtrace.size, .reference = ev.u.auxtrace.reference,
+			       .file_offset = rec->payload_offset, .snapshot_nr = q->nr++ };
+	int rc = 0;
+	if (q->seen && a.aux_offset != q->next) {
+		char detail[160];
+		struct rb_gap_ev g = { .cpu = a.cpu, .pid = -1, .tid = a.tid, .source = "aux",
+				       .file_offset = rec->offset, .detail = detail };
+		/* no time of its own: the newest AUX record of that CPU read so far */
+		g.time_start = g.time_end = a.cpu >= 0 && (size_t)a.cpu < 4096 ? s->aux_time[a.cpu] : 0;
+		if (a.aux_offset > q->next) {
+			g.reason = "aux hole";
+			g.bytes_lost = a.aux_offset - q->next;
+			snprintf(detail, sizeof(detail), "queue %u: chunk %u starts at %#" PRIx64 ", %" PRIu64
+				 " bytes after the previous one ended", a.queue, a.snapshot_nr, a.aux_offset, g.bytes_lost);
+		} else {
+			g.reason = "aux overlap";
+			snprintf(detail, sizeof(detail), "queue %u: chunk %u starts at %#" PRIx64 ", %" PRIu64
+				 " bytes before the previous one ended (snapshot overlap, no data lost)",
+				 a.queue, a.snapshot_nr, a.aux_offset, q->next - a.aux_offset);
+		}
+		rc = emit_gap(s, &g);
+	}
+	q->seen = 1;
+	if (a.aux_offset + a.size > q->next || a.aux_offset > q->next)
+		q->next = a.aux_offset + a.size;
+	s->st->aux_buffers++;
+	if (!rc && s->sink->aux_buffer)
+		rc = s->sink->aux_buffer(s->sink->ctx, &a);
+	return rc;
+}
+
+static int on_auxtrace_error(struct sess *s, const struct pd_record *rec)
+{
+	struct pd_event ev;
+	if (pd_event_parse(s->r, rec, &ev, NULL) < 0)
+		return 0;
+	struct rb_gap_ev g = { .time_start = ev.u.auxtrace_error.time, .time_end = ev.u.auxtrace_error.time,
+			       .cpu = (int32_t)ev.u.auxtrace_error.cpu, .pid = (int32_t)ev.u.auxtrace_error.pid,
+			       .tid = (int32_t)ev.u.auxtrace_error.tid, .source = "auxtrace_error",
+			       .reason = ev.u.auxtrace_error.code == 7 ? "hardware overflow" :
+					 ev.u.auxtrace_error.code == 8 ? "trace data lost" : "decoder error",
+			       .file_offset = rec->offset, .detail = ev.u.auxtrace_error.msg };
+	return emit_gap(s, &g);
 }
 
 /* One record, in time order. */
@@ -286,6 +373,15 @@ static void load_build_ids(struct sess *s)
 	}
 }
 
+static void note_aux_time(struct sess *s, const struct pd_record *rec, uint64_t t)
+{
+	const struct pd_evsel *es = rec->evsel >= 0 ? pd_reader_evsel(s->r, (size_t)rec->evsel) : NULL;
+	struct pd_sample_id sid;
+	if (es && pd_sample_id_parse(es, rec->data, rec->size, &sid, NULL) == 0 &&
+	    (sid.present & PD_SAMPLE_CPU) && sid.cpu < 4096)
+		s->aux_time[sid.cpu] = t;
+}
+
 /* Pipe mode carries build-ids as records (perf writes them at the end). */
 static void build_id_record(struct sess *s, const struct pd_record *rec)
 {
@@ -349,10 +445,17 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 			rc = rb_oq_round(&s.q, deliver, &s);
 		else if (rec.type == PD_RECORD_HEADER_BUILD_ID)
 			build_id_record(&s, &rec);
+		else if (rec.type == PD_RECORD_AUXTRACE)
+			rc = on_auxtrace(&s, &rec);
+		else if (rec.type == PD_RECORD_AUXTRACE_ERROR)
+			rc = on_auxtrace_error(&s, &rec);
 		else if (rec.type >= 64)
 			;   /* user records: the reader applied what matters (attrs, features) */
-		else if (record_time(&s, &rec, &t))
+		else if (record_time(&s, &rec, &t)) {
+			if (rec.type == PD_RECORD_AUX)
+				note_aux_time(&s, &rec, t);
 			rc = rb_oq_push(&s.q, t, rec.offset, rec.evsel, rec.data, rec.size);
+		}
 		else
 			rc = process(&s, &rec);
 	}
@@ -372,6 +475,7 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		rc = erc;
 	rb_oq_free(&s.q);
 	free(s.nodes);
+	free(s.auxq);
 	rb_machine_free(s.m);
 	pd_reader_free(s.r);
 	return rc;

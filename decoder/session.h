@@ -36,13 +36,28 @@ struct rb_switch_ev {
 	struct rb_thread *b;          /* SWITCH_CPU_WIDE: the next / previous thread */
 };
 
-struct rb_loss_ev {               /* kernel-reported loss */
-	uint64_t time;
-	int32_t cpu, pid, tid;
-	uint32_t type;                /* PD_RECORD_LOST / LOST_SAMPLES / AUX (flags) */
-	uint64_t count;               /* records lost, or AUX bytes affected */
-	uint64_t flags;
-	uint64_t file_offset;
+/*
+ * A loss of data, of any kind: one model for every source (the gaps table).
+ * Times are perf clock ns; a time of 0 means not known.
+ */
+struct rb_gap_ev {
+	uint64_t time_start, time_end;
+	int32_t cpu, pid, tid;        /* -1 when not known */
+	const char *source;           /* "kernel", "aux", or the decoder's name */
+	const char *reason;           /* "kernel lost records", "aux truncated", "aux hole", ... */
+	uint64_t bytes_lost, records_lost;
+	uint64_t file_offset;         /* the record that reported it */
+	const char *detail;           /* free text, may be "" */
+};
+
+/* One chunk of AUX area data (a PERF_RECORD_AUXTRACE and its payload). */
+struct rb_aux_ev {
+	uint32_t queue;               /* mmap index: one queue per CPU, or per thread */
+	int32_t cpu, tid;             /* -1 when not known */
+	uint64_t aux_offset, size;    /* position in the queue's AUX space, bytes */
+	uint64_t reference;
+	uint64_t file_offset;         /* of the payload */
+	uint32_t snapshot_nr;         /* order of this chunk in its queue, from 0 */
 };
 
 struct rb_sink {
@@ -50,7 +65,8 @@ struct rb_sink {
 	int (*begin)(void *ctx, struct pd_reader *r, struct rb_machine *m);
 	int (*sample)(void *ctx, const struct rb_sample_ev *ev);
 	int (*context_switch)(void *ctx, const struct rb_switch_ev *ev);
-	int (*loss)(void *ctx, const struct rb_loss_ev *ev);
+	int (*gap)(void *ctx, const struct rb_gap_ev *ev);
+	int (*aux_buffer)(void *ctx, const struct rb_aux_ev *ev);
 	int (*end)(void *ctx);
 };
 
@@ -69,7 +85,7 @@ struct rb_session_opts {
 
 struct rb_session_stats {
 	uint64_t records, samples, samples_out_of_window, malformed, late;
-	uint64_t switches, losses;
+	uint64_t switches, gaps, aux_buffers;
 	struct pd_error stop;            /* why reading stopped early; code 0 if it did not */
 };
 

@@ -470,6 +470,8 @@ int main(int argc, char **argv)
 			failed = 1;
 			break;
 		}
+		if (!cmd && record__targets_gone(s))
+			stop_requested = SIGCHLD;   /* perf record -p ends when the process does */
 		if (c.o.overwrite) {
 			if (snapshot_requested) {
 				snapshot_requested = 0;

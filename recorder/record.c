@@ -35,8 +35,12 @@
 #include "synth.h"
 #include "tracing.h"
 
+/*
+ * PERIOD only with a frequency: with a fixed period the kernel samples every
+ * single software event that asks for PERIOD (perf_swevent_event), as perf knows.
+ */
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
-		     PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+		     PERF_SAMPLE_CPU)
 #define SAMPLE_TIME_OFFSET 32   /* header, identifier, ip, pid/tid: then time */
 #define TRAILER_SIZE 32         /* sample_id_all: tid, time, cpu, identifier */
 #define RESERVE_BYTES (8 << 20)    /* writer buffer (1 MiB) + feature sections, with room to spare */
@@ -57,8 +61,9 @@ struct record {
 	int *fds;                    /* [cpu][thread][event] */
 	uint64_t *ids;               /* same index as fds */
 	size_t nr_fds;
-	struct ring **rings;
-	size_t nr_rings;
+	struct ring **rings;         /* one per CPU (per thread in per-thread mode), in that order */
+	size_t nr_rings;             /* rings mapped so far */
+	size_t rings_cap;            /* slots in rings[] */
 	struct pd_writer *w;
 	int pipe;
 	int reserve_fd;              /* space released on ENOSPC, -1 if none */
@@ -67,6 +72,7 @@ struct record {
 	int have_time;
 	struct pathset paths;        /* files named by MMAP2 records: BUILD_ID candidates */
 	struct rec_err werr;         /* first write error */
+	int targets_gone;            /* thread-bound events all hung up: nothing more will come */
 };
 
 /* ------------------------------------------------------------ paths */
@@ -217,6 +223,8 @@ static void config_attr(const struct record *s, size_t i, struct perf_event_attr
 		a->comm_exec = 1;
 		a->task = 1;
 	}
+	if (a->freq)
+		a->sample_type |= PERF_SAMPLE_PERIOD;
 	if (s->o.overwrite) {
 		a->write_backward = 1;
 	} else {
@@ -319,6 +327,7 @@ static int map_rings(struct record *s, struct rec_err *e)
 	s->rings = calloc(nr, sizeof(*s->rings));
 	if (!s->rings)
 		return rec_fail(e, ENOMEM, "out of memory");
+	s->rings_cap = nr;
 	for (int c = 0; c < s->nr_cpus; c++)
 		for (int t = 0; t < s->nr_tids; t++)
 			for (size_t i = 0; i < s->evl->n; i++) {
@@ -514,21 +523,13 @@ static int set_tracing_data(struct record *s, struct rec_err *e)
 static int set_static_features(struct record *s, int argc, char **argv, struct rec_err *e)
 {
 	struct feat_group g[64];
-	char names[64][256];
 	size_t ng = 0;
 
 	for (size_t i = 0; i < s->evl->n && ng < 64; i++) {
 		const struct ev_spec *ev = &s->evl->v[i];
 		if (ev->leader != (int)i || ev->nr_members < 2)
 			continue;
-		/* perf names an anonymous group by its members: {a,b} */
-		size_t len = (size_t)snprintf(names[ng], sizeof(names[ng]), "{");
-		for (int m = 0; m < ev->nr_members && len < sizeof(names[ng]); m++)
-			len += (size_t)snprintf(names[ng] + len, sizeof(names[ng]) - len, "%s%s", m ? "," : "",
-						s->evl->v[i + (size_t)m].name);
-		if (len < sizeof(names[ng]))
-			snprintf(names[ng] + len, sizeof(names[ng]) - len, "}");
-		g[ng].name = names[ng];
+		g[ng].name = NULL;   /* {a,b} has no name: written as perf's "{anon_group}" */
 		g[ng].leader_idx = (uint32_t)i;
 		g[ng].nr_members = (uint32_t)ev->nr_members;
 		ng++;
@@ -623,7 +624,17 @@ int record__enable(struct record *s, struct rec_err *e)
 
 int record__poll(struct record *s, int ms)
 {
-	return ring__poll(s->rings, s->nr_rings, ms);
+	size_t hup;
+	int rc = ring__poll(s->rings, s->nr_rings, ms, &hup);
+
+	if (rc >= 0 && hup == s->nr_rings && s->tids[0] != -1)
+		s->targets_gone = 1;   /* every thread we follow has exited */
+	return rc;
+}
+
+int record__targets_gone(const struct record *s)
+{
+	return s->targets_gone;
 }
 
 static int write_error(struct record *s, struct rec_err *e)
@@ -737,7 +748,7 @@ void record__free(struct record *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; s->rings && i < s->nr_rings + 0; i++)
+	for (size_t i = 0; s->rings && i < s->rings_cap; i++)
 		ring__free(s->rings[i]);
 	free(s->rings);
 	for (size_t i = 0; s->fds && i < s->nr_fds; i++)

@@ -49,6 +49,8 @@ int record__start(struct record *s, int argc, char **argv, struct rec_err *e);
 int record__enable(struct record *s, struct rec_err *e);
 /* Wait for a watermark wake-up (or @ms). >= 0, or -errno (EINTR on a signal). */
 int record__poll(struct record *s, int ms);
+/* 1 once every ring's event hung up (the threads followed with -p / -t / --per-thread exited). */
+int record__targets_gone(const struct record *s);
 /* Forward rings: drain all of them, then FINISHED_ROUND if anything was written. 0 or -1. */
 int record__drain(struct record *s, struct rec_err *e);
 /* --overwrite: snapshot every ring (pause, read back, resume). 0 or -1. */

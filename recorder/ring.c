@@ -178,7 +178,7 @@ long ring__snapshot(struct ring *r, ring_record_fn fn, void *ctx, struct rec_err
 	return rc < 0 ? rc : n;
 }
 
-int ring__poll(struct ring **rings, size_t n, int timeout_ms)
+int ring__poll(struct ring **rings, size_t n, int timeout_ms, size_t *nr_hup)
 {
 	struct pollfd stackfds[64], *fds = n <= 64 ? stackfds : calloc(n, sizeof(*fds));
 	int rc;
@@ -193,6 +193,10 @@ int ring__poll(struct ring **rings, size_t n, int timeout_ms)
 	rc = poll(fds, n, timeout_ms);
 	if (rc < 0)
 		rc = -errno;
+	*nr_hup = 0;
+	for (size_t i = 0; rc > 0 && i < n; i++)
+		if (fds[i].revents & (POLLHUP | POLLERR))
+			(*nr_hup)++;
 	if (fds != stackfds)
 		free(fds);
 	return rc;

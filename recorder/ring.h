@@ -45,8 +45,11 @@ int ring__new(struct ring **out, int fd, int cpu, int tid, size_t data_pages, in
 long ring__consume(struct ring *r, ring_record_fn fn, void *ctx);
 /* Backward ring: snapshot (pause, read back from data_head, resume). Records or < 0. */
 long ring__snapshot(struct ring *r, ring_record_fn fn, void *ctx, struct rec_err *e);
-/* Wait up to @timeout_ms for any of @n rings to reach its watermark. Ready count, 0, or -errno. */
-int ring__poll(struct ring **rings, size_t n, int timeout_ms);
+/*
+ * Wait up to @timeout_ms for any of @n rings to reach its watermark. Ready
+ * count, 0, or -errno. @nr_hup: rings whose event has gone (its task exited).
+ */
+int ring__poll(struct ring **rings, size_t n, int timeout_ms, size_t *nr_hup);
 /* Accepts NULL and half-built rings. */
 void ring__free(struct ring *r);
 

@@ -26,7 +26,7 @@
 
 enum stmt_id {
 	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
-	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_STAT, S_COUNT
+	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_STAT, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -42,6 +42,7 @@ static const char *const STMT_SQL[S_COUNT] = {
 	[S_CALL_PATH] = "INSERT INTO call_paths VALUES (?, ?, ?, ?)",
 	[S_SWITCH] = "INSERT INTO context_switches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_GAP] = "INSERT INTO gaps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_AUX] = "INSERT INTO aux_buffers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_STAT] = "INSERT OR REPLACE INTO decode_stats VALUES (?, ?)",
 };
 
@@ -122,26 +123,27 @@ static int fail(struct rb_store *st, const char *what)
 	return -1;
 }
 
-/* Bind values: 'i' int64, 'u' uint64 stored as its bit pattern, 's' text, 'n' null. */
-static int run(struct rb_store *st, enum stmt_id id, const char *fmt, ...)
+/*
+ * One row: typed values, so that a text column cannot be handed an integer
+ * (ROW's list is checked by the compiler; the count against the statement).
+ */
+struct val { int text; int64_t i; const char *s; };
+static inline struct val I(int64_t x) { return (struct val){ 0, x, NULL }; }
+static inline struct val T(const char *x) { return (struct val){ 1, 0, x }; }
+#define ROW(st, id, ...) run(st, id, (const struct val[]){ __VA_ARGS__ }, \
+			     sizeof((const struct val[]){ __VA_ARGS__ }) / sizeof(struct val))
+
+static int run(struct rb_store *st, enum stmt_id id, const struct val *v, int n)
 {
 	sqlite3_stmt *s = st->st[id];
-	va_list ap;
-	va_start(ap, fmt);
-	for (int i = 0; fmt[i]; i++) {
-		int rc;
-		switch (fmt[i]) {
-		case 'i': rc = sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t)); break;
-		case 'u': rc = sqlite3_bind_int64(s, i + 1, (int64_t)va_arg(ap, uint64_t)); break;
-		case 's': rc = sqlite3_bind_text(s, i + 1, va_arg(ap, const char *), -1, SQLITE_STATIC); break;
-		default: rc = sqlite3_bind_null(s, i + 1); break;
-		}
-		if (rc != SQLITE_OK) {
-			va_end(ap);
+	if (n != sqlite3_bind_parameter_count(s))
+		return fail(st, "internal: wrong number of values for a row");
+	for (int i = 0; i < n; i++) {
+		int rc = v[i].text ? sqlite3_bind_text(s, i + 1, v[i].s, -1, SQLITE_STATIC) :
+				     sqlite3_bind_int64(s, i + 1, v[i].i);
+		if (rc != SQLITE_OK)
 			return fail(st, "bind");
-		}
 	}
-	va_end(ap);
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
@@ -173,7 +175,7 @@ static uint64_t export_evsel(struct rb_store *st, int idx)
 	if (!es->name)
 		snprintf(name, sizeof(name), "type%u/config=%#" PRIx64 "/", es->attr.type, es->attr.config);
 	st->evsel_db_id[idx] = ++st->last[S_EVSEL];
-	run(st, S_EVSEL, "us", st->evsel_db_id[idx], es->name ? es->name : name);
+	ROW(st, S_EVSEL, I(st->evsel_db_id[idx]), T(es->name ? es->name : name));
 	return st->evsel_db_id[idx];
 }
 
@@ -182,8 +184,7 @@ static void export_thread(struct rb_store *st, struct rb_thread *t, struct rb_th
 	if (t->db_id)
 		return;
 	t->db_id = ++st->last[S_THREAD];
-	run(st, S_THREAD, "uuuii", t->db_id, (uint64_t)1, main ? main->db_id : 0,
-	    (int64_t)t->pid, (int64_t)t->tid);
+	ROW(st, S_THREAD, I(t->db_id), I(1), I(main ? main->db_id : 0), I(t->pid), I(t->tid));
 }
 
 static void export_comm(struct rb_store *st, struct rb_comm *c, struct rb_thread *t)
@@ -191,12 +192,12 @@ static void export_comm(struct rb_store *st, struct rb_comm *c, struct rb_thread
 	if (c->db_id)
 		return;
 	c->db_id = ++st->last[S_COMM];
-	run(st, S_COMM, "usuui", c->db_id, c->name, t->db_id, c->start, (int64_t)c->exec);
+	ROW(st, S_COMM, I(c->db_id), T(c->name), I(t->db_id), I(c->start), I(c->exec));
 }
 
 static void export_comm_thread(struct rb_store *st, struct rb_comm *c, struct rb_thread *t)
 {
-	run(st, S_COMM_THREAD, "uuu", ++st->last[S_COMM_THREAD], c->db_id, t->db_id);
+	ROW(st, S_COMM_THREAD, I(++st->last[S_COMM_THREAD]), I(c->db_id), I(t->db_id));
 }
 
 /* perf's db_export__threads: main thread, its exec comm, the thread, its current comm. */
@@ -229,7 +230,7 @@ static uint64_t export_dso(struct rb_store *st, struct rb_dso *d)
 	for (int i = 0; i < d->build_id_size; i++)
 		sprintf(bid + 2 * i, "%02x", d->build_id[i]);
 	d->db_id = ++st->last[S_DSO];
-	run(st, S_DSO, "uusss", d->db_id, (uint64_t)1, d->short_name, d->long_name, bid);
+	ROW(st, S_DSO, I(d->db_id), I(1), T(d->short_name), T(d->long_name), T(bid));
 	return d->db_id;
 }
 
@@ -240,7 +241,8 @@ static uint64_t export_symbol(struct rb_store *st, const struct rb_sym *s, uint6
 		return fail(st, "out of memory"), 0;
 	if (!k->id) {
 		k->id = ++st->last[S_SYMBOL];
-		run(st, S_SYMBOL, "uuuuis", k->id, dso_id, s->start, s->end, (int64_t)s->binding, s->name);
+		ROW(st, S_SYMBOL, I(k->id), I(dso_id), I(s->start), I(s->end), I(s->binding),
+		    T(s->name));
 	}
 	return k->id;
 }
@@ -268,7 +270,7 @@ static uint64_t call_path_root(struct rb_store *st)
 		return fail(st, "out of memory"), 0;
 	if (!k->id) {
 		k->id = ++st->last[S_CALL_PATH];
-		run(st, S_CALL_PATH, "uuuu", k->id, (uint64_t)0, (uint64_t)0, (uint64_t)0);
+		ROW(st, S_CALL_PATH, I(k->id), I(0), I(0), I(0));
 	}
 	return k->id;
 }
@@ -285,7 +287,7 @@ static uint64_t export_call_path(struct rb_store *st, const struct rb_sample_ev 
 			return fail(st, "out of memory"), 0;
 		if (!k->id) {
 			k->id = ++st->last[S_CALL_PATH];
-			run(st, S_CALL_PATH, "uuuu", k->id, cp, sym_id, ip);
+			ROW(st, S_CALL_PATH, I(k->id), I(cp), I(sym_id), I(ip));
 		}
 		cp = k->id;
 	}
@@ -304,7 +306,7 @@ static int sink_begin(void *ctx, struct pd_reader *r, struct rb_machine *m)
 	if (!st->evsel_db_id)
 		return fail(st, "out of memory");
 	/* the machine: perf exports the host as pid -1 with an empty root */
-	run(st, S_MACHINE, "uis", ++st->last[S_MACHINE], (int64_t)-1, "");
+	ROW(st, S_MACHINE, I(++st->last[S_MACHINE]), I(-1), T(""));
 	return st->failed ? -1 : 0;
 }
 
@@ -363,22 +365,25 @@ static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
 	int flags = ev->out | (ev->preempt << 1);
 	uint64_t out_id = ev->out ? a_id : b_id, in_id = ev->out ? b_id : a_id;
 	struct rb_comm *cout = ev->out ? ca : cb, *cin = ev->out ? cb : ca;
-	run(st, S_SWITCH, "uuuiuuuui", ++st->last[S_SWITCH], (uint64_t)1, ev->time, (int64_t)ev->cpu,
-	    out_id, cout ? cout->db_id : 0, in_id, cin ? cin->db_id : 0, (int64_t)flags);
+	ROW(st, S_SWITCH, I(++st->last[S_SWITCH]), I(1), I(ev->time), I(ev->cpu), I(out_id),
+	    I(cout ? cout->db_id : 0), I(in_id), I(cin ? cin->db_id : 0), I(flags));
 	return st->failed ? -1 : 0;
 }
 
-static int sink_loss(void *ctx, const struct rb_loss_ev *ev)
+static int sink_gap(void *ctx, const struct rb_gap_ev *g)
 {
 	struct rb_store *st = ctx;
-	const char *reason = ev->type == PD_RECORD_LOST ? "kernel lost records" :
-			     ev->type == PD_RECORD_LOST_SAMPLES ? "kernel lost samples" :
-			     (ev->flags & PD_AUX_FLAG_TRUNCATED) ? "aux truncated" :
-			     (ev->flags & PD_AUX_FLAG_COLLISION) ? "aux collision" : "aux partial";
-	int aux = ev->type == PD_RECORD_AUX;
-	run(st, S_GAP, "uuuiiisssuus", ++st->last[S_GAP], ev->time, ev->time, (int64_t)ev->cpu,
-	    (int64_t)ev->pid, (int64_t)ev->tid, "kernel", reason, aux ? ev->count : 0,
-	    aux ? 0 : ev->count, ev->file_offset, "");
+	ROW(st, S_GAP, I(++st->last[S_GAP]), I(g->time_start), I(g->time_end), I(g->cpu), I(g->pid),
+	    I(g->tid), T(g->source), T(g->reason), I(g->bytes_lost), I(g->records_lost),
+	    I(g->file_offset), T(g->detail ? g->detail : ""));
+	return st->failed ? -1 : 0;
+}
+
+static int sink_aux_buffer(void *ctx, const struct rb_aux_ev *a)
+{
+	struct rb_store *st = ctx;
+	ROW(st, S_AUX, I(++st->last[S_AUX]), I(a->queue), I(a->cpu), I(a->tid), I(a->aux_offset),
+	    I(a->size), I(a->file_offset), I(a->snapshot_nr), I(a->reference));
 	return st->failed ? -1 : 0;
 }
 
@@ -400,29 +405,27 @@ static int exec_sql(struct rb_store *st, const char *sql, const char *what)
 static int add_unknown_rows(struct rb_store *st)
 {
 	/* perf: "id == 0 means unknown. It is easier to create records for them than replace the zeroes with NULLs" */
-	run(st, S_EVSEL, "us", (uint64_t)0, "unknown");
-	run(st, S_MACHINE, "uis", (uint64_t)0, (int64_t)0, "unknown");
-	run(st, S_THREAD, "uuuii", (uint64_t)0, (uint64_t)0, (uint64_t)0, (int64_t)-1, (int64_t)-1);
-	run(st, S_COMM, "usuui", (uint64_t)0, "unknown", (uint64_t)0, (uint64_t)0, (int64_t)0);
-	run(st, S_DSO, "uusss", (uint64_t)0, (uint64_t)0, "unknown", "unknown", "");
-	run(st, S_SYMBOL, "uuuuis", (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (int64_t)0, "unknown");
-	run(st, S_SAMPLE, "uuuuuuuuuuiuuuuuuuuiiuuui", (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0,
-	    (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (int64_t)0,
-	    (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0,
-	    (uint64_t)0, (int64_t)0, (int64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0, (int64_t)0);
-	run(st, S_CALL_PATH, "uuuu", (uint64_t)0, (uint64_t)0, (uint64_t)0, (uint64_t)0);
+	ROW(st, S_EVSEL, I(0), T("unknown"));
+	ROW(st, S_MACHINE, I(0), I(0), T("unknown"));
+	ROW(st, S_THREAD, I(0), I(0), I(0), I(-1), I(-1));
+	ROW(st, S_COMM, I(0), T("unknown"), I(0), I(0), I(0));
+	ROW(st, S_DSO, I(0), I(0), T("unknown"), T("unknown"), T(""));
+	ROW(st, S_SYMBOL, I(0), I(0), I(0), I(0), I(0), T("unknown"));
+	ROW(st, S_SAMPLE, I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0),
+	    I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0));
+	ROW(st, S_CALL_PATH, I(0), I(0), I(0), I(0));
 	exec_sql(st, "INSERT INTO calls VALUES (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)", "calls row 0");
 	for (size_t i = 0; i < sizeof(BRANCH_TYPES) / sizeof(BRANCH_TYPES[0]); i++)
-		run(st, S_BRANCH_TYPE, "us", (uint64_t)BRANCH_TYPES[i].type, BRANCH_TYPES[i].name);
+		ROW(st, S_BRANCH_TYPE, I(BRANCH_TYPES[i].type), T(BRANCH_TYPES[i].name));
 	for (size_t i = 0; i < sizeof(BRANCH_TYPES) / sizeof(BRANCH_TYPES[0]); i++) {
 		unsigned t = BRANCH_TYPES[i].type;
 		char name[96];
 		if (t == 1 || (t & (256 | 512)))
 			continue;
 		snprintf(name, sizeof(name), "trace begin / %s", BRANCH_TYPES[i].name);
-		run(st, S_BRANCH_TYPE, "us", (uint64_t)(t | 256), name);
+		ROW(st, S_BRANCH_TYPE, I((t | 256)), T(name));
 		snprintf(name, sizeof(name), "%s / trace end", BRANCH_TYPES[i].name);
-		run(st, S_BRANCH_TYPE, "us", (uint64_t)(t | 512), name);
+		ROW(st, S_BRANCH_TYPE, I((t | 512)), T(name));
 	}
 	/* the unknown rows are not data: counts start here */
 	memset(st->rows, 0, sizeof(st->rows));
@@ -472,7 +475,8 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		rb_store_abort(st);
 		return -1;
 	}
-	st->sink = (struct rb_sink){ st, sink_begin, sink_sample, sink_switch, sink_loss, NULL };
+	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample,
+				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer };
 	*out = st;
 	return 0;
 }
@@ -481,7 +485,7 @@ const struct rb_sink *rb_store_sink(struct rb_store *st) { return &st->sink; }
 
 static void stat_row(struct rb_store *st, const char *name, uint64_t v)
 {
-	run(st, S_STAT, "su", name, v);
+	ROW(st, S_STAT, T(name), I(v));
 }
 
 /* perf drops the power / ptwrite / switch tables when nothing went in them. */
@@ -566,7 +570,7 @@ uint64_t rb_store_rows(const struct rb_store *st, const char *table)
 	static const struct { const char *name; enum stmt_id id; } t[] = {
 		{ "samples", S_SAMPLE }, { "threads", S_THREAD }, { "comms", S_COMM }, { "dsos", S_DSO },
 		{ "symbols", S_SYMBOL }, { "call_paths", S_CALL_PATH }, { "context_switches", S_SWITCH },
-		{ "gaps", S_GAP },
+		{ "gaps", S_GAP }, { "aux_buffers", S_AUX },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(t[i].name, table))

@@ -7,11 +7,13 @@ TESTS_ENVIRONMENT = \
 	RB_FIXTURES="$${RB_FIXTURES:-$(abs_top_srcdir)/../shared/fixtures}"; export RB_FIXTURES; \
 	PATH='$(abs_top_builddir)':"$$PATH"; export PATH;
 
-check_PROGRAMS += tests/unit/test_perfdata tests/tools/pdconvert
+check_PROGRAMS += tests/unit/test_perfdata tests/tools/pdconvert tests/tools/mkaux
 tests_unit_test_perfdata_SOURCES = tests/unit/test_perfdata.c tests/unit/tap.h
 tests_unit_test_perfdata_LDADD = $(PERFDATA_LIBS)
 tests_tools_pdconvert_SOURCES = tests/tools/pdconvert.c
 tests_tools_pdconvert_LDADD = $(PERFDATA_LIBS)
+tests_tools_mkaux_SOURCES = tests/tools/mkaux.c
+tests_tools_mkaux_LDADD = $(PERFDATA_LIBS)
 
 SHELL_TESTS = \
 	tests/info_perf_record.test \
@@ -21,7 +23,8 @@ SHELL_TESTS = \
 	tests/export_sqlite.test \
 	tests/archive.test \
 	tests/script_gaps.test \
-	tests/queries.test
+	tests/queries.test \
+	tests/aux_gaps.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
 TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab
