@@ -430,6 +430,29 @@ static int in_list(const char *list, const char *name)
 	return 0;
 }
 
+/* Every name in the buffers= list must have its own section. */
+static int check_buffer_list(const struct ini *ini, const struct ini_kv *list, struct rb_cs_error *err)
+{
+	const char *p = list->value;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		char *name = strndup(p, len), *t;
+		int found;
+		if (!name)
+			return nomem(err, ini->path);
+		t = trim(name, 0);
+		found = !*t || ini_section(ini, t) != NULL;
+		if (!found)
+			fail(err, RB_CS_ERR_FORMAT, ini->path, list->line,
+			     "buffers= names [%s], which this file does not define", t);
+		free(name);
+		if (!found)
+			return RB_CS_ERR_FORMAT;
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
 static int read_buffer(struct rb_cs_snapshot *ss, const struct ini *ini, const struct ini_section *s,
 		       struct rb_cs_error *err)
 {
@@ -476,9 +499,13 @@ static int read_trace(struct rb_cs_snapshot *ss, const char *path, struct rb_cs_
 
 	if (!rc && !(list = ini_key(ini_section(&ini, "trace_buffers"), "buffers")))
 		rc = fail(err, RB_CS_ERR_FORMAT, path, 0, "no buffers= key in a [trace_buffers] section");
+	if (!rc)
+		rc = check_buffer_list(&ini, list, err);
 	for (size_t i = 0; !rc && i < ini.nr_sec; i++)
 		if (in_list(list->value, ini.sec[i].name))
 			rc = read_buffer(ss, &ini, &ini.sec[i], err);
+	if (!rc && !ss->nr_buffers)
+		rc = fail(err, RB_CS_ERR_FORMAT, path, list->line, "buffers= lists no trace buffer");
 	if (!rc)
 		rc = read_links(&ss->source_buffer, &ss->nr_source_buffer, &ini, "source_buffers", 0, err);
 	/* [core_trace_sources] maps core -> source; we look it up by source. */

@@ -69,18 +69,10 @@ struct rb_store {
 
 /* ------------------------------------------------------------ helpers */
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ULL;
-	x ^= x >> 27;
-	x *= 0x81dadef4bc2dd44dULL;
-	return x ^ (x >> 33);
-}
-
 static struct ikey *imap_slot(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
 {
-	size_t mask = m->cap - 1, i = mix(a ^ mix(b ^ mix(c))) & mask;
+	size_t mask = m->cap - 1;
+	size_t i = (size_t)(((a * 0x9e3779b97f4a7c15ULL) ^ (b * 0xc2b2ae3d27d4eb4fULL) ^ (c * 0x165667b19e3779f9ULL)) >> 24) & mask;
 	while (m->v[i].id && !(m->v[i].a == a && m->v[i].b == b && m->v[i].c == c))
 		i = (i + 1) & mask;
 	return &m->v[i];
