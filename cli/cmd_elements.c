@@ -9,10 +9,11 @@
  * decoders of the first),
  * --pkt-mon (-pkt_mon: packets with raw bytes, no decode), --packets (packets
  * without raw bytes: trc_pkt_lister without -decode), --dstream-format (-dstream_format),
- * --buffer NAME (-src_name). Exit status: 0 all decoded, 1 usage, 2 the
- * snapshot cannot be read (the message names the file and ini line),
- * 3 decoded in part (a warning on stderr says which source was skipped and
- * why), 4 internal error.
+ * --buffer NAME (-src_name). Exit status: 0 all decoded, 1 usage (or an
+ * unknown --buffer), 2 the snapshot cannot be read (the message names the
+ * file and ini line) or none of its buffer's sources can be decoded, 3
+ * decoded in part (a warning on stderr says which source or memory dump was
+ * skipped and why), 4 internal error.
  */
 #include "config.h"
 #include <getopt.h>
@@ -66,7 +67,6 @@ static void elements_usage(FILE *f)
 	fprintf(f, "usage: %s elements [--pkt-mon | --packets] [--src-addr-n] [--dstream-format] "
 		   "[--multi-session] [--buffer NAME] SNAPSHOT_DIR\n", cli_prog);
 }
-
 
 int cmd_elements(int argc, char **argv)
 {

@@ -55,6 +55,8 @@ static void usage(FILE *f)
 		"        decode into SQLite with perf's export-to-sqlite schema, plus gaps\n"
 		"  script [--disasm] [--time S,E] [-C CPUS] FILE     samples as text, as perf script\n"
 		"  gaps [--json] FILE                                every reported loss\n"
+		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--json] DUMP\n"
+		"        a raw POWER trace-imc buffer in time order, with its gaps\n"
 		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
 		cli_prog);
 }
@@ -79,6 +81,8 @@ int main(int argc, char **argv)
 		return cmd_script(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gaps"))
 		return cmd_gaps(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "imc"))
+		return cmd_imc(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-") || (argv[1][0] != '-' && access(argv[1], F_OK) == 0))

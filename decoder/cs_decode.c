@@ -79,7 +79,7 @@ static int fail(struct rb_cs_error *err, int code, const char *file, const char 
 	return code;
 }
 
-/* A source we cannot decode: say why, carry on with the others. */
+/* Something we cannot decode (a source, a memory dump): say why, carry on. */
 static void skip_source(struct rb_cs_dec *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void skip_source(struct rb_cs_dec *d, const char *fmt, ...)
 {
@@ -476,12 +476,9 @@ static int add_dump(struct rb_cs_dec *d, const struct rb_cs_device *core, const 
 	m = &d->maps[d->nr_maps - 1];
 	e = ocsd_dt_add_buffer_mem_acc(d->tree, dump->address, mem_space(dump->space),
 				       (const uint8_t *)m->addr + (m->len - dump->length), (uint32_t)dump->length);
-	if (e != OCSD_OK && d->warn) {
-		char msg[1400];
-		snprintf(msg, sizeof(msg), "%s: OpenCSD refused memory dump %s at 0x%" PRIx64 " (error %d)",
-			 core->ini, dump->path, dump->address, (int)e);
-		d->warn(d->ctx, msg);
-	}
+	if (e != OCSD_OK)   /* an overlapping region, say: decode on without it */
+		skip_source(d, "%s: OpenCSD refused memory dump %s at 0x%" PRIx64 " (error %d); decoding without it",
+			    core->ini, dump->path, dump->address, (int)e);
 	return 0;
 }
 
@@ -559,8 +556,13 @@ static int add_source(struct rb_cs_dec *d, const char *name, struct rb_cs_error 
 		return pe_source(d, src, core, err);
 	if (type_is(src->type, "STM"))
 		return stm_decoder(d, src), 0;
-	skip_source(d, "%s: trace source %s of type %s has no core in [core_trace_sources] and is not supported "
-		       "without one by OpenCSD %s; not decoded", src->ini, src->name, src->type, ocsd_get_version_str());
+	if (type_is(src->type, "ETM4") || type_is(src->type, "ETE") || type_is(src->type, "ETM3") ||
+	    type_is(src->type, "PTM1") || type_is(src->type, "PFT1"))
+		skip_source(d, "%s: trace source %s has no core in [core_trace_sources]; not decoded", src->ini,
+			    src->name);
+	else
+		skip_source(d, "%s: trace source %s of type %s is not supported by OpenCSD %s; not decoded",
+			    src->ini, src->name, src->type, ocsd_get_version_str());
 	return 0;
 }
 
@@ -585,7 +587,8 @@ static int build_tree(struct rb_cs_dec *d, const struct rb_cs_buffer *buf, struc
 		return fail(err, n, NULL, "out of memory");
 	if (n == 0) {
 		free(names);
-		return fail(err, RB_CS_ERR_INVAL, NULL, "no trace source in [source_buffers] feeds buffer %s", buf->name);
+		return fail(err, RB_CS_ERR_FORMAT, NULL, "no trace source in [source_buffers] feeds buffer %s",
+			    buf->name);
 	}
 	d->tree = ocsd_create_dcd_tree(single ? OCSD_TRC_SRC_SINGLE : OCSD_TRC_SRC_FRAME_FORMATTED, single ? 0 : flags);
 	if (d->tree == C_API_INVALID_TREE_HANDLE) {

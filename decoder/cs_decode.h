@@ -42,9 +42,10 @@ typedef void (*rb_cs_text_fn)(void *ctx, const char *text);
  * Returns 0 when every source of the buffer was decoded to the end,
  * RB_CS_PARTIAL when some sources were skipped or the decoder met a fatal
  * error part way (what it produced was delivered), or a negative rb_cs_err
- * with @err filled: RB_CS_ERR_INVAL (NULL @ss or @out, unknown buffer name,
- * a buffer without trace sources), RB_CS_ERR_IO (a trace buffer or memory
- * dump cannot be read), RB_CS_ERR_DECODE (no decoder could be created),
+ * with @err filled: RB_CS_ERR_INVAL (NULL @ss or @out, unknown buffer name),
+ * RB_CS_ERR_FORMAT (no trace source feeds the buffer), RB_CS_ERR_IO (a trace
+ * buffer or memory dump cannot be read), RB_CS_ERR_DECODE (OpenCSD could not
+ * create the tree, or no source of the buffer could be decoded),
  * RB_CS_ERR_NOMEM.
  */
 int rb_cs_decode_snapshot(const struct rb_cs_snapshot *ss, const struct rb_cs_decode_opts *opts,

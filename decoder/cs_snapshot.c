@@ -205,14 +205,14 @@ static const struct ini_kv *ini_key(const struct ini_section *s, const char *key
 /* @dir/@file, or @file itself if it is absolute. NULL when out of memory. */
 static char *join(const char *dir, const char *file)
 {
-	size_t n;
+	size_t n, dl = strlen(dir);
 	char *p;
 	if (file[0] == '/')
 		return strdup(file);
-	n = strlen(dir) + strlen(file) + 2;
+	n = dl + strlen(file) + 2;
 	if (!(p = malloc(n)))
 		return NULL;
-	snprintf(p, n, "%s/%s", dir, file);
+	snprintf(p, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", file);
 	return p;
 }
 

@@ -7,7 +7,8 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/symtab.h %D%/symtab.c \
 	%D%/machine.h %D%/machine.c \
 	%D%/session.h %D%/session.c \
-	%D%/unpack.h %D%/unpack.c
+	%D%/unpack.h %D%/unpack.c \
+	%D%/imc.h %D%/imc.c
 %C%_libdecoder_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
 %C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) $(LIBARCHIVE_CFLAGS)
 DECODER_LIBS = %D%/libdecoder.a

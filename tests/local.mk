@@ -27,9 +27,12 @@ SHELL_TESTS = \
 	tests/aux_gaps.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
-TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab
-check_PROGRAMS += tests/unit/test_machine tests/unit/test_symtab
+TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc
+check_PROGRAMS += tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc
 endif
+tests_unit_test_imc_SOURCES = tests/unit/test_imc.c tests/unit/tap.h
+tests_unit_test_imc_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_imc_LDADD = $(DECODER_LIBS)
 tests_unit_test_symtab_SOURCES = tests/unit/test_symtab.c tests/unit/tap.h
 tests_unit_test_symtab_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
 tests_unit_test_symtab_LDADD = $(DECODER_LIBS)
