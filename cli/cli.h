@@ -27,6 +27,7 @@ int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_gaps(int argc, char **argv);
+int cmd_elements(int argc, char **argv);
 int cmd_imc(int argc, char **argv);
 struct rb_session_opts;
 /* The selection options every decoding command shares: 't' --time, 'C' --cpu, 's' --symfs,

@@ -55,6 +55,8 @@ static void usage(FILE *f)
 		"        decode into SQLite with perf's export-to-sqlite schema, plus gaps\n"
 		"  script [--disasm] [--time S,E] [-C CPUS] FILE     samples as text, as perf script\n"
 		"  gaps [--json] FILE                                every reported loss\n"
+		"  elements [--pkt-mon | --packets] [--src-addr-n] [--dstream-format] [--multi-session] SNAPSHOT_DIR\n"
+		"        CoreSight trace snapshot packets and elements, as trc_pkt_lister -decode\n"
 		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--json] DUMP\n"
 		"        a raw POWER trace-imc buffer in time order, with its gaps\n"
 		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
@@ -77,6 +79,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "info"))
 		return cmd_info(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "elements"))
+		return cmd_elements(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "script"))
 		return cmd_script(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gaps"))

@@ -492,6 +492,12 @@ int pd_writer_write_payload(struct pd_writer *w, const void *data, size_t len,
 
 /* Bytes of data written so far. */
 uint64_t pd_writer_data_size(const struct pd_writer *w);
+/*
+ * Push buffered records to the file now (a recorder calls it after each pass
+ * over its rings, so that a pipe reader sees them and a SIGKILL loses at most
+ * one pass). Returns 0 or PD_ERR_IO / PD_ERR_NOSPC.
+ */
+int pd_writer_flush(struct pd_writer *w, struct pd_error *err);
 
 /*
  * Finish: file mode writes the feature sections and the final header; pipe

@@ -405,6 +405,18 @@ static int start_pipe(struct pd_writer *w, struct pd_error *err)
 	return rc;
 }
 
+/* The file header, as written: data size 0 marks a file whose writer has not finished. */
+static void header_image(const struct pd_writer *w, uint64_t data_size, const uint64_t bits[4], uint64_t h[13])
+{
+	const uint64_t v[13] = {
+		PD_MAGIC2, PD_FILE_HEADER_SIZE, w->attr_size + 16u, w->attrs_offset,
+		(w->attr_size + 16ull) * w->evl.n, w->data_offset, data_size, 0, 0,
+		bits[0], bits[1], bits[2], bits[3],
+	};
+	for (int i = 0; i < 13; i++)
+		h[i] = x64(w, v[i]);
+}
+
 static int start_file(struct pd_writer *w, struct pd_error *err)
 {
 	int rc = 0;
@@ -428,7 +440,23 @@ static int start_file(struct pd_writer *w, struct pd_error *err)
 	}
 	w->attrs_offset = attrs_off;
 	w->data_offset = pos(w);
-	return rc;
+	if (rc)
+		return rc;
+	/*
+	 * A provisional header now, as perf does: a recording killed before
+	 * close still has its magic, attrs and data offset, and data size 0
+	 * tells readers to read to the last whole record.
+	 */
+	uint64_t h[13];
+	static const uint64_t none[4];
+	header_image(w, 0, none, h);
+	if (w->off == 0 && w->len >= sizeof(h)) {
+		memcpy(w->buf, h, sizeof(h));
+		return 0;
+	}
+	if (pwrite(w->fd, h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		return write_fail(w, err, errno ? errno : ENOSPC);
+	return 0;
 }
 
 static int start(struct pd_writer *w, struct pd_error *err)
@@ -491,6 +519,12 @@ int pd_writer_write_payload(struct pd_writer *w, const void *data, size_t len, s
 	return out(w, data, len, err);
 }
 
+int pd_writer_flush(struct pd_writer *w, struct pd_error *err)
+{
+	int rc = start(w, err);
+	return rc ? rc : flush(w, err);
+}
+
 uint64_t pd_writer_data_size(const struct pd_writer *w)
 {
 	return w->started && !w->opts.pipe_mode ? pos(w) - w->data_offset : pos(w);
@@ -544,12 +578,8 @@ static int finish_file(struct pd_writer *w, struct pd_error *err)
 		rc = flush(w, err);
 	if (rc)
 		return rc;
-	uint64_t h[13] = {
-		x64(w, PD_MAGIC2), x64(w, PD_FILE_HEADER_SIZE), x64(w, w->attr_size + 16u),
-		x64(w, w->attrs_offset), x64(w, (w->attr_size + 16ull) * w->evl.n),
-		x64(w, w->data_offset), x64(w, data_size), 0, 0,
-		x64(w, bits[0]), x64(w, bits[1]), x64(w, bits[2]), x64(w, bits[3]),
-	};
+	uint64_t h[13];
+	header_image(w, data_size, bits, h);
 	if (pwrite(w->fd, h, sizeof(h), 0) != (ssize_t)sizeof(h))
 		return write_fail(w, err, errno ? errno : ENOSPC);
 	return 0;

@@ -642,6 +642,27 @@ static int write_error(struct record *s, struct rec_err *e)
 	return rec_fail(e, s->werr.err ? s->werr.err : EIO, "%s", s->werr.msg[0] ? s->werr.msg : "write failed");
 }
 
+/*
+ * After each pass over the rings: FINISHED_ROUND (perf's ordering promise),
+ * then push the records to the file, so that a pipe reader sees them and a
+ * SIGKILL loses at most this pass.
+ */
+static int end_pass(struct record *s, struct rec_err *e)
+{
+	struct synth sy = { write_rec, s, 0 };
+	struct pd_error pe;
+	if (synth__finished(&sy, PD_RECORD_FINISHED_ROUND) < 0)
+		return write_error(s, e);
+	if (pd_writer_flush(s->w, &pe) < 0) {
+		if (pe.code == PD_ERR_NOSPC)
+			s->st.disk_full = 1;
+		if (!s->werr.err)
+			rec_fail(&s->werr, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
+		return write_error(s, e);
+	}
+	return 0;
+}
+
 int record__drain(struct record *s, struct rec_err *e)
 {
 	long total = 0;
@@ -654,12 +675,7 @@ int record__drain(struct record *s, struct rec_err *e)
 			return write_error(s, e);
 		total += n;
 	}
-	if (total) {
-		struct synth sy = { write_rec, s, 0 };
-		if (synth__finished(&sy, PD_RECORD_FINISHED_ROUND) < 0)
-			return write_error(s, e);
-	}
-	return 0;
+	return total ? end_pass(s, e) : 0;
 }
 
 int record__snapshot(struct record *s, struct rec_err *e)
@@ -674,12 +690,7 @@ int record__snapshot(struct record *s, struct rec_err *e)
 			return s->werr.err ? write_error(s, e) : -1;
 		total += n;
 	}
-	if (total) {
-		struct synth sy = { write_rec, s, 0 };
-		if (synth__finished(&sy, PD_RECORD_FINISHED_ROUND) < 0)
-			return write_error(s, e);
-	}
-	return 0;
+	return total ? end_pass(s, e) : 0;
 }
 
 /* ----------------------------------------------------------- finish */

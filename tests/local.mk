@@ -5,7 +5,8 @@ TESTS_ENVIRONMENT = \
 	top_srcdir='$(abs_top_srcdir)'; export top_srcdir; \
 	top_builddir='$(abs_top_builddir)'; export top_builddir; \
 	RB_FIXTURES="$${RB_FIXTURES:-$(abs_top_srcdir)/../shared/fixtures}"; export RB_FIXTURES; \
-	PATH='$(abs_top_builddir)':"$$PATH"; export PATH;
+	PATH='$(abs_top_builddir)':"$$PATH"; export PATH; \
+	LSAN_OPTIONS="suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0"; export LSAN_OPTIONS;
 
 check_PROGRAMS += tests/unit/test_perfdata tests/tools/pdconvert tests/tools/mkaux
 tests_unit_test_perfdata_SOURCES = tests/unit/test_perfdata.c tests/unit/tap.h
@@ -39,7 +40,7 @@ tests_unit_test_symtab_LDADD = $(DECODER_LIBS)
 tests_unit_test_machine_SOURCES = tests/unit/test_machine.c tests/unit/tap.h
 tests_unit_test_machine_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
 tests_unit_test_machine_LDADD = $(DECODER_LIBS) $(PERFDATA_LIBS) $(LIBARCHIVE_LIBS)
-EXTRA_DIST += tests/lib.sh tests/dbcompare.py $(SHELL_TESTS)
+EXTRA_DIST += tests/lib.sh tests/dbcompare.py tests/lsan.supp $(SHELL_TESTS)
 TEST_EXTENSIONS = .test
 TEST_LOG_DRIVER = $(LOG_DRIVER)
 TEST_LOG_COMPILER = $(SHELL)
