@@ -370,7 +370,7 @@ static void build_id_entry(struct pd_buf *b, uint16_t cpumode, const uint8_t *id
 }
 
 /* The running kernel's build id from /sys/kernel/notes. */
-static int kernel_build_id(uint8_t id[20])
+int kernel_build_id(uint8_t id[20])
 {
 	size_t n;
 	char *notes = read_all("/sys/kernel/notes", &n);

@@ -11,3 +11,8 @@ rbrecord_SOURCES = \
 	%D%/pmuinfo.h %D%/pmuinfo.c \
 	%D%/rbrecord.c
 rbrecord_LDADD = $(PERFDATA_LIBS)
+if HAVE_LIBARCHIVE
+rbrecord_SOURCES += %D%/pack.h %D%/pack.c
+rbrecord_CFLAGS = $(AM_CFLAGS) $(LIBARCHIVE_CFLAGS)
+rbrecord_LDADD += $(LIBARCHIVE_LIBS)
+endif

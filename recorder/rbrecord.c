@@ -20,6 +20,9 @@
 #include <dirent.h>
 #include <unistd.h>
 #include "record.h"
+#ifdef HAVE_LIBARCHIVE
+#include "pack.h"
+#endif
 #include "pmuinfo.h"
 
 static volatile sig_atomic_t stop_requested, child_exited, snapshot_requested;
@@ -49,7 +52,13 @@ static void usage(FILE *f)
 		"  -q, --quiet           no summary\n"
 		"  -v, --verbose         show the events' attrs and the rings\n"
 		"      --dry-run         parse the events, show their attrs, record nothing\n"
-		"      --pmu-info        describe the CPU's performance monitoring and the PMUs (--json)\n");
+		"      --pmu-info        describe the CPU's performance monitoring and the PMUs (--json)\n"
+#ifdef HAVE_LIBARCHIVE
+		"      --archive OUT     then pack the recording and the objects it needs (by build-id) into OUT\n"
+		"                        (.tar, .tar.gz, .tar.xz, .tar.zst, .tar.bz2 or .zip); also:\n"
+		"                        rbrecord archive PERF.DATA OUT\n"
+#endif
+		);
 }
 
 /* "1,2,3" into an int array; count or -1. */
@@ -264,11 +273,12 @@ struct cli {
 	struct ev_list evl;
 	int all_cpus, per_thread, quiet, verbose, pmu_info, json, dry_run;
 	int *pids, nr_pids, *tids, nr_tids;
+	const char *archive;          /* --archive OUT: pack the recording when it is done */
 };
 
 static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 {
-	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN };
+	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
 		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
@@ -278,7 +288,11 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		{ "overwrite", no_argument, NULL, OPT_OVERWRITE }, { "clockid", required_argument, NULL, 'k' },
 		{ "quiet", no_argument, NULL, 'q' }, { "verbose", no_argument, NULL, 'v' },
 		{ "pmu-info", no_argument, NULL, OPT_PMU_INFO }, { "json", no_argument, NULL, OPT_JSON },
-		{ "dry-run", no_argument, NULL, OPT_DRY_RUN }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN }, { "help", no_argument, NULL, 'h' },
+#ifdef HAVE_LIBARCHIVE
+		{ "archive", required_argument, NULL, OPT_ARCHIVE },
+#endif
+		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
 
@@ -289,6 +303,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 				return -1;
 			break;
 		case 'o': c->o.output = optarg; break;
+		case OPT_ARCHIVE: c->archive = optarg; break;
 		case 'a': c->all_cpus = 1; break;
 		case 'C': c->o.cpu_list = optarg; break;
 		case 'p':
@@ -399,6 +414,23 @@ static int exit_code(int status)
 	return 1;
 }
 
+#ifdef HAVE_LIBARCHIVE
+/* Pack @data and the objects it needs into @out; returns 0 or 1 after saying why. */
+static int pack(const char *data, const char *out, int quiet)
+{
+	struct archive_stats st;
+	struct rec_err e = { 0 };
+	if (archive__write(data, out, &st, &e) < 0) {
+		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		return 1;
+	}
+	if (!quiet)
+		fprintf(stderr, "rbrecord: wrote %s: %s and %u objects by build-id (%u no longer on disk)\n",
+			out, data, st.objects, st.missing);
+	return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	struct cli c;
@@ -407,6 +439,15 @@ int main(int argc, char **argv)
 	struct child child = { -1, -1, -1 };
 	int status = 0, have_status = 0, failed = 0;
 
+#ifdef HAVE_LIBARCHIVE
+	if (argc >= 2 && !strcmp(argv[1], "archive")) {   /* rbrecord archive PERF.DATA OUT */
+		if (argc != 4) {
+			fprintf(stderr, "usage: rbrecord archive PERF.DATA OUT.tar[.gz|.xz|.zst|.bz2]|OUT.zip\n");
+			return 129;
+		}
+		return pack(argv[2], argv[3], 0);
+	}
+#endif
 	memset(&c, 0, sizeof(c));
 	c.o.output = "perf.data";
 	c.o.clockid = -1;
@@ -514,6 +555,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rbrecord: the disk filled up: %s keeps what was written before%s\n", c.o.output,
 			frc < 0 ? " (finishing it failed too: read it best effort)" : " and is complete and readable");
 	record__free(s);
+#ifdef HAVE_LIBARCHIVE
+	if (c.archive && !failed && strcmp(c.o.output, "-") && pack(c.o.output, c.archive, c.quiet))
+		failed = 1;
+#endif
 	events__free(&c.evl);
 	free((void *)c.o.tids);
 	free(c.pids);

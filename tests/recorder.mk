@@ -8,6 +8,7 @@ REC_TESTS = \
 	tests/rec_vs_perf.test \
 	tests/rec_faults.test \
 	tests/rec_overwrite.test \
-	tests/rec_events.test
+	tests/rec_events.test \
+	tests/rec_archive.test
 TESTS += $(REC_TESTS)
 EXTRA_DIST += $(REC_TESTS)
