@@ -12,6 +12,7 @@
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,20 @@ static const char *const STMT_SQL[S_COUNT] = {
 	[S_STAT] = "INSERT OR REPLACE INTO decode_stats VALUES (?, ?)",
 };
 
+#define BATCH_ROWS 2048
+#define MAX_COLS 25
+#define QUEUE_BATCHES 4
+
+struct val { int text; int64_t i; const char *s; };   /* text: 0 integer, 1 string, 2 arena offset */
+struct qrow { uint8_t id, n; struct val v[MAX_COLS]; };
+struct batch {
+	struct qrow rows[BATCH_ROWS];
+	int n;
+	char *arena;                  /* text values of the rows */
+	size_t arena_len, arena_cap;
+	struct batch *next;
+};
+
 /* Interning of (key1, key2, key3) → id, for symbols (by pointer) and call paths. */
 struct ikey { uint64_t a, b, c; uint64_t id; };
 struct imap { struct ikey *v; size_t cap, n; };
@@ -63,8 +78,18 @@ struct rb_store {
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint64_t rows[S_COUNT];
 	struct imap syms, paths;
-	int failed;
+	int failed;                   /* set by either thread (atomic) */
 	char err[512];
+	/* writer thread */
+	int threaded;
+	pthread_t writer;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *full_head, *full_tail;   /* waiting for the writer */
+	struct batch *free_list;
+	int nr_batches, nr_full;
+	int stopping;                 /* no more batches will come */
+	struct batch *cur;            /* being filled by the decoding thread */
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -108,10 +133,9 @@ static struct ikey *imap_get(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
 
 static int fail(struct rb_store *st, const char *what)
 {
-	if (!st->failed)
+	if (!__atomic_exchange_n(&st->failed, 1, __ATOMIC_ACQ_REL))
 		snprintf(st->err, sizeof(st->err), "%s: %s: %s", st->tmp_path ? st->tmp_path : st->o.path,
 			 what, st->db ? sqlite3_errmsg(st->db) : "cannot open");
-	st->failed = 1;
 	return -1;
 }
 
@@ -119,20 +143,20 @@ static int fail(struct rb_store *st, const char *what)
  * One row: typed values, so that a text column cannot be handed an integer
  * (ROW's list is checked by the compiler; the count against the statement).
  */
-struct val { int text; int64_t i; const char *s; };
 static inline struct val I(int64_t x) { return (struct val){ 0, x, NULL }; }
 static inline struct val T(const char *x) { return (struct val){ 1, 0, x }; }
 #define ROW(st, id, ...) run(st, id, (const struct val[]){ __VA_ARGS__ }, \
 			     sizeof((const struct val[]){ __VA_ARGS__ }) / sizeof(struct val))
 
-static int run(struct rb_store *st, enum stmt_id id, const struct val *v, int n)
+/* Bind and step one row; the caller owns the connection. */
+static int exec_row(struct rb_store *st, enum stmt_id id, const struct val *v, int n, const char *arena)
 {
 	sqlite3_stmt *s = st->st[id];
 	if (n != sqlite3_bind_parameter_count(s))
 		return fail(st, "internal: wrong number of values for a row");
 	for (int i = 0; i < n; i++) {
-		int rc = v[i].text ? sqlite3_bind_text(s, i + 1, v[i].s, -1, SQLITE_STATIC) :
-				     sqlite3_bind_int64(s, i + 1, v[i].i);
+		int rc = v[i].text == 0 ? sqlite3_bind_int64(s, i + 1, v[i].i) :
+			 sqlite3_bind_text(s, i + 1, v[i].text == 1 ? v[i].s : arena + v[i].i, -1, SQLITE_STATIC);
 		if (rc != SQLITE_OK)
 			return fail(st, "bind");
 	}
@@ -140,8 +164,164 @@ static int run(struct rb_store *st, enum stmt_id id, const struct val *v, int n)
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
 		return fail(st, STMT_SQL[id]);
-	st->rows[id]++;
 	return 0;
+}
+
+/* ---------------------------------------------------------- writer thread */
+
+/*
+ * While a session runs, rows go to a writer thread through a short queue of
+ * batches, so that decoding and SQLite run on two cores; ids are still
+ * assigned here, in the decoding thread, so nothing about the rows changes.
+ * A batch copies the text values it carries (they may live on the stack).
+ */
+static struct batch *take_free(struct rb_store *st)
+{
+	struct batch *b = NULL;
+	pthread_mutex_lock(&st->mu);
+	while (!st->free_list && st->nr_batches >= QUEUE_BATCHES && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
+		pthread_cond_wait(&st->cv, &st->mu);   /* the writer is behind: wait for a batch back */
+	if (st->free_list) {
+		b = st->free_list;
+		st->free_list = b->next;
+	} else if (st->nr_batches < QUEUE_BATCHES) {
+		b = malloc(sizeof(*b));
+		if (b) {
+			b->arena = NULL;
+			b->arena_cap = 0;
+			st->nr_batches++;
+		}
+	}
+	pthread_mutex_unlock(&st->mu);
+	if (b) {
+		b->n = 0;
+		b->arena_len = 0;
+		b->next = NULL;
+	}
+	return b;
+}
+
+/* Hand the current batch to the writer. */
+static int submit(struct rb_store *st)
+{
+	struct batch *b = st->cur;
+	st->cur = NULL;
+	if (!b)
+		return 0;
+	pthread_mutex_lock(&st->mu);
+	if (st->full_tail)
+		st->full_tail->next = b;
+	else
+		st->full_head = b;
+	st->full_tail = b;
+	pthread_cond_broadcast(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	return __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE) ? -1 : 0;
+}
+
+static void *writer_main(void *arg)
+{
+	struct rb_store *st = arg;
+	for (;;) {
+		pthread_mutex_lock(&st->mu);
+		while (!st->full_head && !st->stopping)
+			pthread_cond_wait(&st->cv, &st->mu);
+		if (!st->full_head) {         /* stopping, and everything is written */
+			pthread_mutex_unlock(&st->mu);
+			return NULL;
+		}
+		struct batch *b = st->full_head;
+		st->full_head = b->next;
+		if (!st->full_head)
+			st->full_tail = NULL;
+		pthread_mutex_unlock(&st->mu);
+		for (int i = 0; i < b->n && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE); i++)
+			exec_row(st, b->rows[i].id, b->rows[i].v, b->rows[i].n, b->arena);
+		pthread_mutex_lock(&st->mu);
+		b->next = st->free_list;
+		st->free_list = b;
+		pthread_cond_broadcast(&st->cv);
+		pthread_mutex_unlock(&st->mu);
+	}
+}
+
+static int writer_start(struct rb_store *st)
+{
+	pthread_mutex_init(&st->mu, NULL);
+	pthread_cond_init(&st->cv, NULL);
+	if (pthread_create(&st->writer, NULL, writer_main, st) != 0)
+		return 0;   /* no thread: rows are written inline */
+	st->threaded = 1;
+	return 0;
+}
+
+/* Send what is queued, wait until it is written, and write inline from then on. */
+static void writer_stop(struct rb_store *st)
+{
+	if (!st->threaded)
+		return;
+	submit(st);
+	pthread_mutex_lock(&st->mu);
+	st->stopping = 1;
+	pthread_cond_broadcast(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	pthread_join(st->writer, NULL);
+	st->threaded = 0;
+	while (st->free_list) {
+		struct batch *b = st->free_list;
+		st->free_list = b->next;
+		free(b->arena);
+		free(b);
+	}
+	pthread_cond_destroy(&st->cv);
+	pthread_mutex_destroy(&st->mu);
+}
+
+static int queue_row(struct rb_store *st, enum stmt_id id, const struct val *v, int n)
+{
+	struct batch *b = st->cur;
+	if (!b || b->n == BATCH_ROWS) {
+		if (b && submit(st) < 0)
+			return -1;
+		if (!(b = st->cur = take_free(st)))
+			return fail(st, "out of memory");
+	}
+	struct qrow *r = &b->rows[b->n];
+	r->id = (uint8_t)id;
+	r->n = (uint8_t)n;
+	for (int i = 0; i < n; i++) {
+		r->v[i] = v[i];
+		if (v[i].text == 1) {
+			size_t len = strlen(v[i].s) + 1;
+			if (b->arena_len + len > b->arena_cap) {
+				size_t cap = b->arena_cap ? 2 * b->arena_cap : 4096;
+				while (cap < b->arena_len + len)
+					cap *= 2;
+				char *a = realloc(b->arena, cap);
+				if (!a)
+					return fail(st, "out of memory");
+				b->arena = a;
+				b->arena_cap = cap;
+			}
+			memcpy(b->arena + b->arena_len, v[i].s, len);
+			r->v[i].text = 2;            /* an offset into the batch's arena */
+			r->v[i].i = (int64_t)b->arena_len;
+			r->v[i].s = NULL;
+			b->arena_len += len;
+		}
+	}
+	b->n++;
+	return 0;
+}
+
+static int run(struct rb_store *st, enum stmt_id id, const struct val *v, int n)
+{
+	if (__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
+		return -1;
+	int rc = st->threaded ? queue_row(st, id, v, n) : exec_row(st, id, v, n, NULL);
+	if (rc == 0)
+		st->rows[id]++;
+	return rc;
 }
 
 /* ------------------------------------------------------------ exports */
@@ -299,6 +479,15 @@ static int sink_begin(void *ctx, struct pd_reader *r, struct rb_machine *m)
 		return fail(st, "out of memory");
 	/* the machine: perf exports the host as pid -1 with an empty root */
 	ROW(st, S_MACHINE, I(++st->last[S_MACHINE]), I(-1), T(""));
+	writer_start(st);
+	return st->failed ? -1 : 0;
+}
+
+/* The session ends (its objects are still alive): every queued row is written. */
+static int sink_end(void *ctx)
+{
+	struct rb_store *st = ctx;
+	writer_stop(st);
 	return st->failed ? -1 : 0;
 }
 
@@ -316,20 +505,9 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	/* perf's defaults for what the sample does not carry */
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
 	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src : PERF_MEM_DATA_SRC_NONE;
-	/* the hot insert: bound directly rather than through run()'s format string */
-	const int64_t v[25] = {
-		(int64_t)id, (int64_t)evsel_id, 1, (int64_t)ev->thread->db_id, (int64_t)(comm ? comm->db_id : 0),
-		(int64_t)dso_id, (int64_t)sym_id, (int64_t)off, (int64_t)s->ip, (int64_t)s->time, cpu,
-		0, 0, 0, 0, (int64_t)period, (int64_t)s->weight, (int64_t)s->transaction, (int64_t)data_src,
-		0, 0, (int64_t)cp, 0, 0, 0,
-	};
-	sqlite3_stmt *q = st->st[S_SAMPLE];
-	for (int i = 0; i < 25; i++)
-		sqlite3_bind_int64(q, i + 1, v[i]);
-	if (sqlite3_step(q) != SQLITE_DONE)
-		fail(st, STMT_SQL[S_SAMPLE]);
-	sqlite3_reset(q);
-	st->rows[S_SAMPLE]++;
+	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(ev->thread->db_id), I(comm ? comm->db_id : 0), I(dso_id),
+	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(0), I(0), I(0), I(0), I(period), I(s->weight),
+	    I(s->transaction), I(data_src), I(0), I(0), I(cp), I(0), I(0), I(0));
 	return st->failed ? -1 : 0;
 }
 
@@ -468,7 +646,8 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		return -1;
 	}
 	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample,
-				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer };
+				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,
+				     .end = sink_end };
 	*out = st;
 	return 0;
 }
@@ -543,6 +722,7 @@ void rb_store_abort(struct rb_store *st)
 {
 	if (!st)
 		return;
+	writer_stop(st);
 	for (int i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(st->st[i]);
 	if (st->db)
