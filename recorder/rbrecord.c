@@ -546,7 +546,8 @@ int main(int argc, char **argv)
 	}
 	if (!c.quiet) {
 		fprintf(stderr, "rbrecord: captured %llu samples, lost %llu\n", (unsigned long long)st.samples,
-			(unsigned long long)(st.lost + st.lost_samples));
+			/* LOST records and the final per-event totals (LOST_SAMPLES) count the same samples */
+			(unsigned long long)(st.lost_samples > st.lost ? st.lost_samples : st.lost));
 		fprintf(stderr, "rbrecord: wrote %.3f MB to %s (%llu records, %llu LOST records)\n",
 			(double)st.bytes / 1e6, strcmp(c.o.output, "-") ? c.o.output : "<stdout>",
 			(unsigned long long)st.records, (unsigned long long)st.lost_records);

@@ -73,6 +73,7 @@ struct record {
 	struct pathset paths;        /* files named by MMAP2 records: BUILD_ID candidates */
 	struct rec_err werr;         /* first write error */
 	int targets_gone;            /* thread-bound events all hung up: nothing more will come */
+	int fmt_lost;                /* the kernel reports each event's lost samples (PERF_FORMAT_LOST, 6.0+) */
 };
 
 /* ------------------------------------------------------------ paths */
@@ -199,7 +200,7 @@ static void config_attr(const struct record *s, size_t i, struct perf_event_attr
 	*a = ev->attr;
 	a->size = sizeof(*a);
 	a->sample_type = SAMPLE_TYPE | (ev->is_tracepoint ? PERF_SAMPLE_RAW : 0);
-	a->read_format = PERF_FORMAT_ID;
+	a->read_format = PERF_FORMAT_ID | (s->fmt_lost ? PERF_FORMAT_LOST : 0);
 	a->sample_id_all = 1;
 	if (!ev->has_period) {
 		if (ev->is_tracepoint) {
@@ -289,8 +290,30 @@ static size_t fd_index(const struct record *s, int c, int t, size_t ev)
 	return ((size_t)c * (size_t)s->nr_tids + (size_t)t) * s->evl->n + ev;
 }
 
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST (1U << 4)
+#endif
+
+/* Does this kernel report lost samples per event? (perf probes the same way) */
+static int probe_format_lost(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+	a.exclude_kernel = 1;
+	long fd = perf_event_open(&a, 0, -1, -1);
+	if (fd < 0)
+		return 0;
+	close((int)fd);
+	return 1;
+}
+
 static int open_events(struct record *s, struct rec_err *e)
 {
+	s->fmt_lost = probe_format_lost();
 	for (int c = 0; c < s->nr_cpus; c++)
 		for (int t = 0; t < s->nr_tids; t++)
 			for (size_t i = 0; i < s->evl->n; i++) {
@@ -714,6 +737,41 @@ static int end_features(struct record *s, struct rec_err *e)
 	return rc;
 }
 
+/*
+ * perf's end of recording: the kernel counts every sample it could not put
+ * in a ring, but reports the last of them only with the next record that
+ * fits, which never comes once the events are disabled. Read each event's
+ * count (PERF_FORMAT_LOST) and write it as PERF_RECORD_LOST_SAMPLES with the
+ * event's sample id, as perf record does; the totals become the "lost" count.
+ */
+static int lost_samples(struct record *s, struct rec_err *e)
+{
+	/* note_record() adds each count to st.lost_samples as it is written */
+	for (int c = 0; c < s->nr_cpus; c++)
+		for (int t = 0; t < s->nr_tids; t++)
+			for (size_t i = 0; i < s->evl->n; i++) {
+				size_t k = fd_index(s, c, t, i);
+				uint64_t v[3];   /* value, id, lost */
+				if (read(s->fds[k], v, sizeof(v)) != (ssize_t)sizeof(v) || !v[2])
+					continue;
+
+				/* header, lost, then the sample_id trailer of SAMPLE_TYPE: pid/tid, time, cpu/res, identifier */
+				uint64_t rec[2 + TRAILER_SIZE / 8];
+				struct perf_event_header h = { PERF_RECORD_LOST_SAMPLES, 0, (uint16_t)sizeof(rec) };
+				memcpy(rec, &h, sizeof(h));
+				rec[1] = v[2];
+				uint32_t pt[2] = { (uint32_t)s->tids[t], (uint32_t)s->tids[t] };
+				memcpy(&rec[2], pt, 8);
+				rec[3] = s->last_time;
+				uint32_t cr[2] = { (uint32_t)s->cpus[c], 0 };
+				memcpy(&rec[4], cr, 8);
+				rec[5] = s->ids[k];
+				if (write_rec(s, rec) < 0)
+					return write_error(s, e);
+			}
+	return 0;
+}
+
 int record__finish(struct record *s, struct rec_err *e)
 {
 	struct pd_error pe;
@@ -724,6 +782,8 @@ int record__finish(struct record *s, struct rec_err *e)
 	ioctl_leaders(s, PERF_EVENT_IOC_DISABLE, &ignore);
 	if (!s->st.disk_full)
 		rc = s->o.overwrite ? record__snapshot(s, e) : record__drain(s, e);
+	if (rc == 0 && !s->st.disk_full && s->fmt_lost)
+		rc = lost_samples(s, e);
 	if (s->st.disk_full && s->reserve_fd >= 0) {
 		close(s->reserve_fd);   /* give the space back: the writer still has to finish the file */
 		s->reserve_fd = -1;

@@ -63,7 +63,7 @@ struct rec_stats {
 	uint64_t samples;           /* SAMPLE records written */
 	uint64_t lost;              /* samples lost per the kernel's LOST records */
 	uint64_t lost_records;      /* LOST records */
-	uint64_t lost_samples;      /* LOST_SAMPLES totals */
+	uint64_t lost_samples;      /* LOST_SAMPLES totals: every sample an event lost, read at the end */
 	uint64_t records;           /* all records written (kernel and synthesized) */
 	uint64_t bytes;             /* data bytes written */
 	size_t nr_rings, nr_fds;
