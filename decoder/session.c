@@ -347,30 +347,22 @@ static int record_time(struct sess *s, const struct pd_record *rec, uint64_t *t)
 	return 1;
 }
 
+static void set_build_id(void *ctx, uint16_t misc, int32_t pid, const uint8_t *id, unsigned size,
+			 const char *name)
+{
+	struct sess *s = ctx;
+	int kernel = (misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
+	(void)pid;
+	rb_machine_set_build_id(s->m, kernel && !strncmp(name, "[kernel.kallsyms]", 17) ? "[kernel.kallsyms]" : name,
+				id, size > 20 ? 20 : (int)size, kernel && name[0] == '[');
+}
+
 static void load_build_ids(struct sess *s)
 {
 	const uint8_t *d;
 	size_t size;
-	if (!pd_reader_feature(s->r, PD_FEAT_BUILD_ID, &d, &size, NULL))
-		return;
-	for (size_t p = 0; p + 36 <= size;) {
-		uint16_t misc, sz;
-		memcpy(&misc, d + p + 4, 2);
-		memcpy(&sz, d + p + 6, 2);
-		if (sz < 36 || sz > size - p)
-			break;
-		const char *name = (const char *)d + p + 36;
-		if (memchr(name, 0, sz - 36u)) {
-			int idsize = (misc & PD_MISC_BUILD_ID_SIZE) ? d[p + 32] : 20;
-			int kernel = (misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
-			if (idsize > 20)
-				idsize = 20;
-			rb_machine_set_build_id(s->m, kernel && !strncmp(name, "[kernel.kallsyms]", 17) ?
-						"[kernel.kallsyms]" : name, d + p + 12, idsize,
-						kernel && name[0] == '[');
-		}
-		p += sz;
-	}
+	if (pd_reader_feature(s->r, PD_FEAT_BUILD_ID, &d, &size, NULL))
+		pd_build_id_each(d, size, set_build_id, s);
 }
 
 static void note_aux_time(struct sess *s, const struct pd_record *rec, uint64_t t)

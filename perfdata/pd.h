@@ -427,6 +427,16 @@ struct pd_features {
  */
 int pd_features_parse(const struct pd_reader *r, struct pd_features *f, struct pd_error *err);
 void pd_features_free(struct pd_features *f);
+/*
+ * Walk the entries of a BUILD_ID feature payload (native order): @fn gets
+ * each entry's header misc (cpumode, BUILD_ID_SIZE flag), pid, build-id
+ * bytes and their count (the entry's size byte when misc says so, else 20;
+ * may exceed 20 in a damaged file), and its file name. Stops at the first
+ * malformed entry. Returns the number of entries passed to @fn.
+ */
+typedef void (*pd_build_id_fn)(void *ctx, uint16_t misc, int32_t pid, const uint8_t *id, unsigned id_size,
+			       const char *name);
+size_t pd_build_id_each(const uint8_t *data, size_t size, pd_build_id_fn fn, void *ctx);
 /* Look up the PMU name for attr.type through PMU_MAPPINGS; NULL if unknown. */
 const char *pd_features_pmu_name(const struct pd_features *f, uint32_t type);
 

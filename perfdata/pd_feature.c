@@ -220,16 +220,9 @@ int pd_features_parse(const struct pd_reader *r, struct pd_features *f, struct p
 			f->dir_format_version = f64(&c);
 			f->has_dir_format = !c.bad;
 			break;
-		case PD_FEAT_BUILD_ID: {
-			while (!c.bad && c.p < c.end) {
-				if (c.end - c.p < 8) { c.bad = 1; break; }
-				uint16_t sz = ld16(c.p + 6);
-				if (sz < 36 || sz > c.end - c.p) { c.bad = 1; break; }
-				c.p += sz;
-				f->nr_build_ids++;
-			}
+		case PD_FEAT_BUILD_ID:
+			f->nr_build_ids = (uint32_t)pd_build_id_each(d, size, NULL, NULL);
 			break;
-		}
 		default:
 			break;
 		}
@@ -259,6 +252,25 @@ void pd_features_free(struct pd_features *f)
 		free(f->pmu_caps[i].caps.str);
 	free(f->pmu_caps);
 	memset(f, 0, sizeof(*f));
+}
+
+size_t pd_build_id_each(const uint8_t *d, size_t size, pd_build_id_fn fn, void *ctx)
+{
+	size_t n = 0;
+	for (size_t p = 0; p + 36 <= size;) {
+		uint16_t misc = ld16(d + p + 4), sz = ld16(d + p + 6);
+		if (sz < 36 || sz > size - p)
+			break;
+		const char *name = (const char *)d + p + 36;
+		if (!memchr(name, 0, sz - 36u))
+			break;
+		if (fn)
+			fn(ctx, misc, (int32_t)ld32(d + p + 8), d + p + 12,
+			   (misc & PD_MISC_BUILD_ID_SIZE) ? d[p + 32] : 20, name);
+		n++;
+		p += sz;
+	}
+	return n;
 }
 
 const char *pd_features_pmu_name(const struct pd_features *f, uint32_t type)

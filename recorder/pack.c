@@ -90,45 +90,42 @@ static int add_object(struct archive *a, const char *dir, const char *hex, const
 	return add_file(a, name, src, e) < 0 || add_link(a, link, target, e) < 0 ? -1 : 0;
 }
 
+struct pack_ctx { struct archive *a; struct archive_stats *st; struct rec_err *e; int failed; };
+
+static void pack_object(void *ctx, uint16_t misc, int32_t pid, const uint8_t *id, unsigned len, const char *name)
+{
+	struct pack_ctx *c = ctx;
+	(void)misc;
+	(void)pid;
+	if (c->failed || len == 0 || len > 20)
+		return;
+	char hex[41];
+	for (unsigned i = 0; i < len; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	uint8_t now[20];
+	int rc;
+	if (!strcmp(name, "[kernel.kallsyms]") && kernel_build_id(now) == (int)len && !memcmp(now, id, len))
+		rc = add_object(c->a, "[kernel.kallsyms]", hex, "kallsyms", "/proc/kallsyms", c->e);
+	else if (name[0] == '/' && elf_build_id(name, now) == (int)len && !memcmp(now, id, len))
+		rc = add_object(c->a, name + 1, hex, "elf", name, c->e);
+	else {
+		c->st->missing++;   /* gone, rebuilt, or not the running kernel */
+		return;
+	}
+	if (rc < 0)
+		c->failed = 1;
+	else
+		c->st->objects++;
+}
+
 static int add_objects(struct archive *a, struct pd_reader *r, struct archive_stats *st, struct rec_err *e)
 {
 	const uint8_t *d;
 	size_t size;
-	if (!pd_reader_feature(r, PD_FEAT_BUILD_ID, &d, &size, NULL))
-		return 0;
-	for (size_t p = 0; p + 36 <= size;) {
-		uint16_t misc, sz;
-		memcpy(&misc, d + p + 4, 2);
-		memcpy(&sz, d + p + 6, 2);
-		if (sz < 36 || sz > size - p)
-			break;
-		const char *name = (const char *)d + p + 36;
-		int len = (misc & PD_MISC_BUILD_ID_SIZE) ? d[p + 32] : 20;
-		const uint8_t *id = d + p + 12;
-		p += sz;
-		if (!memchr(name, 0, sz - 36u) || len <= 0 || len > 20)
-			continue;
-		char hex[41];
-		for (int i = 0; i < len; i++)
-			sprintf(hex + 2 * i, "%02x", id[i]);
-		uint8_t now[20];
-		int rc = 0;
-		if (!strcmp(name, "[kernel.kallsyms]")) {
-			if (kernel_build_id(now) == len && !memcmp(now, id, (size_t)len))
-				rc = add_object(a, "[kernel.kallsyms]", hex, "kallsyms", "/proc/kallsyms", e);
-			else
-				st->missing++;
-		} else if (name[0] == '/' && elf_build_id(name, now) == len && !memcmp(now, id, (size_t)len)) {
-			rc = add_object(a, name + 1, hex, "elf", name, e);
-		} else {
-			st->missing++;
-			continue;
-		}
-		if (rc < 0)
-			return -1;
-		st->objects++;
-	}
-	return 0;
+	struct pack_ctx c = { a, st, e, 0 };
+	if (pd_reader_feature(r, PD_FEAT_BUILD_ID, &d, &size, NULL))
+		pd_build_id_each(d, size, pack_object, &c);
+	return c.failed ? -1 : 0;
 }
 
 int archive__write(const char *data, const char *out, struct archive_stats *st, struct rec_err *e)
