@@ -87,7 +87,7 @@ struct rb_store {
 	pthread_cond_t cv;
 	struct batch *full_head, *full_tail;   /* waiting for the writer */
 	struct batch *free_list;
-	int nr_batches, nr_full;
+	int nr_batches;
 	int stopping;                 /* no more batches will come */
 	struct batch *cur;            /* being filled by the decoding thread */
 };
