@@ -11,8 +11,10 @@ rbrecord_SOURCES = \
 	%D%/pmuinfo.h %D%/pmuinfo.c \
 	%D%/rbrecord.c
 rbrecord_LDADD = $(PERFDATA_LIBS)
+# --enable-static-recorder: one file to copy to a target machine
+rbrecord_LDFLAGS = $(AM_LDFLAGS) $(RB_STATIC_LDFLAGS)
 if HAVE_LIBARCHIVE
 rbrecord_SOURCES += %D%/pack.h %D%/pack.c
-rbrecord_CFLAGS = $(AM_CFLAGS) $(LIBARCHIVE_CFLAGS)
-rbrecord_LDADD += $(LIBARCHIVE_LIBS)
+rbrecord_CFLAGS = $(AM_CFLAGS) $(REC_ARCHIVE_CFLAGS)
+rbrecord_LDADD += $(REC_ARCHIVE_LIBS)
 endif
