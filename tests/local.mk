@@ -9,7 +9,7 @@ TESTS_ENVIRONMENT = \
 	LSAN_OPTIONS="suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0"; export LSAN_OPTIONS;
 
 check_PROGRAMS += tests/unit/test_perfdata tests/tools/pdconvert tests/tools/mkaux
-tests_unit_test_perfdata_SOURCES = tests/unit/test_perfdata.c tests/unit/tap.h
+tests_unit_test_perfdata_SOURCES = tests/unit/test_perfdata.c tests/unit/tap.h tests/unit/recbuf.h
 tests_unit_test_perfdata_LDADD = $(PERFDATA_LIBS)
 tests_tools_pdconvert_SOURCES = tests/tools/pdconvert.c
 tests_tools_pdconvert_LDADD = $(PERFDATA_LIBS)
