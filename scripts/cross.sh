@@ -21,6 +21,8 @@
 # powerpc64-linux-gnu (packages gcc-TARGET; qemu-user-static for `run`).
 # Exit status 77: the tool this needs is missing (the message says which).
 set -u
+# a build of its own: nothing from a calling make (make check's TESTS=, jobserver, -w)
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 top=$(cd "$(dirname "$0")/.." && pwd)
 srcdir=${top_srcdir:-$top}
 
@@ -66,7 +68,7 @@ cmd_build() {
 	(cd "$dir" && make -j"${JOBS:-2}" rbrecord >make.out 2>&1) ||
 		{ tail -n 20 "$dir/make.out" >&2; die "make rbrecord for $target failed"; }
 	if [ -n "$units" ]; then
-		list=$(cd "$dir" && make -s cross-units) || die "make cross-units failed in $dir"
+		list=$(cd "$dir" && make -s --no-print-directory cross-units) || die "make cross-units failed in $dir"
 		# shellcheck disable=SC2086
 		(cd "$dir" && make -j"${JOBS:-2}" $list >>make.out 2>&1) ||
 			{ tail -n 20 "$dir/make.out" >&2; die "building the unit tests for $target failed"; }
