@@ -94,6 +94,49 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	return ferror(o) ? -1 : 0;
 }
 
+/* perf script's name for a branch's flags (its sample_flags table) */
+static void branch_name(uint32_t f, char *buf, size_t n)
+{
+	static const struct { uint32_t f; const char *name; } names[] = {
+		{ RB_BR_BRANCH | RB_BR_CALL, "call" }, { RB_BR_BRANCH | RB_BR_RETURN, "return" },
+		{ RB_BR_BRANCH | RB_BR_CONDITIONAL, "jcc" }, { RB_BR_BRANCH, "jmp" },
+		{ RB_BR_BRANCH | RB_BR_CALL | RB_BR_INTERRUPT, "int" },
+		{ RB_BR_BRANCH | RB_BR_RETURN | RB_BR_INTERRUPT, "iret" },
+		{ RB_BR_BRANCH | RB_BR_CALL | RB_BR_SYSCALLRET, "syscall" },
+		{ RB_BR_BRANCH | RB_BR_RETURN | RB_BR_SYSCALLRET, "sysret" },
+		{ RB_BR_BRANCH | RB_BR_ASYNC, "async" },
+		{ RB_BR_BRANCH | RB_BR_CALL | RB_BR_ASYNC | RB_BR_INTERRUPT, "hw int" },
+		{ RB_BR_BRANCH | RB_BR_TX_ABORT, "tx abrt" },
+	};
+	const char *pre = (f & RB_BR_TRACE_BEGIN) ? "tr strt " : (f & RB_BR_TRACE_END) ? "tr end  " : "";
+	uint32_t k = f & ~(uint32_t)(RB_BR_TRACE_BEGIN | RB_BR_TRACE_END | RB_BR_IN_TX);
+	const char *name = k == RB_BR_BRANCH && *pre ? "" : "?";
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].f == k && !(k == RB_BR_BRANCH && *pre))
+			name = names[i].name;
+	snprintf(buf, n, "%s%s", pre, name);
+}
+
+static int script_branch(void *ctx, const struct rb_branch_ev *ev)
+{
+	struct script *sc = ctx;
+	FILE *o = sc->out;
+	char kind[32];
+	branch_name(ev->flags, kind, sizeof(kind));
+	fprintf(o, "%16s %6d/%-6d", ev->comm ? ev->comm->name : ev->thread->comm->name, ev->thread->pid, ev->thread->tid);
+	if (ev->cpu >= 0)
+		fprintf(o, " [%03d]", ev->cpu);
+	fprintf(o, " %" PRIu64 ".%09" PRIu64 ": %10" PRIu64 " branches: %-14s ", ev->time / 1000000000,
+		ev->time % 1000000000, ev->insn_count, kind);
+	print_loc(o, ev->from, &ev->from_al);
+	fputs(" => ", o);
+	print_loc(o, ev->to, &ev->to_al);
+	if (sc->disasm && ev->from)
+		print_insn(sc, &ev->from_al, ev->from);
+	fputc('\n', o);
+	return ferror(o) ? -1 : 0;
+}
+
 static int gaps_gap(void *ctx, const struct rb_gap_ev *g)
 {
 	struct script *sc = ctx;
@@ -164,6 +207,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 			       "bytes_lost", "records_lost", "offset", "detail");
 	} else {
 		sink.sample = script_sample;
+		sink.branch = script_branch;
 	}
 	struct rb_session_stats stats;
 	struct pd_error err;

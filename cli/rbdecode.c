@@ -57,6 +57,8 @@ static void usage(FILE *f)
 		"  gaps [--json] FILE                                every reported loss\n"
 		"  elements [--pkt-mon | --packets] [--src-addr-n] [--dstream-format] [--multi-session] SNAPSHOT_DIR\n"
 		"        CoreSight trace snapshot packets and elements, as trc_pkt_lister -decode\n"
+		"  dump --packets FILE\n"
+		"        the Intel PT packets of every AUX chunk, as perf report -D shows them\n"
 		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--json] DUMP\n"
 		"        a raw POWER trace-imc buffer in time order, with its gaps\n"
 		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
@@ -85,6 +87,8 @@ int main(int argc, char **argv)
 		return cmd_script(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gaps"))
 		return cmd_gaps(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "dump"))
+		return cmd_dump(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "imc"))
 		return cmd_imc(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))

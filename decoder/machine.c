@@ -183,6 +183,25 @@ static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_st
 	}
 }
 
+const char *rb_machine_dso_image(struct rb_machine *m, struct rb_dso *d)
+{
+	if (d->image_tried)
+		return d->image_path;
+	d->image_tried = 1;
+	if (d->kernel || (d->long_name[0] != '/' && strcmp(d->long_name, "[vdso]")))
+		return NULL;            /* the kernel needs kcore or vmlinux; //anon has no file */
+	struct rb_symtab_elf_opts eo = {
+		.build_id = d->build_id_size ? d->build_id : NULL,
+		.build_id_len = (size_t)d->build_id_size,
+		.root = m->o.symfs,
+		.buildid_dir = m->buildid_dir,
+	};
+	char path[8192];
+	if (rb_elf_find_image(d->long_name, &eo, path, sizeof(path)) == 1)
+		d->image_path = strdup(path);
+	return d->image_path;
+}
+
 static size_t uslot(struct rb_sym *const *h, size_t cap, uint64_t addr)
 {
 	size_t mask = cap - 1, i = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
@@ -693,6 +712,7 @@ void rb_machine_free(struct rb_machine *m)
 		free(d->extra);
 		free(d->uhash);
 		free(d->syms_path);
+		free(d->image_path);
 		free(d->long_name);
 		free(d);
 	}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "intel_pt.h"
 #include "ordered.h"
 #include "session.h"
 
@@ -34,6 +35,7 @@ struct sess {
 	struct auxq *auxq;            /* per AUX queue, by mmap index */
 	size_t nr_auxq;
 	uint64_t aux_time[4096];      /* newest AUX record time per CPU, in file order */
+	struct rb_pt *pt;             /* Intel PT decoding, NULL if none */
 };
 
 static int parse_cpus(struct sess *s, const char *list)
@@ -285,6 +287,8 @@ static int process(struct sess *s, const struct pd_record *rec)
 		return 0;
 	}
 	int kernel = (rec->misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
+	if (s->pt)
+		rb_pt_sideband(s->pt, &ev);
 	switch (rec->type) {
 	case PD_RECORD_SAMPLE:
 		return on_sample(s, rec, &ev);
@@ -324,6 +328,13 @@ static int deliver(void *ctx, const struct rb_oq_item *it)
 				 .evsel = it->evsel };
 	memcpy(&rec.type, it->data, 4);
 	memcpy(&rec.misc, it->data + 4, 2);
+	struct sess *s = ctx;
+	/* the trace up to this record's time is decoded with the state before it */
+	if (s->pt) {
+		int rc = rb_pt_run_until(s->pt, it->time);
+		if (rc)
+			return rc;
+	}
 	return process(ctx, &rec);
 }
 
@@ -423,6 +434,16 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	}
 	load_build_ids(&s);
 	rc = sink->begin ? sink->begin(sink->ctx, s.r, s.m) : 0;
+	if (!rc && !o->no_aux_decode && strcmp(o->path, "-")) {
+		struct rb_pt_env env = { .m = s.m, .sink = sink, .st = stats, .perf_export = o->perf_export,
+					 .warn = o->warn, .warn_ctx = o->warn_ctx };
+		struct pd_error perr;
+		if (rb_pt_open(&s.pt, o->path, &env, &perr) < 0 && o->warn) {
+			snprintf(perr.msg + strlen(perr.msg), sizeof(perr.msg) - strlen(perr.msg),
+				 " (Intel PT trace not decoded)");
+			o->warn(o->warn_ctx, &perr);
+		}
+	}
 
 	const struct pd_file_info *fi = pd_reader_info(s.r);
 	uint64_t total = fi->pipe_mode ? 0 : fi->data_size;
@@ -457,6 +478,9 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	int frc = rb_oq_flush_all(&s.q, deliver, &s);
 	if (!rc)
 		rc = frc;
+	if (!rc && s.pt)
+		rc = rb_pt_run_until(s.pt, UINT64_MAX);
+	rb_pt_free(s.pt);
 	if (more == 0)
 		pd_error_clear(&stats->stop);
 	stats->late = s.q.late;

@@ -60,6 +60,31 @@ struct rb_aux_ev {
 	uint32_t snapshot_nr;         /* order of this chunk in its queue, from 0 */
 };
 
+/*
+ * A branch decoded from hardware trace (Intel PT, CoreSight), perf's
+ * synthesized "branches" sample: from and to, perf's PERF_IP_FLAG_* bits,
+ * and the instructions executed since the previous branch of its queue.
+ * A trace begin has from 0; a trace end, to 0 (unless the hardware said
+ * where execution went).
+ */
+enum {
+	RB_BR_BRANCH = 1, RB_BR_CALL = 2, RB_BR_RETURN = 4, RB_BR_CONDITIONAL = 8,
+	RB_BR_SYSCALLRET = 16, RB_BR_ASYNC = 32, RB_BR_INTERRUPT = 64, RB_BR_TX_ABORT = 128,
+	RB_BR_TRACE_BEGIN = 256, RB_BR_TRACE_END = 512, RB_BR_IN_TX = 1024,
+};
+struct rb_branch_ev {
+	uint64_t time;                /* perf clock ns (0: the trace has no timing) */
+	int32_t cpu;                  /* -1 when not known */
+	uint32_t queue;
+	const char *source;           /* "intel_pt", "cs_etm" */
+	struct rb_thread *thread, *main_thread;
+	struct rb_comm *comm;
+	uint64_t from, to;
+	struct rb_addr_loc from_al, to_al;
+	uint32_t flags;               /* RB_BR_* */
+	uint64_t insn_count, cyc_count;
+};
+
 struct rb_sink {
 	void *ctx;
 	int (*begin)(void *ctx, struct pd_reader *r, struct rb_machine *m);
@@ -67,6 +92,7 @@ struct rb_sink {
 	int (*context_switch)(void *ctx, const struct rb_switch_ev *ev);
 	int (*gap)(void *ctx, const struct rb_gap_ev *ev);
 	int (*aux_buffer)(void *ctx, const struct rb_aux_ev *ev);
+	int (*branch)(void *ctx, const struct rb_branch_ev *ev);
 	int (*end)(void *ctx);
 };
 
@@ -81,11 +107,13 @@ struct rb_session_opts {
 	void *progress_ctx;
 	pd_warn_fn warn;
 	void *warn_ctx;
+	int no_aux_decode;               /* do not decode AUX trace (branches), only account for it */
 };
 
 struct rb_session_stats {
 	uint64_t records, samples, samples_out_of_window, malformed, late;
 	uint64_t switches, gaps, aux_buffers;
+	uint64_t branches, instructions; /* decoded from AUX trace */
 	struct pd_error stop;            /* why reading stopped early; code 0 if it did not */
 };
 

@@ -1841,6 +1841,25 @@ int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *bui
 	return found;
 }
 
+int rb_elf_find_image(const char *path, const struct rb_symtab_elf_opts *opts, char *buf, size_t buflen)
+{
+	struct pick *pk;
+	int found = 0;
+
+	if (!path || !buf || !buflen)
+		return -EINVAL;
+	if (!(pk = malloc(sizeof(*pk))))
+		return -ENOMEM;
+	pick_files(pk, path, opts);
+	if (pk->run && strlen(pk->run->path) < buflen) {
+		strcpy(buf, pk->run->path);
+		found = 1;
+	}
+	pick_close(pk);
+	free(pk);
+	return found;
+}
+
 /* ------------------------------------------------------------------ */
 /* kallsyms (perf's kallsyms__parse + dso__load_kallsyms)              */
 

@@ -161,4 +161,11 @@ int rb_elf_build_id(const char *path, uint8_t *id, size_t max);
 int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *build_id,
 			  size_t build_id_len, char *buf, size_t buflen);
 
+/*
+ * Find the file holding the object's runtime image (its code and data as
+ * loaded), searched as for symbols (build-id cache, root, path) with the
+ * build-id checked. Returns 1 and the file name in buf, 0 if there is none.
+ */
+int rb_elf_find_image(const char *path, const struct rb_symtab_elf_opts *opts, char *buf, size_t buflen);
+
 #endif

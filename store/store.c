@@ -74,6 +74,7 @@ struct rb_store {
 	struct pd_reader *r;
 	struct rb_machine *m;
 	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
+	uint64_t branches_evsel;      /* the synthesized "branches" event, 0 until a branch comes */
 	size_t nr_evsels;
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint64_t rows[S_COUNT];
@@ -511,6 +512,26 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	return st->failed ? -1 : 0;
 }
 
+/* A branch from hardware trace: a sample of perf's synthesized "branches" event. */
+static int sink_branch(void *ctx, const struct rb_branch_ev *ev)
+{
+	struct rb_store *st = ctx;
+	if (!st->branches_evsel) {
+		st->branches_evsel = ++st->last[S_EVSEL];
+		ROW(st, S_EVSEL, I(st->branches_evsel), T("branches"));
+	}
+	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
+	uint64_t dso_id, sym_id, off, to_dso_id, to_sym_id, to_off;
+	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
+	export_al(st, &ev->to_al, ev->to_al.addr, &to_dso_id, &to_sym_id, &to_off);
+	ROW(st, S_SAMPLE, I(++st->last[S_SAMPLE]), I(st->branches_evsel), I(1), I(ev->thread->db_id),
+	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
+	    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(PERF_MEM_DATA_SRC_NONE),
+	    I(ev->flags & ~(uint32_t)RB_BR_IN_TX), I(!!(ev->flags & RB_BR_IN_TX)), I(0), I(ev->insn_count),
+	    I(ev->cyc_count), I(0));
+	return st->failed ? -1 : 0;
+}
+
 static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
 {
 	struct rb_store *st = ctx;
@@ -645,7 +666,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		rb_store_abort(st);
 		return -1;
 	}
-	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample,
+	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .branch = sink_branch,
 				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,
 				     .end = sink_end };
 	*out = st;
