@@ -50,9 +50,18 @@ struct chunk {
 	uint64_t buf_off, size, aux_offset, reference, file_offset;
 };
 
-struct run {                     /* chunks whose AUX offsets follow each other */
+struct run {                     /* trace decoded as one stream */
 	uint64_t buf_off, size;
-	size_t first_chunk, nr_chunks;
+	uint64_t lost_before;            /* AUX bytes lost between the previous run and this one */
+	uint64_t trimmed;                /* bytes dropped at its start: a snapshot's overlap with the previous */
+	int after_break;                 /* the previous run ended at a loss the kernel reported (AUX flags) */
+	uint64_t break_offset;           /* file offset of that AUX record */
+};
+
+struct aux_break {                /* a PERF_RECORD_AUX flagged truncated: the data stops at @end */
+	int32_t cpu, tid;
+	uint64_t end;
+	uint64_t file_offset;            /* of the AUX record */
 };
 
 struct proc_image {
@@ -85,7 +94,11 @@ struct ptq {
 	uint64_t pend_from, pend_next;
 	uint32_t pend_flags;
 	uint64_t insns;                  /* instructions since the last branch event */
-	int need_begin;                  /* (re)synchronized: the next IP starts a trace */
+	uint64_t done_time;              /* perf time of the last block decoded whole (libipt's time runs
+					    ahead of the blocks: a loss starts here) */
+	int need_begin;                  /* resynchronized after an error: the next IP starts a trace */
+	struct pt_event stash;           /* an event fetched but not yet handled (its time is ahead) */
+	int have_stash;
 	uint64_t last_ok_offset;         /* trace offset of the last good decode, for gaps */
 };
 
@@ -96,6 +109,8 @@ struct rb_pt {
 	uint64_t config;                 /* the intel_pt evsel's attr.config */
 	int have_config;
 	int timeless;
+	int user_only;                   /* the trace excludes the kernel: a thread can change only while
+					    tracing is off, so only enable / disable events wait for sideband */
 	uint64_t time_shift, time_mult, time_zero;
 	struct pt_cpu cpu;
 	int have_cpu;
@@ -104,6 +119,8 @@ struct rb_pt {
 	int32_t cur_pid[MAX_CPUS], cur_tid[MAX_CPUS];
 	struct pt_image_section_cache *iscache;
 	struct proc_image *images;
+	struct aux_break *breaks;
+	size_t nr_breaks;
 	int32_t miss_pid;                /* the last read the callback could not serve */
 	uint64_t miss_ip;
 	int in_decode;                   /* an error inside libipt callbacks is reported once */
@@ -158,6 +175,20 @@ static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_even
 	uint64_t size = ev->u.auxtrace.size;
 	if (!q)
 		return ev->u.auxtrace.idx >= 65536 ? 0 : PD_ERR_NOMEM;
+	/*
+	 * perf pads each AUXTRACE payload to 8 bytes, and the next chunk starts
+	 * where the data (not the padding) ended: outside snapshot mode those
+	 * zero bytes are dropped, or a packet split across the two chunks
+	 * would read them as its own.
+	 */
+	const struct chunk *prev = q->nr_chunks ? &q->chunks[q->nr_chunks - 1] : NULL;
+	if (prev && !pt->priv[P_SNAPSHOT_MODE] && ev->u.auxtrace.offset >= prev->aux_offset &&
+	    ev->u.auxtrace.offset < prev->aux_offset + prev->size &&
+	    prev->aux_offset + prev->size - ev->u.auxtrace.offset < 8) {
+		uint64_t pad = prev->aux_offset + prev->size - ev->u.auxtrace.offset;
+		q->chunks[q->nr_chunks - 1].size -= pad;
+		q->len -= pad;
+	}
 	if (q->len + size > q->cap) {
 		uint64_t cap = q->cap ? q->cap : 65536;
 		while (cap < q->len + size)
@@ -179,27 +210,215 @@ static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_even
 		q->chunks = c;
 		q->cap_chunks = n;
 	}
-	struct chunk *c = &q->chunks[q->nr_chunks];
-	*c = (struct chunk){ .buf_off = q->len, .size = (uint64_t)got, .aux_offset = ev->u.auxtrace.offset,
-			     .reference = ev->u.auxtrace.reference, .file_offset = file_offset };
+	q->chunks[q->nr_chunks++] = (struct chunk){ .buf_off = q->len, .size = (uint64_t)got,
+						    .aux_offset = ev->u.auxtrace.offset,
+						    .reference = ev->u.auxtrace.reference, .file_offset = file_offset };
 	q->cpu = (int32_t)ev->u.auxtrace.cpu;
 	q->tid = (int32_t)ev->u.auxtrace.tid;
-	/* a chunk that starts where the previous one ended continues its run */
-	struct run *last = q->nr_runs ? &q->runs[q->nr_runs - 1] : NULL;
-	const struct chunk *prev = q->nr_chunks ? &q->chunks[q->nr_chunks - 1] : NULL;
-	if (last && prev && prev->aux_offset + prev->size == c->aux_offset && !pt->priv[P_SNAPSHOT_MODE]) {
-		last->size += c->size;
-		last->nr_chunks++;
-	} else {
-		struct run *v = realloc(q->runs, (q->nr_runs + 1) * sizeof(*v));
-		if (!v)
-			return PD_ERR_NOMEM;
-		q->runs = v;
-		q->runs[q->nr_runs++] = (struct run){ .buf_off = c->buf_off, .size = c->size,
-						      .first_chunk = q->nr_chunks, .nr_chunks = 1 };
-	}
-	q->nr_chunks++;
 	q->len += (uint64_t)got;
+	return 0;
+}
+
+static int add_break(struct rb_pt *pt, const struct pd_event *ev, uint64_t file_offset)
+{
+	if (!(ev->u.aux.flags & PD_AUX_FLAG_TRUNCATED))
+		return 0;
+	struct aux_break *v = realloc(pt->breaks, (pt->nr_breaks + 1) * sizeof(*v));
+	if (!v)
+		return PD_ERR_NOMEM;
+	pt->breaks = v;
+	v[pt->nr_breaks++] = (struct aux_break){
+		.cpu = (ev->sid.present & PD_SAMPLE_CPU) ? (int32_t)ev->sid.cpu : -1,
+		.tid = (ev->sid.present & PD_SAMPLE_TID) ? (int32_t)ev->sid.tid : -1,
+		.end = ev->u.aux.aux_offset + ev->u.aux.aux_size, .file_offset = file_offset };
+	return 0;
+}
+
+/* ------------------------------------------------------------ runs */
+
+/* Whether a record of @cpu / @tid (-1: not known) concerns queue @q. */
+static int rb_pt_owns(const struct rb_pt *pt, const struct ptq *q, int32_t cpu, int32_t tid)
+{
+	if (pt->priv[P_PER_CPU_MMAPS] || q->tid < 0)
+		return cpu >= 0 && cpu == q->cpu;
+	return tid >= 0 && tid == q->tid;
+}
+
+#define PSB_LEN 16
+
+static int is_psb(const uint8_t *p, uint64_t n)
+{
+	if (n < PSB_LEN)
+		return 0;
+	for (int i = 0; i < PSB_LEN; i += 2)
+		if (p[i] != 0x02 || p[i + 1] != 0x82)
+			return 0;
+	return 1;
+}
+
+/* Offset of the next PSB at or after @from, or @n. */
+static uint64_t next_psb(const uint8_t *p, uint64_t n, uint64_t from)
+{
+	for (uint64_t i = from; i + PSB_LEN <= n; i++)
+		if (p[i] == 0x02 && is_psb(p + i, n - i))
+			return i;
+	return n;
+}
+
+/* The TSC in the PSB+ at @pos (0 if it has none or ends before PSBEND). */
+static uint64_t psb_tsc(const uint8_t *p, uint64_t n, uint64_t pos)
+{
+	struct pt_config c;
+	pt_config_init(&c);
+	c.begin = (uint8_t *)p;
+	c.end = (uint8_t *)p + n;
+	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(&c);
+	uint64_t tsc = 0;
+	int done = 0;
+	if (!d)
+		return 0;
+	if (pt_pkt_sync_set(d, pos) >= 0) {
+		struct pt_packet k;
+		for (int i = 0; i < 64 && !done && pt_pkt_next(d, &k, sizeof(k)) >= 0; i++) {
+			if (k.type == ppt_tsc)
+				tsc = k.payload.tsc.tsc;
+			done = k.type == ppt_psbend;
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return done ? tsc : 0;
+}
+
+/*
+ * Snapshot overlap (perf's intel_pt_find_overlap, TSC method): the last
+ * complete PSB+ of @a with a TSC is looked for among the PSBs of @b; where
+ * the TSCs are equal and the bytes from there on agree, @b repeats the end
+ * of @a and its new data starts after the repeat. Returns that offset in @b
+ * (1 in *consecutive), or 0 with *consecutive 0 when @b shares nothing with
+ * @a (a later TSC comes first): the data between them was lost.
+ */
+static uint64_t find_overlap(const uint8_t *a, uint64_t alen, const uint8_t *b, uint64_t blen, int *consecutive)
+{
+	*consecutive = 0;
+	uint64_t pos_a = alen, tsc_a = 0;
+	for (uint64_t i = next_psb(a, alen, 0); i < alen; i = next_psb(a, alen, i + 1)) {
+		uint64_t t = psb_tsc(a, alen, i);
+		if (t) {
+			pos_a = i;
+			tsc_a = t;
+		}
+	}
+	if (!tsc_a)
+		return 0;
+	uint64_t rem = alen - pos_a;
+	for (uint64_t j = next_psb(b, blen, 0); j < blen; j = next_psb(b, blen, j + 1)) {
+		uint64_t t = psb_tsc(b, blen, j);
+		if (!t)
+			continue;
+		if (t > tsc_a)
+			return 0;
+		if (t == tsc_a && blen - j >= rem) {
+			/* a's tail may carry up to 7 bytes of perf's padding */
+			uint64_t k = rem;
+			while (k > 0 && rem - k < 8 && memcmp(a + pos_a, b + j, (size_t)k))
+				k--;
+			if (k && !memcmp(a + pos_a, b + j, (size_t)k)) {
+				*consecutive = 1;
+				return j + k;
+			}
+		}
+	}
+	return 0;
+}
+
+static int add_run(struct ptq *q, uint64_t buf_off, uint64_t size)
+{
+	struct run *v = realloc(q->runs, (q->nr_runs + 1) * sizeof(*v));
+	if (!v)
+		return PD_ERR_NOMEM;
+	q->runs = v;
+	q->runs[q->nr_runs++] = (struct run){ .buf_off = buf_off, .size = size };
+	return 0;
+}
+
+/* A truncation of @q's data ending in (lo, hi]: its index + 1, or 0. */
+static size_t break_between(const struct rb_pt *pt, const struct ptq *q, uint64_t lo, uint64_t hi, uint64_t *at)
+{
+	for (size_t i = 0; i < pt->nr_breaks; i++) {
+		const struct aux_break *b = &pt->breaks[i];
+		if (rb_pt_owns(pt, q, b->cpu, b->tid) && b->end > lo && b->end <= hi) {
+			*at = b->end;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Turn a queue's chunks into runs. Outside snapshot mode a chunk that starts
+ * where the previous one ended continues its run, unless the kernel
+ * reported the data truncated in between (AUX record flags). In snapshot
+ * mode each snapshot is compared with the previous one: its repeat of the
+ * previous one's end is cut off (the buffer is compacted so that the rest
+ * follows on) or, with nothing in common, it starts a new run after lost
+ * data.
+ */
+static int build_runs(struct rb_pt *pt, struct ptq *q)
+{
+	uint64_t w = 0;              /* compacted end of the data kept */
+	uint64_t prev_end = 0;       /* AUX offset where the previous chunk's data ended */
+	uint64_t prev_start = 0;     /* compacted offset of the previous chunk's data */
+	for (size_t i = 0; i < q->nr_chunks; i++) {
+		struct chunk *c = &q->chunks[i];
+		uint64_t skip = 0, cut;
+		int join = 0;
+		size_t brk = 0;
+		if (i && !pt->priv[P_SNAPSHOT_MODE]) {
+			brk = break_between(pt, q, prev_end - 1, prev_end, &cut);
+			join = c->aux_offset == prev_end && !brk;
+		} else if (i) {
+			int consecutive;
+			skip = find_overlap(q->buf + prev_start, w - prev_start, q->buf + c->buf_off, c->size, &consecutive);
+			join = consecutive;
+		}
+		if (skip > c->size)
+			skip = c->size;
+		memmove(q->buf + w, q->buf + c->buf_off + skip, (size_t)(c->size - skip));
+		uint64_t start = w;
+		if (join) {
+			q->runs[q->nr_runs - 1].size += c->size - skip;
+		} else {
+			if (add_run(q, w, c->size - skip) < 0)
+				return PD_ERR_NOMEM;
+			struct run *r = &q->runs[q->nr_runs - 1];
+			r->trimmed = skip;
+			if (i && c->aux_offset > prev_end)
+				r->lost_before = c->aux_offset - prev_end;
+			r->after_break = brk != 0;
+			r->break_offset = brk ? pt->breaks[brk - 1].file_offset : 0;
+		}
+		if (skip && join)
+			q->runs[q->nr_runs - 1].trimmed += skip;
+		/* a truncation inside this chunk ends the run there */
+		size_t in = pt->priv[P_SNAPSHOT_MODE] ? 0 :
+			    break_between(pt, q, c->aux_offset + skip, c->aux_offset + c->size - 1, &cut);
+		if (in) {
+			uint64_t at = start + (cut - c->aux_offset - skip);
+			struct run *r = &q->runs[q->nr_runs - 1];
+			uint64_t tail = r->buf_off + r->size - at;
+			r->size -= tail;
+			if (add_run(q, at, tail) < 0)
+				return PD_ERR_NOMEM;
+			q->runs[q->nr_runs - 1].after_break = 1;
+			q->runs[q->nr_runs - 1].break_offset = pt->breaks[in - 1].file_offset;
+		}
+		c->buf_off = start;
+		c->size -= skip;
+		prev_start = start;
+		prev_end = c->aux_offset + skip + c->size;
+		w += c->size;
+	}
+	q->len = w;
 	return 0;
 }
 
@@ -244,7 +463,7 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 	while ((more = pd_reader_next(r, &rec, err)) == 1) {
 		records++;
 		if (rec.type != PD_RECORD_AUXTRACE_INFO && rec.type != PD_RECORD_AUXTRACE &&
-		    rec.type != PD_RECORD_TIME_CONV) {
+		    rec.type != PD_RECORD_TIME_CONV && rec.type != PD_RECORD_AUX) {
 			/* perf writes AUXTRACE_INFO among the first records: stop early without it */
 			if (!found && records > 4096)
 				break;
@@ -265,6 +484,9 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 				pt->time_mult = ev.u.time_conv.time_mult;
 				pt->time_zero = ev.u.time_conv.time_zero;
 			}
+		} else if (rec.type == PD_RECORD_AUX) {
+			if ((rc = add_break(pt, &ev, rec.offset)) < 0)
+				break;
 		} else if (found && (rc = add_chunk(pt, r, &ev, rec.payload_offset, err)) < 0) {
 			break;
 		}
@@ -276,6 +498,7 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 			if (es->attr.type == pt->priv[P_PMU_TYPE] && !pt->have_config) {
 				pt->config = es->attr.config;
 				pt->have_config = 1;
+				pt->user_only = pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_KERNEL);
 			}
 			if (!(es->attr.sample_type & PD_SAMPLE_TIME))
 				pt->timeless = 1;
@@ -284,6 +507,9 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 	pd_reader_free(r);
 	if (rc < 0)
 		return rc;
+	for (size_t i = 0; found && i < pt->nr_q; i++)
+		if ((rc = build_runs(pt, &pt->q[i])) < 0)
+			return rc;
 	/* a damaged record ends the gathering; what came before is decoded */
 	return found;
 }
@@ -418,9 +644,10 @@ static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
  * 0 when it is not a branch. Prefixes (operand and address size,
  * segment / branch hints, REX, BND) are skipped.
  */
-static uint32_t branch_kind(const uint8_t *raw, unsigned size)
+static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len)
 {
 	unsigned i = 0;
+	*len = 0;
 	while (i < size && (raw[i] == 0x66 || raw[i] == 0x67 || raw[i] == 0xf2 || raw[i] == 0xf3 ||
 			    raw[i] == 0x2e || raw[i] == 0x3e || raw[i] == 0x26 || raw[i] == 0x36 ||
 			    raw[i] == 0x64 || raw[i] == 0x65 || (raw[i] >= 0x40 && raw[i] <= 0x4f)))
@@ -429,8 +656,10 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size)
 		return 0;
 	uint8_t op = raw[i];
 	uint8_t modrm_reg = i + 1 < size ? (raw[i + 1] >> 3) & 7 : 0;
-	if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3))
+	if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) {
+		*len = i + 2;           /* rel8 */
 		return RB_BR_BRANCH | RB_BR_CONDITIONAL;
+	}
 	switch (op) {
 	case 0xe8: case 0x9a:
 		return RB_BR_BRANCH | RB_BR_CALL;
@@ -452,8 +681,10 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size)
 		if (i + 1 >= size)
 			return 0;
 		op = raw[i + 1];
-		if (op >= 0x80 && op <= 0x8f)
+		if (op >= 0x80 && op <= 0x8f) {
+			*len = i + 6;   /* rel32 (rel16 needs a 16-bit mode, not decoded here) */
 			return RB_BR_BRANCH | RB_BR_CONDITIONAL;
+		}
 		if (op == 0x05 || op == 0x34)    /* syscall, sysenter */
 			return RB_BR_BRANCH | RB_BR_CALL | RB_BR_SYSCALLRET;
 		if (op == 0x07 || op == 0x35)    /* sysret, sysexit */
@@ -463,7 +694,62 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size)
 	return 0;
 }
 
+/*
+ * The branch that ends block @b, if any: libipt gives the last
+ * instruction's bytes only when it straddles sections, so they are read
+ * from the image (the section cache, or the process image's callback).
+ */
+static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_block *b, unsigned *len)
+{
+	uint8_t raw[pt_max_insn_size];
+	int n;
+	*len = 0;
+	if (b->iclass == ptic_other || b->iclass == ptic_ptwrite)
+		return 0;
+	if (b->truncated) {
+		memcpy(raw, b->raw, b->size);
+		n = b->size;
+	} else if (b->isid > 0) {
+		n = pt_iscache_read(pt->iscache, raw, sizeof(raw), b->isid, b->end_ip);
+	} else {
+		n = q->img ? read_memory(raw, sizeof(raw), NULL, b->end_ip, q->img) : -1;
+	}
+	return n > 0 ? branch_kind(raw, (unsigned)n, len) : 0;
+}
+
 /* ------------------------------------------------------------ decoding */
+
+/*
+ * The time a run's decoding first needs memory: the newest TSC before its
+ * first packet that carries an IP or branch outside PSB+ (TIP.PGE, TIP,
+ * FUP, TNT). libipt reads memory as it synchronizes, so a queue does not
+ * synchronize before the sideband up to that time (its maps) has been
+ * applied.
+ */
+static uint64_t first_tsc(const struct pt_config *c)
+{
+	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(c);
+	uint64_t tsc = 0;
+	int in_psb = 0;
+	if (!d)
+		return 0;
+	if (pt_pkt_sync_forward(d) >= 0) {
+		struct pt_packet p;
+		for (int i = 0; i < 4096 && pt_pkt_next(d, &p, sizeof(p)) >= 0; i++) {
+			if (p.type == ppt_tsc)
+				tsc = p.payload.tsc.tsc;
+			else if (p.type == ppt_psb)
+				in_psb = 1;
+			else if (p.type == ppt_psbend)
+				in_psb = 0;
+			else if (!in_psb && (p.type == ppt_tip_pge || p.type == ppt_tip || p.type == ppt_fup ||
+					     p.type == ppt_tnt_8 || p.type == ppt_tnt_64))
+				break;
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return tsc;
+}
 
 static int start_run(struct rb_pt *pt, struct ptq *q)
 {
@@ -476,6 +762,8 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 		return 0;
 	}
 	const struct run *run = &q->runs[q->cur_run++];
+	int first = q->cur_run == 1;
+	uint64_t t_end = q->done_time;   /* last decoded time of the previous run */
 	struct pt_config c;
 	pt_config_init(&c);
 	c.begin = q->buf + run->buf_off;
@@ -495,12 +783,42 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 		c.nom_freq = (uint8_t)pt->priv[P_MAX_NONTURBO_RATIO];
 	c.flags.variant.block.end_on_call = 1;
 	c.flags.variant.block.end_on_jump = 1;
+	uint64_t t = first_tsc(&c);
+	if (t > q->tsc) {
+		q->tsc = t;
+		q->time = tsc_to_perf(pt, t);
+	}
+	char detail[200];
+	if (!first && run->lost_before) {
+		snprintf(detail, sizeof(detail), "queue %u: %" PRIu64 " bytes of trace between run %zu and run %zu were "
+			 "overwritten or not recorded", q->idx, run->lost_before, q->cur_run - 2, q->cur_run - 1);
+		if (emit_gap(pt, q, pt->priv[P_SNAPSHOT_MODE] ? "snapshot overwrite" : "aux hole", t_end, q->time,
+			     run->lost_before, detail))
+			return pt->failed;
+	}
+	if (!first && run->after_break) {
+		snprintf(detail, sizeof(detail), "queue %u: the kernel truncated the AUX data (AUX record at file "
+			 "offset %#" PRIx64 "); trace resumes at run %zu", q->idx, run->break_offset, q->cur_run - 1);
+		struct rb_gap_ev g = { .time_start = t_end, .time_end = q->time, .cpu = q->cpu, .pid = q->pid_now,
+				       .tid = q->tid_now, .source = "aux", .reason = "aux truncated",
+				       .file_offset = run->break_offset, .detail = detail };
+		pt->env.st->gaps++;
+		if (pt->env.sink->gap && (pt->failed = pt->env.sink->gap(pt->env.sink->ctx, &g)))
+			return pt->failed;
+	}
+	if (!first && run->trimmed) {
+		snprintf(detail, sizeof(detail), "queue %u: run %zu repeated the last %" PRIu64 " bytes of the one "
+			 "before (snapshot overlap), dropped; nothing lost", q->idx, q->cur_run - 1, run->trimmed);
+		if (emit_gap(pt, q, "overlap trimmed", q->time, q->time, 0, detail))
+			return pt->failed;
+	}
 	q->dec = pt_blk_alloc_decoder(&c);
 	if (!q->dec)
 		return pt->failed = -ENOMEM;
 	if (q->img)
 		pt_blk_set_image(q->dec, q->img->img);
 	q->pending = 0;
+	q->have_stash = 0;
 	q->state = Q_SYNC;
 	return 0;
 }
@@ -586,8 +904,11 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 	return emit_gap(pt, q, reason, t0, q->time, off2 > off ? off2 - off : 0, detail);
 }
 
+static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip);
+
 static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 {
+	uint64_t t_before = q->done_time > q->time ? q->time : q->done_time;
 	if (ev->has_tsc && ev->tsc > q->tsc) {
 		q->tsc = ev->tsc;
 		q->time = tsc_to_perf(pt, ev->tsc);
@@ -601,21 +922,23 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 				return pt->failed;
 		}
 		return emit_branch(pt, q, 0, ev->variant.enabled.ip, RB_BR_BRANCH | RB_BR_TRACE_BEGIN);
-	case ptev_disabled:
-	case ptev_async_disabled: {
-		uint64_t to = ev->ip_suppressed ? 0 : ev->type == ptev_disabled ? ev->variant.disabled.ip :
-			      ev->variant.async_disabled.ip;
-		if (q->pending) {
-			q->pending = 0;
-			return emit_branch(pt, q, q->pend_from, to, q->pend_flags | RB_BR_TRACE_END);
-		}
-		if (ev->type == ptev_async_disabled)
-			return emit_branch(pt, q, ev->variant.async_disabled.at, to,
-					   RB_BR_BRANCH | RB_BR_ASYNC | RB_BR_TRACE_END);
-		return 0;
-	}
-	case ptev_async_branch:
+	case ptev_disabled: {
+		/* the branch that left the traced region: its target is in the packet, if not suppressed */
+		uint64_t to = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
+		if (!q->pending)
+			return 0;
 		q->pending = 0;
+		return emit_branch(pt, q, q->pend_from, to, q->pend_flags | RB_BR_TRACE_END);
+	}
+	case ptev_async_disabled:
+		/* the last branch went on to @at, where tracing stopped */
+		if (resolve_pending(pt, q, ev->variant.async_disabled.at))
+			return pt->failed;
+		return emit_branch(pt, q, ev->variant.async_disabled.at, ev->ip_suppressed ? 0 : ev->variant.async_disabled.ip,
+				   RB_BR_BRANCH | RB_BR_ASYNC | RB_BR_TRACE_END);
+	case ptev_async_branch:
+		if (resolve_pending(pt, q, ev->variant.async_branch.from))
+			return pt->failed;
 		return emit_branch(pt, q, ev->variant.async_branch.from, ev->ip_suppressed ? 0 : ev->variant.async_branch.to,
 				   RB_BR_BRANCH | RB_BR_CALL | RB_BR_ASYNC | RB_BR_INTERRUPT);
 	case ptev_overflow: {
@@ -624,9 +947,8 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		pt_blk_get_offset(q->dec, &off);
 		snprintf(detail, sizeof(detail), "overflow packet at trace offset %#" PRIx64 " (queue %u): trace lost",
 			 off, q->idx);
-		uint64_t t0 = q->time;
 		q->pending = 0;
-		if (emit_gap(pt, q, "hardware overflow", t0, q->time, 0, detail))
+		if (emit_gap(pt, q, "hardware overflow", t_before, q->time, 0, detail))
 			return pt->failed;
 		if (!ev->ip_suppressed) {
 			q->need_begin = 0;
@@ -640,15 +962,22 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 	}
 }
 
+/* The branch that ended the previous block went to @ip. */
+static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
+{
+	if (!q->pending)
+		return 0;
+	q->pending = 0;
+	/* a conditional branch that fell through is not a branch taken */
+	if ((q->pend_flags & RB_BR_CONDITIONAL) && ip == q->pend_next)
+		return 0;
+	return emit_branch(pt, q, q->pend_from, ip, q->pend_flags);
+}
+
 static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 {
-	if (q->pending) {
-		q->pending = 0;
-		/* a conditional branch that fell through is not a branch taken */
-		if (!((q->pend_flags & RB_BR_CONDITIONAL) && b->ip == q->pend_next))
-			if (emit_branch(pt, q, q->pend_from, b->ip, q->pend_flags))
-				return pt->failed;
-	}
+	if (resolve_pending(pt, q, b->ip))
+		return pt->failed;
 	if (!b->ninsn)
 		return 0;
 	if (q->need_begin) {
@@ -658,17 +987,36 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 	}
 	q->insns += b->ninsn;
 	pt->env.st->instructions += b->ninsn;
-	uint32_t k = branch_kind(b->raw, b->size);
+	unsigned len;
+	uint32_t k = block_branch(pt, q, b, &len);
 	if (k) {
 		q->pending = 1;
 		q->pend_from = b->end_ip;
-		q->pend_next = b->end_ip + b->size;
+		q->pend_next = len ? b->end_ip + len : 0;
 		q->pend_flags = k;
 	}
 	return 0;
 }
 
-/* Decode queue @q while its time is at most @limit (TSC). */
+/*
+ * The time (TSC) the sideband must have reached before @q may go on: the
+ * start of its run before it synchronizes; an event it holds; otherwise,
+ * with kernel trace, libipt's time (which runs a little ahead of the blocks
+ * it returns, having read their packets). User-only trace waits at events
+ * only: its thread can change only while tracing is off.
+ */
+static uint64_t wait_tsc(const struct rb_pt *pt, const struct ptq *q)
+{
+	if (q->state == Q_SYNC)
+		return q->tsc;
+	if (q->state != Q_DECODE)
+		return 0;
+	if (q->have_stash)
+		return q->stash.has_tsc ? q->stash.tsc : 0;
+	return pt->user_only ? 0 : q->tsc;
+}
+
+/* Decode queue @q while what it waits for is at most @limit (TSC). */
 static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 {
 	while (!pt->failed) {
@@ -676,15 +1024,14 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 		case Q_DONE:
 			return 0;
 		case Q_NEXT_RUN:
-			if (q->pending) {
-				q->pending = 0;
-				if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_BR_TRACE_END))
-					return pt->failed;
-			}
+			/* the data ended before the last branch's target: it is not known, so not reported */
+			q->pending = 0;
 			if (start_run(pt, q))
 				return pt->failed;
 			continue;
 		case Q_SYNC: {
+			if (wait_tsc(pt, q) > limit)
+				return 0;
 			if (set_thread(pt, q))
 				return pt->failed;
 			int st = pt_blk_sync_forward(q->dec);
@@ -702,34 +1049,66 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 				q->state = Q_NEXT_RUN;
 				continue;
 			}
+			/* as perf: a run's first sync is not a trace begin (TIP.PGE is), a resync after an error is */
 			q->status = st;
 			q->state = Q_DECODE;
-			q->need_begin = 1;
 			update_time(pt, q);
 			continue;
 		}
 		case Q_DECODE:
 			break;
 		}
-		if (q->tsc > limit)
+		/*
+		 * libipt's time runs a little ahead of the blocks it returns (it
+		 * has read their packets): with kernel trace it is what says when
+		 * to let sideband catch up; user-only trace waits at events only.
+		 */
+		if (wait_tsc(pt, q) > limit)
 			return 0;
 		int st = q->status;
-		while (st & pts_event_pending) {
-			struct pt_event ev;
-			st = pt_blk_event(q->dec, &ev, sizeof(ev));
-			if (st < 0)
-				break;
-			if (on_event(pt, q, &ev))
+		while (q->have_stash || (st & pts_event_pending)) {
+			if (!q->have_stash) {
+				st = pt_blk_event(q->dec, &q->stash, sizeof(q->stash));
+				if (st < 0)
+					break;
+				q->have_stash = 1;
+				q->status = st;
+			}
+			/*
+			 * An event later than the sideband applied so far waits for it:
+			 * tracing that resumes after a context switch must resume in the
+			 * thread the switch record names.
+			 */
+			if (q->stash.has_tsc && q->stash.tsc > limit) {
+				if (q->stash.tsc > q->tsc) {
+					q->tsc = q->stash.tsc;
+					q->time = tsc_to_perf(pt, q->tsc);
+				}
+				return 0;
+			}
+			q->have_stash = 0;
+			if (on_event(pt, q, &q->stash))
 				return pt->failed;
+			st = q->status;
 		}
 		if (st >= 0) {
 			struct pt_block b;
 			memset(&b, 0, sizeof(b));
+			q->done_time = q->time;
 			st = pt_blk_next(q->dec, &b, sizeof(b));
-			if (st >= 0 || b.ninsn) {
+			if (st >= 0) {
 				update_time(pt, q);
 				if (on_block(pt, q, &b))
 					return pt->failed;
+			} else if (b.ninsn) {
+				/*
+				 * The decoder stopped inside the block: its last instruction
+				 * needed trace that is not there, so it was not decoded.
+				 */
+				if (resolve_pending(pt, q, b.ip))
+					return pt->failed;
+				q->insns += b.ninsn - 1u;
+				pt->env.st->instructions += b.ninsn - 1u;
 			}
 		}
 		if (st < 0) {
@@ -760,7 +1139,7 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 		uint64_t second = UINT64_MAX;
 		for (size_t i = 0; i < pt->nr_q; i++) {
 			struct ptq *q = &pt->q[i];
-			if (q->state == Q_DONE || (q->state == Q_DECODE && q->tsc > limit))
+			if (q->state == Q_DONE || wait_tsc(pt, q) > limit)
 				continue;
 			if (!a || q->tsc < a->tsc) {
 				if (a && a->tsc < second)
@@ -776,6 +1155,19 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 		if (rc)
 			return rc;
 	}
+}
+
+int rb_pt_has_queue(const struct rb_pt *pt, uint32_t idx)
+{
+	return idx < pt->nr_q && pt->q[idx].nr_chunks > 0;
+}
+
+int rb_pt_owns_aux(const struct rb_pt *pt, int32_t cpu, int32_t tid)
+{
+	for (size_t i = 0; i < pt->nr_q; i++)
+		if (pt->q[i].nr_chunks && rb_pt_owns(pt, &pt->q[i], cpu, tid))
+			return 1;
+	return 0;
 }
 
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
@@ -867,6 +1259,7 @@ void rb_pt_free(struct rb_pt *pt)
 		free(q->runs);
 	}
 	free(pt->q);
+	free(pt->breaks);
 	while (pt->images) {
 		struct proc_image *p = pt->images;
 		pt->images = p->next;

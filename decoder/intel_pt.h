@@ -38,6 +38,12 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time);
 /* A sideband record at its time: context switches and ITRACE_START say which thread runs on a CPU. */
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev);
 
+/* Whether AUX queue @idx is decoded here (its holes and overlaps are then reported by the decoder). */
+int rb_pt_has_queue(const struct rb_pt *pt, uint32_t idx);
+
+/* Whether AUX records of @cpu / @tid concern a decoded queue (whose truncations the decoder reports). */
+int rb_pt_owns_aux(const struct rb_pt *pt, int32_t cpu, int32_t tid);
+
 void rb_pt_free(struct rb_pt *pt);
 
 /* Packets of every queue, as text (rbdecode dump --packets). */

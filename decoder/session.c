@@ -195,6 +195,9 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 		uint64_t f = ev->u.aux.flags;
 		if (!(f & (PD_AUX_FLAG_TRUNCATED | PD_AUX_FLAG_PARTIAL | PD_AUX_FLAG_COLLISION)))
 			return 0;
+		/* a decoder that owns the data reports the truncation itself, with when the trace resumed */
+		if ((f & PD_AUX_FLAG_TRUNCATED) && s->pt && rb_pt_owns_aux(s->pt, g.cpu, g.tid))
+			return 0;
 		g.source = "aux";
 		g.reason = (f & PD_AUX_FLAG_TRUNCATED) ? "aux truncated" :
 			   (f & PD_AUX_FLAG_COLLISION) ? "aux collision" : "aux partial";
@@ -204,7 +207,7 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 }
 
 /* Per-queue continuity of the AUX chunks: a jump forward is data overwritten or lost. */
-struct auxq { uint64_t next; uint32_t nr; int seen; };
+struct auxq { uint64_t start, next; uint32_t nr; int seen; };
 
 static struct auxq *aux_queue(struct sess *s, uint32_t idx)
 {
@@ -233,7 +236,15 @@ static int on_auxtrace(struct sess *s, const struct pd_record *rec)
 			       .size = ev.u.auxtrace.size, .reference = ev.u.auxtrace.reference,
 			       .file_offset = rec->payload_offset, .snapshot_nr = q->nr++ };
 	int rc = 0;
-	if (q->seen && a.aux_offset != q->next) {
+	/*
+	 * perf pads each payload to 8 bytes and starts the next chunk where the
+	 * data ended, so a chunk may begin up to 7 bytes before the previous
+	 * one's end: that is padding, not an overlap.
+	 */
+	if (q->seen && a.aux_offset < q->next && q->next - a.aux_offset < 8 && a.aux_offset >= q->start)
+		q->next = a.aux_offset;
+	/* a decoded queue's holes and overlaps are reported by its decoder, with their times */
+	if (q->seen && a.aux_offset != q->next && !(s->pt && rb_pt_has_queue(s->pt, a.queue))) {
 		char detail[160];
 		struct rb_gap_ev g = { .cpu = a.cpu, .pid = -1, .tid = a.tid, .source = "aux",
 				       .file_offset = rec->offset, .detail = detail };
@@ -253,6 +264,7 @@ static int on_auxtrace(struct sess *s, const struct pd_record *rec)
 		rc = emit_gap(s, &g);
 	}
 	q->seen = 1;
+	q->start = a.aux_offset;
 	if (a.aux_offset + a.size > q->next || a.aux_offset > q->next)
 		q->next = a.aux_offset + a.size;
 	s->st->aux_buffers++;

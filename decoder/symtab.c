@@ -1841,22 +1841,54 @@ int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *bui
 	return found;
 }
 
-int rb_elf_find_image(const char *path, const struct rb_symtab_elf_opts *opts, char *buf, size_t buflen)
+/* An ELF file whose build-id is @id (when given) and that holds code bytes (not a debug-only file). */
+static int is_code_image(const char *file, const uint8_t *id, size_t idlen)
 {
-	struct pick *pk;
+	struct mfile f;
+	struct elf e;
+	struct shdr sh;
+	uint8_t got[BUILD_ID_MAX];
+	int ok = 0;
+
+	if (!is_regular_file(file) || mfile_open(&f, file, NULL, 0))
+		return 0;
+	if (elf_parse(&e, file, &f, NULL, 0) == 0 &&
+	    (!idlen || (elf_build_id(&e, got, sizeof(got)) == (int)idlen && !memcmp(got, id, idlen))))
+		for (size_t i = 1; i < e.shnum && !ok; i++) {
+			read_shdr(&e, i, &sh);
+			ok = sh.type == SHT_PROGBITS && (sh.flags & SHF_EXECINSTR) && sh.size &&
+			     in_file(&e, sh.offset, sh.size);
+		}
+	mfile_close(&f);
+	return ok;
+}
+
+int rb_elf_find_image(const char *path, const struct rb_symtab_elf_opts *o, char *buf, size_t buflen)
+{
+	const char *root = o && o->root ? o->root : "";
+	uint8_t id[BUILD_ID_MAX];
+	int idlen = elf_expected_id(root, path, o, id);
+	char cache[PATH_MAX], hex[2 * BUILD_ID_MAX + 1];
+	struct cands *c = calloc(1, sizeof(*c));
 	int found = 0;
 
-	if (!path || !buf || !buflen)
-		return -EINVAL;
-	if (!(pk = malloc(sizeof(*pk))))
-		return -ENOMEM;
-	pick_files(pk, path, opts);
-	if (pk->run && strlen(pk->run->path) < buflen) {
-		strcpy(buf, pk->run->path);
-		found = 1;
+	if (!path || !buf || !buflen || !c) {
+		free(c);
+		return c ? -EINVAL : -ENOMEM;
 	}
-	pick_close(pk);
-	free(pk);
+	/* perf's order for the object itself: the build-id cache, then the (--symfs) path */
+	if (idlen > 0) {
+		hex_id(id, (size_t)idlen, hex);
+		cand_cache(c, cache_dir(o, cache, sizeof(cache)), path, hex, 0);
+	}
+	join(cache, root, path);
+	cand_add(c, "%s", cache);
+	for (size_t i = 0; i < c->n && !found; i++)
+		if (is_code_image(c->path[i], id, idlen > 0 ? (size_t)idlen : 0) && strlen(c->path[i]) < buflen) {
+			strcpy(buf, c->path[i]);
+			found = 1;
+		}
+	free(c);
 	return found;
 }
 
