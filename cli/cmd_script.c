@@ -117,24 +117,136 @@ static void branch_name(uint32_t f, char *buf, size_t n)
 	snprintf(buf, n, "%s%s", pre, name);
 }
 
+/*
+ * Branch lines are the bulk of a trace's text (millions): they are built
+ * by hand in a buffer and written once, as printf costs most of the time.
+ */
+struct line { char *p; char b[4096]; };   /* l_str stops at 3500: a location fits after a flush at 1024 */
+
+static void l_str(struct line *l, const char *s, size_t max)
+{
+	while (*s && l->p < l->b + max)
+		*l->p++ = *s++;
+}
+
+static void l_pad(struct line *l, const char *s, int width, int left)
+{
+	size_t n = strlen(s);
+	if (n > 300)
+		n = 300;
+	if (!left)
+		for (int i = (int)n; i < width; i++)
+			*l->p++ = ' ';
+	memcpy(l->p, s, n);
+	l->p += n;
+	if (left)
+		for (int i = (int)n; i < width; i++)
+			*l->p++ = ' ';
+}
+
+static void l_uint(struct line *l, uint64_t v, int base, int width, char fill)
+{
+	char t[24];
+	int n = 0;
+	if (base == 16) {
+		do {
+			t[n++] = "0123456789abcdef"[v & 15];
+			v >>= 4;
+		} while (v);
+	} else {
+		do {
+			t[n++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+	}
+	for (int i = n; i < width; i++)
+		*l->p++ = fill;
+	while (n)
+		*l->p++ = t[--n];
+}
+
+static void l_int(struct line *l, int64_t v, int width, int left)
+{
+	char t[24];
+	struct line tmp;
+	tmp.p = tmp.b;
+	if (v < 0) {
+		*tmp.p++ = '-';
+		v = -v;
+	}
+	l_uint(&tmp, (uint64_t)v, 10, 0, ' ');
+	*tmp.p = 0;
+	memcpy(t, tmp.b, (size_t)(tmp.p - tmp.b) + 1);
+	l_pad(l, t, width, left);
+}
+
+/* " ip sym+0xoff (dso)", as print_loc */
+static void l_loc(struct line *l, uint64_t ip, const struct rb_addr_loc *al)
+{
+	l_uint(l, ip, 16, 16, ' ');
+	*l->p++ = ' ';
+	if (al->sym) {
+		l_str(l, al->sym->name, 3300);
+		if (al->addr > al->sym->start) {
+			l_str(l, "+0x", 4000);
+			l_uint(l, al->addr - al->sym->start, 16, 0, ' ');
+		}
+	} else {
+		l_str(l, "[unknown]", 4000);
+	}
+	l_str(l, " (", 4000);
+	l_str(l, al->dso ? al->dso->long_name : "[unknown]", 3500);
+	*l->p++ = ')';
+}
+
 static int script_branch(void *ctx, const struct rb_branch_ev *ev)
 {
 	struct script *sc = ctx;
-	FILE *o = sc->out;
-	char kind[32];
-	branch_name(ev->flags, kind, sizeof(kind));
-	fprintf(o, "%16s %6d/%-6d", ev->comm ? ev->comm->name : ev->thread->comm->name, ev->thread->pid, ev->thread->tid);
-	if (ev->cpu >= 0)
-		fprintf(o, " [%03d]", ev->cpu);
-	fprintf(o, " %" PRIu64 ".%09" PRIu64 ": %10" PRIu64 " branches: %-14s ", ev->time / 1000000000,
-		ev->time % 1000000000, ev->insn_count, kind);
-	print_loc(o, ev->from, &ev->from_al);
-	fputs(" => ", o);
-	print_loc(o, ev->to, &ev->to_al);
-	if (sc->disasm && ev->from)
+	struct line l;
+	static char kinds[1024][24];        /* perf's name per flags value, made once */
+	static uint8_t made[1024];
+	uint32_t f = ev->flags & 1023;
+	if (!made[f]) {
+		branch_name(f, kinds[f], sizeof(kinds[f]));
+		made[f] = 1;
+	}
+	const char *kind = kinds[f];
+	l.p = l.b;
+	l_pad(&l, ev->comm ? ev->comm->name : ev->thread->comm->name, 16, 0);
+	*l.p++ = ' ';
+	l_int(&l, ev->thread->pid, 6, 0);
+	*l.p++ = '/';
+	l_int(&l, ev->thread->tid, 6, 1);
+	if (ev->cpu >= 0) {
+		l_str(&l, " [", 1000);
+		l_uint(&l, (uint64_t)ev->cpu, 10, 3, '0');
+		*l.p++ = ']';
+	}
+	*l.p++ = ' ';
+	l_uint(&l, ev->time / 1000000000, 10, 0, ' ');
+	*l.p++ = '.';
+	l_uint(&l, ev->time % 1000000000, 10, 9, '0');
+	l_str(&l, ": ", 1000);
+	l_uint(&l, ev->insn_count, 10, 10, ' ');
+	l_str(&l, " branches: ", 1000);
+	l_pad(&l, kind, 14, 1);
+	*l.p++ = ' ';
+	if (l.p > l.b + 1024)
+		fwrite(l.b, 1, (size_t)(l.p - l.b), sc->out), l.p = l.b;
+	l_loc(&l, ev->from, &ev->from_al);
+	l_str(&l, " => ", 1000);
+	/* the second location may be long: keep room for it */
+	if (l.p > l.b + 1024)
+		fwrite(l.b, 1, (size_t)(l.p - l.b), sc->out), l.p = l.b;
+	l_loc(&l, ev->to, &ev->to_al);
+	if (sc->disasm && ev->from) {
+		fwrite(l.b, 1, (size_t)(l.p - l.b), sc->out);
+		l.p = l.b;
 		print_insn(sc, &ev->from_al, ev->from);
-	fputc('\n', o);
-	return ferror(o) ? -1 : 0;
+	}
+	*l.p++ = '\n';
+	fwrite_unlocked(l.b, 1, (size_t)(l.p - l.b), sc->out);
+	return ferror(sc->out) ? -1 : 0;
 }
 
 static int gaps_gap(void *ctx, const struct rb_gap_ev *g)
@@ -197,6 +309,9 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		if (!sc.cs_ok)
 			cli_error("capstone could not be initialised: no disassembly");
 	}
+	/* millions of lines: big writes */
+	static char obuf[1 << 20];
+	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	struct rb_sink sink = { .ctx = &sc };
 	if (gaps_mode) {
 		sink.gap = gaps_gap;

@@ -102,8 +102,18 @@ struct ptq {
 	uint64_t last_ok_offset;         /* trace offset of the last good decode, for gaps */
 };
 
+#define KIND_SLOTS 4096
+
+struct kind_slot {               /* the branch that ends a block, by its address in a section */
+	uint64_t ip;
+	int isid;
+	uint32_t kind;
+	uint8_t len;
+};
+
 struct rb_pt {
 	struct rb_pt_env env;
+	struct kind_slot kinds[KIND_SLOTS];
 	uint64_t priv[P_MAX];
 	size_t nr_priv;
 	uint64_t config;                 /* the intel_pt evsel's attr.config */
@@ -620,12 +630,14 @@ static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct r
 
 static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
 {
+	pt->env.st->branches++;
+	if (!pt->env.sink->branch) {
+		q->insns = 0;
+		return 0;
+	}
 	struct rb_branch_ev b = { .time = q->time, .cpu = q->cpu, .queue = q->idx, .source = "intel_pt",
 				  .from = from, .to = to, .flags = flags, .insn_count = q->insns };
 	q->insns = 0;
-	pt->env.st->branches++;
-	if (!pt->env.sink->branch)
-		return 0;
 	b.thread = rb_machine_thread(pt->env.m, q->pid_now, q->tid_now, 1);
 	if (!b.thread)
 		return pt->failed = -ENOMEM;
@@ -706,15 +718,25 @@ static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_bl
 	*len = 0;
 	if (b->iclass == ptic_other || b->iclass == ptic_ptwrite)
 		return 0;
+	struct kind_slot *k = NULL;
 	if (b->truncated) {
 		memcpy(raw, b->raw, b->size);
 		n = b->size;
 	} else if (b->isid > 0) {
+		/* a section's bytes do not change: its branches are classified once */
+		k = &pt->kinds[(b->end_ip ^ ((uint64_t)b->isid << 20)) & (KIND_SLOTS - 1)];
+		if (k->ip == b->end_ip && k->isid == b->isid) {
+			*len = k->len;
+			return k->kind;
+		}
 		n = pt_iscache_read(pt->iscache, raw, sizeof(raw), b->isid, b->end_ip);
 	} else {
 		n = q->img ? read_memory(raw, sizeof(raw), NULL, b->end_ip, q->img) : -1;
 	}
-	return n > 0 ? branch_kind(raw, (unsigned)n, len) : 0;
+	uint32_t kind = n > 0 ? branch_kind(raw, (unsigned)n, len) : 0;
+	if (k && n > 0)
+		*k = (struct kind_slot){ .ip = b->end_ip, .isid = b->isid, .kind = kind, .len = (uint8_t)*len };
+	return kind;
 }
 
 /* ------------------------------------------------------------ decoding */
