@@ -27,7 +27,7 @@
 
 enum stmt_id {
 	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
-	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_STAT, S_COUNT
+	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_STAT, S_CALL, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -45,6 +45,7 @@ static const char *const STMT_SQL[S_COUNT] = {
 	[S_GAP] = "INSERT INTO gaps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_AUX] = "INSERT INTO aux_buffers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_STAT] = "INSERT OR REPLACE INTO decode_stats VALUES (?, ?)",
+	[S_CALL] = "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 #define BATCH_ROWS 2048
@@ -75,6 +76,8 @@ struct rb_store {
 	struct rb_machine *m;
 	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
 	uint64_t branches_evsel;      /* the synthesized "branches" event, 0 until a branch comes */
+	struct cstack **stacks;       /* call stacks of the threads with traced branches, by thread db id */
+	size_t nr_stacks;
 	size_t nr_evsels;
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint64_t rows[S_COUNT];
@@ -485,9 +488,12 @@ static int sink_begin(void *ctx, struct pd_reader *r, struct rb_machine *m)
 }
 
 /* The session ends (its objects are still alive): every queued row is written. */
+static void calls_flush(struct rb_store *st);
+
 static int sink_end(void *ctx)
 {
 	struct rb_store *st = ctx;
+	calls_flush(st);
 	writer_stop(st);
 	return st->failed ? -1 : 0;
 }
@@ -512,6 +518,117 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	return st->failed ? -1 : 0;
 }
 
+/*
+ * Calls and returns from traced branches (perf's calls table, as its
+ * call-return processor builds it): a call pushes an entry whose call path
+ * is its caller's plus the target's symbol; a return to the instruction
+ * after a call on the stack pops it, and any entries above it (they never
+ * returned: flag 2), writing a calls row with both times, the branches and
+ * instructions in between, and the sample ids of the call and the return.
+ * What is still on a stack at the end is written with flag 2.
+ */
+struct centry {
+	uint64_t id, cp, parent_cp, parent_id, call_from, call_time, call_sample;
+	uint64_t branches0, insns0;
+};
+struct cstack {
+	uint64_t thread_id, comm_id, branches, insns, last_time, last_sample;
+	struct centry *v;
+	size_t n, cap;
+};
+
+static struct cstack *cstack_of(struct rb_store *st, uint64_t thread_id)
+{
+	if (thread_id >= st->nr_stacks) {
+		size_t n = (size_t)thread_id + 64;
+		struct cstack **v = realloc(st->stacks, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + st->nr_stacks, 0, (n - st->nr_stacks) * sizeof(*v));
+		st->stacks = v;
+		st->nr_stacks = n;
+	}
+	if (!st->stacks[thread_id] && (st->stacks[thread_id] = calloc(1, sizeof(struct cstack))))
+		st->stacks[thread_id]->thread_id = thread_id;
+	return st->stacks[thread_id];
+}
+
+static void call_row(struct rb_store *st, struct cstack *cs, const struct centry *e, uint64_t ret_time,
+		     uint64_t ret_sample, int flags)
+{
+	ROW(st, S_CALL, I(e->id), I(cs->thread_id), I(cs->comm_id), I(e->cp), I(e->call_time), I(ret_time),
+	    I(cs->branches - e->branches0), I(e->call_sample), I(ret_sample), I(e->parent_cp), I(flags),
+	    I(e->parent_id), I(cs->insns - e->insns0), I(0));
+}
+
+static void calls_branch(struct rb_store *st, struct cstack *cs, const struct rb_branch_ev *ev, uint64_t sample_id,
+			 uint64_t to_sym_id)
+{
+	cs->branches++;
+	cs->insns += ev->insn_count;
+	cs->last_time = ev->time;
+	cs->last_sample = sample_id;
+	if ((ev->flags & RB_BR_RETURN) && ev->to) {
+		/* the call this returns from: the newest whose next instruction is the target */
+		size_t k = cs->n;
+		while (k > 0 && !(ev->to > cs->v[k - 1].call_from && ev->to <= cs->v[k - 1].call_from + 15))
+			k--;
+		if (k == 0)
+			return;           /* a return from above the trace's start: no call to close */
+		while (cs->n >= k) {
+			const struct centry *e = &cs->v[--cs->n];
+			call_row(st, cs, e, ev->time, cs->n + 1 == k ? sample_id : 0, cs->n + 1 == k ? 0 : 2);
+			if (cs->n + 1 == k)
+				break;
+		}
+		return;
+	}
+	if ((ev->flags & RB_BR_CALL) && ev->to && !(ev->flags & RB_BR_TRACE_END)) {
+		if (cs->n == cs->cap) {
+			size_t n = cs->cap ? 2 * cs->cap : 64;
+			struct centry *v = realloc(cs->v, n * sizeof(*v));
+			if (!v)
+				return (void)fail(st, "out of memory");
+			cs->v = v;
+			cs->cap = n;
+		}
+		uint64_t parent = cs->n ? cs->v[cs->n - 1].cp : call_path_root(st);
+		struct ikey *k = imap_get(&st->paths, parent, to_sym_id, to_sym_id ? 0 : ev->to);
+		if (!k)
+			return (void)fail(st, "out of memory");
+		if (!k->id) {
+			k->id = ++st->last[S_CALL_PATH];
+			ROW(st, S_CALL_PATH, I(k->id), I(parent), I(to_sym_id), I(to_sym_id ? 0 : ev->to));
+		}
+		uint64_t parent_id = cs->n ? cs->v[cs->n - 1].id : 0;
+		cs->v[cs->n] = (struct centry){ .id = ++st->last[S_CALL], .cp = k->id, .parent_cp = parent,
+						  .parent_id = parent_id, .call_from = ev->from,
+						  .call_time = ev->time, .call_sample = sample_id,
+						  .branches0 = cs->branches, .insns0 = cs->insns };
+		cs->n++;
+	}
+}
+
+/* Calls still open at the end: written as never returned. */
+static void calls_flush(struct rb_store *st)
+{
+	for (size_t t = 0; t < st->nr_stacks; t++) {
+		struct cstack *cs = st->stacks[t];
+		if (!cs)
+			continue;
+		while (cs->n > 0) {
+			const struct centry *e = &cs->v[--cs->n];
+			call_row(st, cs, e, cs->last_time, 0, 2);
+		}
+		free(cs->v);
+		free(cs);
+		st->stacks[t] = NULL;
+	}
+	free(st->stacks);
+	st->stacks = NULL;
+	st->nr_stacks = 0;
+}
+
 /* A branch from hardware trace: a sample of perf's synthesized "branches" event. */
 static int sink_branch(void *ctx, const struct rb_branch_ev *ev)
 {
@@ -524,7 +641,13 @@ static int sink_branch(void *ctx, const struct rb_branch_ev *ev)
 	uint64_t dso_id, sym_id, off, to_dso_id, to_sym_id, to_off;
 	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
 	export_al(st, &ev->to_al, ev->to_al.addr, &to_dso_id, &to_sym_id, &to_off);
-	ROW(st, S_SAMPLE, I(++st->last[S_SAMPLE]), I(st->branches_evsel), I(1), I(ev->thread->db_id),
+	uint64_t id = ++st->last[S_SAMPLE];
+	struct cstack *cs = cstack_of(st, ev->thread->db_id);
+	if (!cs)
+		return fail(st, "out of memory");
+	cs->comm_id = comm ? comm->db_id : 0;
+	calls_branch(st, cs, ev, id, to_sym_id);
+	ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(ev->thread->db_id),
 	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
 	    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(PERF_MEM_DATA_SRC_NONE),
 	    I(ev->flags & ~(uint32_t)RB_BR_IN_TX), I(!!(ev->flags & RB_BR_IN_TX)), I(0), I(ev->insn_count),
