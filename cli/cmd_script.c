@@ -211,6 +211,7 @@ static int script_branch(void *ctx, const struct rb_branch_ev *ev)
 		made[f] = 1;
 	}
 	const char *kind = kinds[f];
+	int insn = ev->kind == RB_EV_INSTRUCTION;
 	l.p = l.b;
 	l_pad(&l, ev->comm ? ev->comm->name : ev->thread->comm->name, 16, 0);
 	*l.p++ = ' ';
@@ -228,6 +229,13 @@ static int script_branch(void *ctx, const struct rb_branch_ev *ev)
 	l_uint(&l, ev->time % 1000000000, 10, 9, '0');
 	l_str(&l, ": ", 1000);
 	l_uint(&l, ev->insn_count, 10, 10, ' ');
+	if (insn) {
+		l_str(&l, " instructions: ", 1000);
+		l_loc(&l, ev->from, &ev->from_al);
+		*l.p++ = '\n';
+		fwrite_unlocked(l.b, 1, (size_t)(l.p - l.b), sc->out);
+		return ferror(sc->out) ? -1 : 0;
+	}
 	l_str(&l, " branches: ", 1000);
 	l_pad(&l, kind, 14, 1);
 	*l.p++ = ' ';
@@ -273,6 +281,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		{ "disasm", no_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
 		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
+		{ "itrace", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct script sc = { .out = stdout };
@@ -285,13 +294,13 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		switch (c) {
 		case 'd': sc.disasm = 1; break;
 		case 'j': sc.json = 1; break;
-		case 't': case 'C': case 's': case 'k':
+		case 't': case 'C': case 's': case 'k': case 'I':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'h':
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] %s FILE\n",
+			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--itrace=b|iN|bi...] %s FILE\n",
 				cli_prog, gaps_mode ? "gaps" : "script", gaps_mode ? "[--json]" : "[--disasm]");
 			return c == 'h' ? EXIT_OK : EXIT_USAGE;
 		}

@@ -82,7 +82,7 @@ struct ptq {
 	size_t nr_chunks, cap_chunks;
 	struct run *runs;
 	size_t nr_runs, cur_run;
-	struct pt_block_decoder *dec;
+	void *dec;                       /* pt_block_decoder, or pt_insn_decoder when instructions are sampled */
 	enum qstate state;
 	int status;                      /* libipt status bits of the last call */
 	uint64_t tsc;                    /* newest decoder time, TSC */
@@ -94,6 +94,7 @@ struct ptq {
 	uint64_t pend_from, pend_next;
 	uint32_t pend_flags;
 	uint64_t insns;                  /* instructions since the last branch event */
+	uint64_t insn_left;              /* instructions to the next instruction sample */
 	uint64_t done_time;              /* perf time of the last block decoded whole (libipt's time runs
 					    ahead of the blocks: a loss starts here) */
 	int need_begin;                  /* resynchronized after an error: the next IP starts a trace */
@@ -119,6 +120,7 @@ struct rb_pt {
 	uint64_t config;                 /* the intel_pt evsel's attr.config */
 	int have_config;
 	int timeless;
+	uint64_t insn_period;            /* instruction samples every N instructions (0: none, block decoder) */
 	int user_only;                   /* the trace excludes the kernel: a thread can change only while
 					    tracing is off, so only enable / disable events wait for sideband */
 	uint64_t time_shift, time_mult, time_zero;
@@ -527,6 +529,7 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 /* ------------------------------------------------------------ memory */
 
 static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip, void *context);
+static void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img);
 
 static struct proc_image *proc_image(struct rb_pt *pt, int32_t pid)
 {
@@ -560,7 +563,7 @@ static void drop_image(struct rb_pt *pt, int32_t pid)
 		for (size_t i = 0; i < pt->nr_q; i++)
 			if (pt->q[i].img == p) {
 				if (pt->q[i].dec)
-					pt_blk_set_image(pt->q[i].dec, NULL);
+					dec_set_image(pt, pt->q[i].dec, NULL);
 				pt->q[i].img = NULL;
 			}
 		*pp = p->next;
@@ -631,7 +634,7 @@ static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct r
 static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
 {
 	pt->env.st->branches++;
-	if (!pt->env.sink->branch) {
+	if (!pt->env.sink->branch || pt->env.no_branches) {
 		q->insns = 0;
 		return 0;
 	}
@@ -645,6 +648,26 @@ static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
 	resolve(pt, b.thread, from, &b.from_al);
 	resolve(pt, b.thread, to, &b.to_al);
+	int rc = pt->env.sink->branch(pt->env.sink->ctx, &b);
+	if (rc)
+		pt->failed = rc;
+	return rc;
+}
+
+/* An instruction sample (perf's "instructions" event) at @ip, every insn_period instructions. */
+static int emit_insn(struct rb_pt *pt, struct ptq *q, uint64_t ip)
+{
+	pt->env.st->insn_samples++;
+	if (!pt->env.sink->branch)
+		return 0;
+	struct rb_branch_ev b = { .time = q->time, .cpu = q->cpu, .queue = q->idx, .source = "intel_pt",
+				  .kind = RB_EV_INSTRUCTION, .from = ip, .insn_count = pt->insn_period };
+	b.thread = rb_machine_thread(pt->env.m, q->pid_now, q->tid_now, 1);
+	if (!b.thread)
+		return pt->failed = -ENOMEM;
+	b.main_thread = rb_machine_main_thread(pt->env.m, b.thread);
+	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
+	resolve(pt, b.thread, ip, &b.from_al);
 	int rc = pt->env.sink->branch(pt->env.sink->ctx, &b);
 	if (rc)
 		pt->failed = rc;
@@ -742,6 +765,75 @@ static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_bl
 /* ------------------------------------------------------------ decoding */
 
 /*
+ * The decoder of a queue: libipt's block decoder, or its instruction
+ * decoder when instruction samples are asked for (their addresses need
+ * every instruction). An instruction is returned as a block of one, with
+ * its bytes, so that what follows does not care which decoder ran.
+ */
+static void dec_free(const struct rb_pt *pt, void *d)
+{
+	if (pt->insn_period)
+		pt_insn_free_decoder(d);
+	else
+		pt_blk_free_decoder(d);
+}
+
+static void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img)
+{
+	if (pt->insn_period)
+		pt_insn_set_image(d, img);
+	else
+		pt_blk_set_image(d, img);
+}
+
+static int dec_time(const struct rb_pt *pt, void *d, uint64_t *tsc)
+{
+	uint32_t lost_mtc, lost_cyc;
+	return pt->insn_period ? pt_insn_time(d, tsc, &lost_mtc, &lost_cyc) : pt_blk_time(d, tsc, &lost_mtc, &lost_cyc);
+}
+
+static uint64_t dec_offset(const struct rb_pt *pt, void *d, int sync)
+{
+	uint64_t off = 0;
+	if (pt->insn_period)
+		(sync ? pt_insn_get_sync_offset : pt_insn_get_offset)(d, &off);
+	else
+		(sync ? pt_blk_get_sync_offset : pt_blk_get_offset)(d, &off);
+	return off;
+}
+
+static int dec_sync_forward(const struct rb_pt *pt, void *d)
+{
+	return pt->insn_period ? pt_insn_sync_forward(d) : pt_blk_sync_forward(d);
+}
+
+static int dec_event(const struct rb_pt *pt, void *d, struct pt_event *ev)
+{
+	return pt->insn_period ? pt_insn_event(d, ev, sizeof(*ev)) : pt_blk_event(d, ev, sizeof(*ev));
+}
+
+static int dec_next(const struct rb_pt *pt, void *d, struct pt_block *b)
+{
+	memset(b, 0, sizeof(*b));
+	if (!pt->insn_period)
+		return pt_blk_next(d, b, sizeof(*b));
+	struct pt_insn in;
+	memset(&in, 0, sizeof(in));
+	int st = pt_insn_next(d, &in, sizeof(in));
+	if (st < 0 && !in.size)
+		return st;
+	b->ip = b->end_ip = in.ip;
+	b->isid = in.isid;
+	b->mode = in.mode;
+	b->iclass = in.iclass;
+	b->ninsn = st < 0 ? 0 : 1;
+	memcpy(b->raw, in.raw, sizeof(b->raw) < sizeof(in.raw) ? sizeof(b->raw) : sizeof(in.raw));
+	b->size = in.size;
+	b->truncated = 1;          /* the bytes are in raw */
+	return st;
+}
+
+/*
  * The time a run's decoding first needs memory: the newest TSC before its
  * first packet that carries an IP or branch outside PSB+ (TIP.PGE, TIP,
  * FUP, TNT). libipt reads memory as it synchronizes, so a queue does not
@@ -776,7 +868,7 @@ static uint64_t first_tsc(const struct pt_config *c)
 static int start_run(struct rb_pt *pt, struct ptq *q)
 {
 	if (q->dec) {
-		pt_blk_free_decoder(q->dec);
+		dec_free(pt, q->dec);
 		q->dec = NULL;
 	}
 	if (q->cur_run >= q->nr_runs) {
@@ -803,8 +895,10 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	}
 	if (pt->nr_priv > P_MAX_NONTURBO_RATIO)
 		c.nom_freq = (uint8_t)pt->priv[P_MAX_NONTURBO_RATIO];
-	c.flags.variant.block.end_on_call = 1;
-	c.flags.variant.block.end_on_jump = 1;
+	if (!pt->insn_period) {         /* the same bits mean other things to the instruction decoder */
+		c.flags.variant.block.end_on_call = 1;
+		c.flags.variant.block.end_on_jump = 1;
+	}
 	uint64_t t = first_tsc(&c);
 	if (t > q->tsc) {
 		q->tsc = t;
@@ -834,11 +928,11 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 		if (emit_gap(pt, q, "overlap trimmed", q->time, q->time, 0, detail))
 			return pt->failed;
 	}
-	q->dec = pt_blk_alloc_decoder(&c);
+	q->dec = pt->insn_period ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
 	if (!q->dec)
 		return pt->failed = -ENOMEM;
 	if (q->img)
-		pt_blk_set_image(q->dec, q->img->img);
+		dec_set_image(pt, q->dec, q->img->img);
 	q->pending = 0;
 	q->have_stash = 0;
 	q->state = Q_SYNC;
@@ -848,8 +942,7 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 static void update_time(struct rb_pt *pt, struct ptq *q)
 {
 	uint64_t tsc;
-	uint32_t lost_mtc, lost_cyc;
-	if (pt_blk_time(q->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc > q->tsc) {
+	if (dec_time(pt, q->dec, &tsc) >= 0 && tsc > q->tsc) {
 		q->tsc = tsc;
 		q->time = tsc_to_perf(pt, tsc);
 	}
@@ -876,7 +969,7 @@ static int set_thread(struct rb_pt *pt, struct ptq *q)
 	if (p != q->img) {
 		q->img = p;
 		if (q->dec)
-			pt_blk_set_image(q->dec, p ? p->img : NULL);
+			dec_set_image(pt, q->dec, p ? p->img : NULL);
 	}
 	return 0;
 }
@@ -885,7 +978,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 {
 	char detail[200];
 	uint64_t off = 0, t0 = q->time;
-	pt_blk_get_offset(q->dec, &off);
+	off = dec_offset(pt, q->dec, 0);
 	const char *reason = "decoder lost sync";
 	if (err == -pte_nomap) {
 		reason = "no image";
@@ -908,10 +1001,10 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 	}
 	q->state = Q_SYNC;
 	/* the gap ends where decoding resumes: the next sync point */
-	int st = pt_blk_sync_forward(q->dec);
+	int st = dec_sync_forward(pt, q->dec);
 	uint64_t off2 = off;
 	if (st >= 0) {
-		pt_blk_get_sync_offset(q->dec, &off2);
+		off2 = dec_offset(pt, q->dec, 1);
 		update_time(pt, q);
 		q->status = st;
 		q->state = Q_DECODE;
@@ -919,7 +1012,6 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 		if (set_thread(pt, q))
 			return pt->failed;
 	} else {
-		pt_blk_get_offset(q->dec, &off2);
 		off2 = q->runs[q->cur_run - 1].size;
 		q->state = Q_NEXT_RUN;
 	}
@@ -965,8 +1057,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 				   RB_BR_BRANCH | RB_BR_CALL | RB_BR_ASYNC | RB_BR_INTERRUPT);
 	case ptev_overflow: {
 		char detail[120];
-		uint64_t off = 0;
-		pt_blk_get_offset(q->dec, &off);
+		uint64_t off = dec_offset(pt, q->dec, 0);
 		snprintf(detail, sizeof(detail), "overflow packet at trace offset %#" PRIx64 " (queue %u): trace lost",
 			 off, q->idx);
 		q->pending = 0;
@@ -1009,6 +1100,15 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 	}
 	q->insns += b->ninsn;
 	pt->env.st->instructions += b->ninsn;
+	if (pt->insn_period) {          /* the instruction decoder: one instruction per block */
+		if (!q->insn_left)
+			q->insn_left = pt->insn_period;
+		if (--q->insn_left == 0) {
+			update_time(pt, q);
+			if (emit_insn(pt, q, b->ip))
+				return pt->failed;
+		}
+	}
 	unsigned len;
 	uint32_t k = block_branch(pt, q, b, &len);
 	if (k) {
@@ -1056,10 +1156,8 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 				return 0;
 			if (set_thread(pt, q))
 				return pt->failed;
-			int st = pt_blk_sync_forward(q->dec);
+			int st = dec_sync_forward(pt, q->dec);
 			if (st < 0) {
-				uint64_t off = 0;
-				pt_blk_get_offset(q->dec, &off);
 				if (st != -pte_eos) {
 					char detail[160];
 					snprintf(detail, sizeof(detail), "%s (queue %u, run %zu)", pt_errstr(pt_errcode(st)),
@@ -1090,7 +1188,7 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 		int st = q->status;
 		while (q->have_stash || (st & pts_event_pending)) {
 			if (!q->have_stash) {
-				st = pt_blk_event(q->dec, &q->stash, sizeof(q->stash));
+				st = dec_event(pt, q->dec, &q->stash);
 				if (st < 0)
 					break;
 				q->have_stash = 1;
@@ -1115,9 +1213,8 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 		}
 		if (st >= 0) {
 			struct pt_block b;
-			memset(&b, 0, sizeof(b));
 			q->done_time = q->time;
-			st = pt_blk_next(q->dec, &b, sizeof(b));
+			st = dec_next(pt, q->dec, &b);
 			if (st >= 0) {
 				update_time(pt, q);
 				if (on_block(pt, q, &b))
@@ -1240,6 +1337,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	if (!pt)
 		return PD_ERR_NOMEM;
 	pt->env = *env;
+	pt->insn_period = env->insn_period;
 	for (size_t i = 0; i < MAX_CPUS; i++)
 		pt->cur_pid[i] = pt->cur_tid[i] = -1;
 	int rc = gather(pt, path, err);
@@ -1275,7 +1373,7 @@ void rb_pt_free(struct rb_pt *pt)
 	for (size_t i = 0; i < pt->nr_q; i++) {
 		struct ptq *q = &pt->q[i];
 		if (q->dec)
-			pt_blk_free_decoder(q->dec);
+			dec_free(pt, q->dec);
 		free(q->buf);
 		free(q->chunks);
 		free(q->runs);

@@ -20,6 +20,8 @@ struct rb_pt_env {
 	const struct rb_sink *sink;
 	struct rb_session_stats *st;
 	int perf_export;             /* name symbol-less addresses as perf's exporter does */
+	uint64_t insn_period;        /* instruction samples every N instructions; 0: none */
+	int no_branches;             /* no branch events (still decoded and counted) */
 	pd_warn_fn warn;
 	void *warn_ctx;
 };

@@ -72,7 +72,10 @@ enum {
 	RB_BR_SYSCALLRET = 16, RB_BR_ASYNC = 32, RB_BR_INTERRUPT = 64, RB_BR_TX_ABORT = 128,
 	RB_BR_TRACE_BEGIN = 256, RB_BR_TRACE_END = 512, RB_BR_IN_TX = 1024,
 };
+enum { RB_EV_BRANCH, RB_EV_INSTRUCTION };
 struct rb_branch_ev {
+	int kind;                     /* RB_EV_BRANCH, or RB_EV_INSTRUCTION: an instruction sample at from
+					 (perf's "instructions" event), insn_count the sampling period */
 	uint64_t time;                /* perf clock ns (0: the trace has no timing) */
 	int32_t cpu;                  /* -1 when not known */
 	uint32_t queue;
@@ -108,12 +111,15 @@ struct rb_session_opts {
 	pd_warn_fn warn;
 	void *warn_ctx;
 	int no_aux_decode;               /* do not decode AUX trace (branches), only account for it */
+	int no_branches;                 /* decode AUX trace but deliver no branch events (--itrace without b) */
+	uint64_t insn_period;            /* instruction samples every N instructions (--itrace=iN); 0: none */
 };
 
 struct rb_session_stats {
 	uint64_t records, samples, samples_out_of_window, malformed, late;
 	uint64_t switches, gaps, aux_buffers;
 	uint64_t branches, instructions; /* decoded from AUX trace */
+	uint64_t insn_samples;
 	struct pd_error stop;            /* why reading stopped early; code 0 if it did not */
 };
 

@@ -76,6 +76,7 @@ struct rb_store {
 	struct rb_machine *m;
 	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
 	uint64_t branches_evsel;      /* the synthesized "branches" event, 0 until a branch comes */
+	uint64_t insns_evsel;         /* the synthesized "instructions" event */
 	struct cstack **stacks;       /* call stacks of the threads with traced branches, by thread db id */
 	size_t nr_stacks;
 	size_t nr_evsels;
@@ -630,9 +631,27 @@ static void calls_flush(struct rb_store *st)
 }
 
 /* A branch from hardware trace: a sample of perf's synthesized "branches" event. */
+static int sink_insn(struct rb_store *st, const struct rb_branch_ev *ev)
+{
+	if (!st->insns_evsel) {
+		st->insns_evsel = ++st->last[S_EVSEL];
+		ROW(st, S_EVSEL, I(st->insns_evsel), T("instructions"));
+	}
+	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
+	uint64_t dso_id, sym_id, off;
+	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
+	ROW(st, S_SAMPLE, I(++st->last[S_SAMPLE]), I(st->insns_evsel), I(1), I(ev->thread->db_id),
+	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
+	    I(0), I(0), I(0), I(0), I(ev->insn_count), I(0), I(0), I(PERF_MEM_DATA_SRC_NONE),
+	    I(0), I(0), I(0), I(ev->insn_count), I(0), I(0));
+	return st->failed ? -1 : 0;
+}
+
 static int sink_branch(void *ctx, const struct rb_branch_ev *ev)
 {
 	struct rb_store *st = ctx;
+	if (ev->kind == RB_EV_INSTRUCTION)
+		return sink_insn(st, ev);
 	if (!st->branches_evsel) {
 		st->branches_evsel = ++st->last[S_EVSEL];
 		ROW(st, S_EVSEL, I(st->branches_evsel), T("branches"));
