@@ -500,6 +500,16 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 			if ((rc = add_break(pt, &ev, rec.offset)) < 0)
 				break;
 		} else if (found && (rc = add_chunk(pt, r, &ev, rec.payload_offset, err)) < 0) {
+			/*
+			 * A payload the file cuts short: the trace before it is still
+			 * decoded (the session reports the damage and marks the run
+			 * partial); only running out of memory stops everything.
+			 */
+			if (rc != PD_ERR_NOMEM) {
+				if (pt->env.warn)
+					pt->env.warn(pt->env.warn_ctx, err);
+				rc = 0;
+			}
 			break;
 		}
 	}
