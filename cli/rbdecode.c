@@ -57,7 +57,7 @@ static void usage(FILE *f)
 		"  gaps [--json] FILE                                every reported loss\n"
 		"  elements [--pkt-mon | --packets] [--src-addr-n] [--dstream-format] [--multi-session] SNAPSHOT_DIR\n"
 		"        CoreSight trace snapshot packets and elements, as trc_pkt_lister -decode\n"
-		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--json] DUMP\n"
+		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--start-tb TB] [--cpu N] [--json] DUMP\n"
 		"        a raw POWER trace-imc buffer in time order, with its gaps\n"
 		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
 		cli_prog);

@@ -10,6 +10,7 @@
 
 #include "pd.h"
 #include "machine.h"
+#include "imc_perf.h"
 
 struct rb_cc_node {               /* one call-chain entry, root first */
 	uint64_t ip;
@@ -60,6 +61,14 @@ struct rb_aux_ev {
 	uint32_t snapshot_nr;         /* order of this chunk in its queue, from 0 */
 };
 
+/* A PERF_RECORD_AUX (data reached the AUX ring) or ITRACE_START (tracing began in a task), in time order. */
+struct rb_aux_rec_ev {
+	uint64_t time;
+	int32_t cpu, pid, tid;        /* -1 when not known */
+	int itrace_start;             /* 1: ITRACE_START (no offset, size or flags) */
+	uint64_t aux_offset, aux_size, flags;
+};
+
 struct rb_sink {
 	void *ctx;
 	int (*begin)(void *ctx, struct pd_reader *r, struct rb_machine *m);
@@ -67,6 +76,9 @@ struct rb_sink {
 	int (*context_switch)(void *ctx, const struct rb_switch_ev *ev);
 	int (*gap)(void *ctx, const struct rb_gap_ev *ev);
 	int (*aux_buffer)(void *ctx, const struct rb_aux_ev *ev);
+	int (*aux_record)(void *ctx, const struct rb_aux_rec_ev *ev);
+	int (*imc_record)(void *ctx, const struct rb_imc_rec_ev *ev);      /* IMC trace records (imc_perf.h) */
+	int (*imc_counter)(void *ctx, const struct rb_imc_counter_ev *ev); /* IMC counter values */
 	int (*end)(void *ctx);
 };
 
