@@ -55,6 +55,8 @@ static void usage(FILE *f)
 		"        decode into SQLite with perf's export-to-sqlite schema, plus gaps\n"
 		"  script [--disasm] [--time S,E] [-C CPUS] FILE     samples as text, as perf script\n"
 		"  gaps [--json] FILE                                every reported loss\n"
+		"  coverage [--time S,E] [--json] FILE               per CPU, the fraction of the window the\n"
+		"        AUX trace covers (data present and not in a gap)\n"
 		"  elements [--pkt-mon | --packets] [--src-addr-n] [--dstream-format] [--multi-session] SNAPSHOT_DIR\n"
 		"        CoreSight trace snapshot packets and elements, as trc_pkt_lister -decode\n"
 		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--start-tb TB] [--cpu N] [--json] DUMP\n"
@@ -85,6 +87,8 @@ int main(int argc, char **argv)
 		return cmd_script(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gaps"))
 		return cmd_gaps(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "coverage"))
+		return cmd_coverage(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "imc"))
 		return cmd_imc(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
