@@ -4,6 +4,8 @@
  * ordered_events); records without one, and user records, are handled as
  * they come. Each released record updates the machine (COMM, FORK, EXIT,
  * MMAP, MMAP2) or becomes an event for the sink (SAMPLE, SWITCH, LOST).
+ * IMC PMUs' samples and counter values go through imc_perf.h; every loss
+ * becomes one rb_gap_ev (the loss model: doc/schema.md).
  */
 #include "config.h"
 #include <errno.h>
@@ -155,7 +157,14 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 
 static int on_switch(struct sess *s, const struct pd_event *ev)
 {
-	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1 };
+	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1,
+				   .cpu_wide = ev->type == PD_RECORD_SWITCH_CPU_WIDE,
+				   .np_pid = (int32_t)ev->u.context_switch.next_prev_pid,
+				   .np_tid = (int32_t)ev->u.context_switch.next_prev_tid };
+	if (ev->sid.present & PD_SAMPLE_TID) {
+		sw.pid = (int32_t)ev->sid.pid;
+		sw.tid = (int32_t)ev->sid.tid;
+	}
 	if (ev->sid.present & PD_SAMPLE_CPU)
 		sw.cpu = (int32_t)ev->sid.cpu;
 	if (!cpu_selected(s, ev->sid.cpu, !!(ev->sid.present & PD_SAMPLE_CPU)))

@@ -35,6 +35,9 @@ struct rb_switch_ev {
 	int out, preempt;
 	struct rb_thread *a;          /* the thread the record belongs to (NULL if unknown) */
 	struct rb_thread *b;          /* SWITCH_CPU_WIDE: the next / previous thread */
+	int cpu_wide;                 /* 1: SWITCH_CPU_WIDE */
+	int32_t pid, tid;             /* the record's own thread, -1 if it has none */
+	int32_t np_pid, np_tid;       /* SWITCH_CPU_WIDE: next / previous pid and tid as recorded */
 };
 
 /*

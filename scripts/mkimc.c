@@ -22,9 +22,10 @@
  *       overwritten between two snapshots; an AUXTRACE_ERROR (overflow) on
  *       CPU 2; LOST (5) on CPU 0 and LOST_SAMPLES (3) on CPU 2.
  *   mkimc mixed OUT [--foreign]
- *       samples on CPUs 0-3, AUX records and chunks, context switches,
+ *       samples on CPUs 0-3, AUX records, CPU-wide context switches,
  *       written per CPU in rounds (out of time order inside a round), with
- *       equal times on different CPUs; every sample ip unique.
+ *       equal times on different CPUs; every sample ip unique. (No AUXTRACE
+ *       chunks: without an AUXTRACE_INFO of a PMU it decodes, perf rejects them.)
  */
 #include "config.h"
 #include <stdio.h>
@@ -393,9 +394,6 @@ static void gen_mixed(int foreign)
 			}
 			sw_wide(1, dids[cpu], 1, pid, 0, base + 9 * MS, cpu);
 		}
-		/* the chunks of this round */
-		for (uint32_t cpu = 0; cpu < 4; cpu++)
-			chunk(cpu, cpu, rnd * 4096, 4096);
 		round_end();
 	}
 }
