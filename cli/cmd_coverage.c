@@ -246,8 +246,10 @@ int cmd_coverage(int argc, char **argv)
 	json_t *root = NULL, *arr = NULL;
 	if (rc || cv.oom)
 		goto out;
-	qsort(cv.chunks.v, cv.chunks.n, sizeof(struct range), by_cpu_start);
-	qsort(cv.gaps.v, cv.gaps.n, sizeof(struct range), by_cpu_start);
+	if (cv.chunks.n > 1)
+		qsort(cv.chunks.v, cv.chunks.n, sizeof(struct range), by_cpu_start);
+	if (cv.gaps.n > 1)
+		qsort(cv.gaps.v, cv.gaps.n, sizeof(struct range), by_cpu_start);
 	const struct rb_aux_rec_ev *r = cv.recs.v;
 	uint64_t lo = UINT64_MAX, hi = 0;
 	size_t nr_aux = 0;
@@ -280,7 +282,8 @@ int cmd_coverage(int argc, char **argv)
 			printf("%s: no AUX trace (no AUX records with AUXTRACE data): trace coverage does not apply\n",
 			       so.path);
 	} else {
-		qsort(cpus, nr_cpus, sizeof(*cpus), by_i32);
+		if (nr_cpus > 1)
+			qsort(cpus, nr_cpus, sizeof(*cpus), by_i32);
 		if (!(sp = malloc(cv.recs.n * sizeof(*sp))))
 			goto out;
 		if (!json)
