@@ -298,12 +298,12 @@ static int on_auxtrace_error(struct sess *s, const struct pd_record *rec)
 static void note_cpu_time(struct sess *s, const struct pd_event *ev);
 
 /*
- * Issue 8's part of a record in time order, before the usual handling: IMC
+ * What a record in time order tells beyond its usual handling: IMC
  * READ values, AUX / ITRACE_START for the sink's coverage, and each CPU's
  * newest time (losses on that CPU start there; noted after the record's own
  * loss is reported, so a LOST record does not start at itself).
  */
-static int issue8_record(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
+static int track_record(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
 {
 	int rc = 0;
 	if (rec->type != PD_RECORD_LOST && rec->type != PD_RECORD_LOST_SAMPLES)
@@ -342,7 +342,7 @@ static int process(struct sess *s, const struct pd_record *rec)
 		return 0;
 	}
 	int kernel = (rec->misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
-	int rc = issue8_record(s, rec, &ev);
+	int rc = track_record(s, rec, &ev);
 	if (rc)
 		return rc;
 	switch (rec->type) {
