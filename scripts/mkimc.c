@@ -9,7 +9,8 @@
  *       trace_imc samples as a POWER kernel writes them (facts section 7.2):
  *       batches that all carry their flush time, on CPUs 0 and 1, tasks 1000
  *       and 2000 switched in and out; one LOST record (5 lost, CPU 1) and one
- *       LOST_SAMPLES record (3 lost, CPU 0). --dump also writes a raw 32-entry
+ *       LOST_SAMPLES record (3 lost, CPU 0); a counting thread_imc event read
+ *       (PERF_RECORD_READ) when task 1000 exits. --dump also writes a raw 32-entry
  *       trace-imc buffer that wrapped: 39 records written from timebase
  *       1000000 every 512 ticks, so the 7 oldest are overwritten.
  *   mkimc stat OUT [--foreign]
@@ -248,6 +249,19 @@ static void gen_imc(int foreign)
 	uint64_t fl = pd_attr_flag_mask(PD_ATTR_SAMPLE_ID_ALL) | pd_attr_flag_mask(PD_ATTR_CONTEXT_SWITCH) |
 		      pd_attr_flag_mask(PD_ATTR_COMM) | pd_attr_flag_mask(PD_ATTR_TASK);
 	add_evsel(29, 0x2, 10000, ST_SAMPLE, fl, ids, 2, "trace_imc/trace_cycles/");
+	/* a counting thread_imc event: its value comes as a READ record when task 1000 exits */
+	const uint64_t tid_ids[1] = { 500 };
+	struct pd_event_attr ta;
+	memset(&ta, 0, sizeof(ta));
+	ta.type = 31;
+	ta.size = PD_ATTR_SIZE_VER8;
+	ta.config = 0x10;
+	ta.sample_type = ST_SAMPLE;
+	ta.read_format = PD_FORMAT_TOTAL_TIME_ENABLED | PD_FORMAT_TOTAL_TIME_RUNNING | PD_FORMAT_ID;
+	ta.flags = pd_attr_flag_mask(PD_ATTR_SAMPLE_ID_ALL) | pd_attr_flag_mask(PD_ATTR_INHERIT) |
+		   pd_attr_flag_mask(PD_ATTR_INHERIT_STAT);
+	if (!failed && pd_writer_add_evsel(w, &ta, tid_ids, 1, "thread_imc/CPM_CS_32MHZ_CYC/", &err) < 0)
+		failed = 1;
 	common_features(foreign, 2);
 	comm(0, 100, 1000, "imcwork", T0 - MS, 0);
 	comm(0, 100, 2000, "imcother", T0 - MS, 0);
@@ -278,6 +292,12 @@ static void gen_imc(int foreign)
 		if (i % 2)
 			round_end();
 	}
+	struct rec r;
+	hdr(&r, PD_RECORD_READ, 0);
+	u32(&r, 1000); u32(&r, 1000);
+	u64(&r, 4242424); u64(&r, 4 * MS); u64(&r, 3 * MS); u64(&r, 500);      /* value, enabled, running, id */
+	trailer(&r, 1000, 1000, T0 + 6 * MS, 0, 500);
+	emit(&r, 1, NULL, 0);
 	round_end();
 }
 
