@@ -3,7 +3,8 @@
  * in perf script's default layout (comm pid/tid [cpu] time: period event:
  * ip symbol+offset (object), then the call chain one entry per line), with
  * `--disasm` adding the instruction at each sample ip (capstone, read from
- * the object file through its mapping). `rbdecode gaps FILE` lists every
+ * the object file through its mapping) and `--show-switch-events` the
+ * context switches in between, as perf script prints them. `rbdecode gaps FILE` lists every
  * loss the recording reports (kernel LOST / LOST_SAMPLES records, AUX
  * records flagged truncated, partial or collision, holes between AUX chunks,
  * AUXTRACE_ERROR records), as text or --json.
@@ -24,7 +25,7 @@
 struct script {
 	FILE *out;
 	struct pd_reader *r;
-	int disasm, json;
+	int disasm, json, switches;
 	const char *symfs;
 	csh cs;
 	int cs_ok;
@@ -257,6 +258,25 @@ static int script_branch(void *ctx, const struct rb_branch_ev *ev)
 	return ferror(sc->out) ? -1 : 0;
 }
 
+/* --show-switch-events: a switch as perf script prints it (perf_event__fprintf_switch). */
+static int script_switch(void *ctx, const struct rb_switch_ev *sw)
+{
+	struct script *sc = ctx;
+	FILE *o = sc->out;
+	char unknown[24];
+	snprintf(unknown, sizeof(unknown), ":%d", sw->tid);    /* perf's name for a thread without COMM */
+	fprintf(o, "%16s %6d/%-6d", sw->a && sw->a->comm ? sw->a->comm->name : unknown, sw->pid, sw->tid);
+	if (sw->cpu >= 0)
+		fprintf(o, " [%03d]", sw->cpu);
+	fprintf(o, " %" PRIu64 ".%06" PRIu64 ": PERF_RECORD_SWITCH%s %s", sw->time / 1000000000,
+		sw->time % 1000000000 / 1000, sw->cpu_wide ? "_CPU_WIDE" : "",
+		!sw->out ? "IN         " : !sw->preempt ? "OUT        " : "OUT preempt");
+	if (sw->cpu_wide)
+		fprintf(o, "  %s pid/tid: %5d/%-5d", sw->out ? "next" : "prev", sw->np_pid, sw->np_tid);
+	fputc('\n', o);
+	return ferror(o) ? -1 : 0;
+}
+
 static int gaps_gap(void *ctx, const struct rb_gap_ev *g)
 {
 	struct script *sc = ctx;
@@ -279,6 +299,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 {
 	static const struct option longopts[] = {
 		{ "disasm", no_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
+		{ "show-switch-events", no_argument, NULL, 'w' },
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
 		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
 		{ "itrace", required_argument, NULL, 'I' },
@@ -294,6 +315,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		switch (c) {
 		case 'd': sc.disasm = 1; break;
 		case 'j': sc.json = 1; break;
+		case 'w': sc.switches = 1; break;
 		case 't': case 'C': case 's': case 'k': case 'I':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
@@ -301,7 +323,8 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		case 'h':
 		default:
 			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--itrace=b|iN|bi...] %s FILE\n",
-				cli_prog, gaps_mode ? "gaps" : "script", gaps_mode ? "[--json]" : "[--disasm]");
+				cli_prog, gaps_mode ? "gaps" : "script",
+				gaps_mode ? "[--json]" : "[--disasm] [--show-switch-events]");
 			return c == 'h' ? EXIT_OK : EXIT_USAGE;
 		}
 	}
@@ -332,6 +355,8 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	} else {
 		sink.sample = script_sample;
 		sink.branch = script_branch;
+		if (sc.switches)
+			sink.context_switch = script_switch;
 	}
 	struct rb_session_stats stats;
 	struct pd_error err;

@@ -4,6 +4,8 @@
  * ordered_events); records without one, and user records, are handled as
  * they come. Each released record updates the machine (COMM, FORK, EXIT,
  * MMAP, MMAP2) or becomes an event for the sink (SAMPLE, SWITCH, LOST).
+ * IMC PMUs' samples and counter values go through imc_perf.h; every loss
+ * becomes one rb_gap_ev (the loss model: doc/schema.md).
  */
 #include "config.h"
 #include <errno.h>
@@ -36,6 +38,9 @@ struct sess {
 	size_t nr_auxq;
 	uint64_t aux_time[4096];      /* newest AUX record time per CPU, in file order */
 	struct rb_pt *pt;             /* Intel PT decoding, NULL if none */
+	uint8_t aux_overwrite[512];   /* CPUs whose AUX records say overwrite (snapshot) mode, in file order */
+	uint64_t cpu_time[4096];      /* newest record time per CPU, in time order (start of a loss) */
+	struct rb_imc_perf *imc;      /* IMC PMUs: trace records and counters (imc_perf.h) */
 };
 
 static int parse_cpus(struct sess *s, const char *list)
@@ -148,12 +153,20 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 		for (size_t i = 0; s->o->perf_export && i < se.nr_nodes; i++)
 			s->nodes[i].al.sym = rb_machine_export_sym(s->m, &s->nodes[i].al, s->nodes[i].ip);
 	}
-	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
+	int rc = s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
+	return rc ? rc : rb_imc_perf_sample(s->imc, rec->evsel, ps, rec->misc);
 }
 
 static int on_switch(struct sess *s, const struct pd_event *ev)
 {
-	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1 };
+	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1,
+				   .cpu_wide = ev->type == PD_RECORD_SWITCH_CPU_WIDE,
+				   .np_pid = (int32_t)ev->u.context_switch.next_prev_pid,
+				   .np_tid = (int32_t)ev->u.context_switch.next_prev_tid };
+	if (ev->sid.present & PD_SAMPLE_TID) {
+		sw.pid = (int32_t)ev->sid.pid;
+		sw.tid = (int32_t)ev->sid.tid;
+	}
 	if (ev->sid.present & PD_SAMPLE_CPU)
 		sw.cpu = (int32_t)ev->sid.cpu;
 	if (!cpu_selected(s, ev->sid.cpu, !!(ev->sid.present & PD_SAMPLE_CPU)))
@@ -166,6 +179,7 @@ static int on_switch(struct sess *s, const struct pd_event *ev)
 		sw.b = rb_machine_thread(s->m, (int32_t)ev->u.context_switch.next_prev_pid,
 					 (int32_t)ev->u.context_switch.next_prev_tid, 0);
 	s->st->switches++;
+	rb_imc_perf_switch(s->imc, sw.cpu, sw.time, !sw.out);
 	return s->sink->context_switch ? s->sink->context_switch(s->sink->ctx, &sw) : 0;
 }
 
@@ -181,6 +195,12 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 			       .tid = -1, .source = "kernel", .file_offset = rec->offset, .detail = "" };
 	if (ev->sid.present & PD_SAMPLE_CPU)
 		g.cpu = (int32_t)ev->sid.cpu;
+	/* what was lost came after the previous record of that CPU's ring */
+	if (ev->type != PD_RECORD_AUX && g.cpu >= 0 && g.cpu < 4096 && s->cpu_time[g.cpu] &&
+	    s->cpu_time[g.cpu] < g.time_end)
+		g.time_start = s->cpu_time[g.cpu];
+	if (ev->type != PD_RECORD_AUX && g.cpu >= 0 && g.cpu < 4096 && g.time_end > s->cpu_time[g.cpu])
+		s->cpu_time[g.cpu] = g.time_end;
 	if (ev->sid.present & PD_SAMPLE_TID) {
 		g.pid = (int32_t)ev->sid.pid;
 		g.tid = (int32_t)ev->sid.tid;
@@ -251,7 +271,9 @@ static int on_auxtrace(struct sess *s, const struct pd_record *rec)
 		/* no time of its own: the newest AUX record of that CPU read so far */
 		g.time_start = g.time_end = a.cpu >= 0 && (size_t)a.cpu < 4096 ? s->aux_time[a.cpu] : 0;
 		if (a.aux_offset > q->next) {
-			g.reason = "aux hole";
+			/* in snapshot mode the ring overwrote what was not captured */
+			g.reason = a.cpu >= 0 && a.cpu < 4096 && (s->aux_overwrite[a.cpu / 8] >> (a.cpu % 8) & 1) ?
+				   "snapshot overwrite" : "aux hole";
 			g.bytes_lost = a.aux_offset - q->next;
 			snprintf(detail, sizeof(detail), "queue %u: chunk %u starts at %#" PRIx64 ", %" PRIu64
 				 " bytes after the previous one ended", a.queue, a.snapshot_nr, a.aux_offset, g.bytes_lost);
@@ -287,6 +309,41 @@ static int on_auxtrace_error(struct sess *s, const struct pd_record *rec)
 	return emit_gap(s, &g);
 }
 
+static void note_cpu_time(struct sess *s, const struct pd_event *ev);
+
+/*
+ * What a record in time order tells beyond its usual handling: IMC
+ * READ values, AUX / ITRACE_START for the sink's coverage, and each CPU's
+ * newest time (losses on that CPU start there; noted after the record's own
+ * loss is reported, so a LOST record does not start at itself).
+ */
+static int track_record(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
+{
+	int rc = 0;
+	if (rec->type != PD_RECORD_LOST && rec->type != PD_RECORD_LOST_SAMPLES)
+		note_cpu_time(s, ev);       /* a loss notes its own end once reported (on_loss) */
+	if (rec->type == PD_RECORD_READ)
+		rc = rb_imc_perf_record(s->imc, ev, rec->evsel);
+	else if ((rec->type == PD_RECORD_AUX || rec->type == PD_RECORD_ITRACE_START) && s->sink->aux_record &&
+		 cpu_selected(s, ev->sid.cpu, !!(ev->sid.present & PD_SAMPLE_CPU))) {
+		struct rb_aux_rec_ev a = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1,
+					   .itrace_start = rec->type == PD_RECORD_ITRACE_START };
+		if (ev->sid.present & PD_SAMPLE_CPU)
+			a.cpu = (int32_t)ev->sid.cpu;
+		if (ev->sid.present & PD_SAMPLE_TID) {
+			a.pid = (int32_t)ev->sid.pid;
+			a.tid = (int32_t)ev->sid.tid;
+		}
+		if (!a.itrace_start) {
+			a.aux_offset = ev->u.aux.aux_offset;
+			a.aux_size = ev->u.aux.aux_size;
+			a.flags = ev->u.aux.flags;
+		}
+		rc = s->sink->aux_record(s->sink->ctx, &a);
+	}
+	return rc;
+}
+
 /* One record, in time order. */
 static int process(struct sess *s, const struct pd_record *rec)
 {
@@ -301,6 +358,9 @@ static int process(struct sess *s, const struct pd_record *rec)
 	int kernel = (rec->misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
 	if (s->pt)
 		rb_pt_sideband(s->pt, &ev);
+	int rc = track_record(s, rec, &ev);
+	if (rc)
+		return rc;
 	switch (rec->type) {
 	case PD_RECORD_SAMPLE:
 		return on_sample(s, rec, &ev);
@@ -332,6 +392,19 @@ static int process(struct sess *s, const struct pd_record *rec)
 		return on_loss(s, rec, &ev);
 	}
 	return 0;
+}
+
+/* The time of the record just handled on its CPU: where the next loss there starts. */
+static void note_cpu_time(struct sess *s, const struct pd_event *ev)
+{
+	const struct pd_sample *ps = &ev->u.sample;
+	if (ev->type == PD_RECORD_SAMPLE ? (ps->type & PD_SAMPLE_CPU) && (ps->type & PD_SAMPLE_TIME) && ps->cpu < 4096 :
+	    (ev->sid.present & PD_SAMPLE_CPU) && (ev->sid.present & PD_SAMPLE_TIME) && ev->sid.cpu < 4096) {
+		uint32_t cpu = ev->type == PD_RECORD_SAMPLE ? ps->cpu : ev->sid.cpu;
+		uint64_t t = ev->type == PD_RECORD_SAMPLE ? ps->time : ev->sid.time;
+		if (t > s->cpu_time[cpu])
+			s->cpu_time[cpu] = t;
+	}
 }
 
 static int deliver(void *ctx, const struct rb_oq_item *it)
@@ -393,8 +466,15 @@ static void note_aux_time(struct sess *s, const struct pd_record *rec, uint64_t 
 	const struct pd_evsel *es = rec->evsel >= 0 ? pd_reader_evsel(s->r, (size_t)rec->evsel) : NULL;
 	struct pd_sample_id sid;
 	if (es && pd_sample_id_parse(es, rec->data, rec->size, &sid, NULL) == 0 &&
-	    (sid.present & PD_SAMPLE_CPU) && sid.cpu < 4096)
+	    (sid.present & PD_SAMPLE_CPU) && sid.cpu < 4096) {
 		s->aux_time[sid.cpu] = t;
+		uint64_t flags;
+		if (rec->size >= 32) {
+			memcpy(&flags, rec->data + 24, 8);
+			if (flags & PD_AUX_FLAG_OVERWRITE)
+				s->aux_overwrite[sid.cpu / 8] |= (uint8_t)(1u << (sid.cpu % 8));
+		}
+	}
 }
 
 /* Pipe mode carries build-ids as records (perf writes them at the end). */
@@ -407,6 +487,27 @@ static void build_id_record(struct sess *s, const struct pd_record *rec)
 	const char *name = ev.u.build_id.filename;
 	rb_machine_set_build_id(s->m, kernel && !strncmp(name, "[kernel.kallsyms]", 17) ? "[kernel.kallsyms]" : name,
 				ev.u.build_id.build_id, ev.u.build_id.size, kernel && name[0] == '[');
+}
+
+/* perf stat record's counter values (IMC counting events), in file order. */
+static int imc_user_record(struct sess *s, const struct pd_record *rec)
+{
+	struct pd_event ev;
+	if (pd_event_parse(s->r, rec, &ev, NULL) < 0)
+		return 0;
+	return rb_imc_perf_record(s->imc, &ev, rec->evsel);
+}
+
+static int imc_record_out(void *ctx, const struct rb_imc_rec_ev *ev)
+{
+	const struct rb_sink *k = ((struct sess *)ctx)->sink;
+	return k->imc_record ? k->imc_record(k->ctx, ev) : 0;
+}
+
+static int imc_counter_out(void *ctx, const struct rb_imc_counter_ev *ev)
+{
+	const struct rb_sink *k = ((struct sess *)ctx)->sink;
+	return k->imc_counter ? k->imc_counter(k->ctx, ev) : 0;
 }
 
 static int any_comm_exec(struct pd_reader *r)
@@ -445,6 +546,12 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		return -ENOMEM;
 	}
 	load_build_ids(&s);
+	struct rb_imc_out imc_out = { &s, imc_record_out, imc_counter_out };
+	if (!(s.imc = rb_imc_perf_new(s.r, &imc_out))) {
+		rb_machine_free(s.m);
+		pd_reader_free(s.r);
+		return -ENOMEM;
+	}
 	rc = sink->begin ? sink->begin(sink->ctx, s.r, s.m) : 0;
 	if (!rc && !o->no_aux_decode && strcmp(o->path, "-")) {
 		struct rb_pt_env env = { .m = s.m, .sink = sink, .st = stats, .perf_export = o->perf_export,
@@ -475,6 +582,8 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 			rc = on_auxtrace(&s, &rec);
 		else if (rec.type == PD_RECORD_AUXTRACE_ERROR)
 			rc = on_auxtrace_error(&s, &rec);
+		else if (rec.type == PD_RECORD_STAT || rec.type == PD_RECORD_STAT_ROUND || rec.type == PD_RECORD_CPU_MAP)
+			rc = imc_user_record(&s, &rec);
 		else if (rec.type >= 64)
 			;   /* user records: the reader applied what matters (attrs, features) */
 		else if (record_time(&s, &rec, &t)) {
@@ -494,6 +603,9 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	if (!rc && s.pt)
 		rc = rb_pt_run_until(s.pt, UINT64_MAX);
 	rb_pt_free(s.pt);
+	int irc = rb_imc_perf_finish(s.imc);   /* the last IMC batches */
+	if (!rc)
+		rc = irc;
 	if (more == 0)
 		pd_error_clear(&stats->stop);
 	stats->late = s.q.late;

@@ -10,6 +10,7 @@
 
 #include "pd.h"
 #include "machine.h"
+#include "imc_perf.h"
 
 struct rb_cc_node {               /* one call-chain entry, root first */
 	uint64_t ip;
@@ -34,6 +35,9 @@ struct rb_switch_ev {
 	int out, preempt;
 	struct rb_thread *a;          /* the thread the record belongs to (NULL if unknown) */
 	struct rb_thread *b;          /* SWITCH_CPU_WIDE: the next / previous thread */
+	int cpu_wide;                 /* 1: SWITCH_CPU_WIDE */
+	int32_t pid, tid;             /* the record's own thread, -1 if it has none */
+	int32_t np_pid, np_tid;       /* SWITCH_CPU_WIDE: next / previous pid and tid as recorded */
 };
 
 /*
@@ -88,6 +92,14 @@ struct rb_branch_ev {
 	uint64_t insn_count, cyc_count;
 };
 
+/* A PERF_RECORD_AUX (data reached the AUX ring) or ITRACE_START (tracing began in a task), in time order. */
+struct rb_aux_rec_ev {
+	uint64_t time;
+	int32_t cpu, pid, tid;        /* -1 when not known */
+	int itrace_start;             /* 1: ITRACE_START (no offset, size or flags) */
+	uint64_t aux_offset, aux_size, flags;
+};
+
 struct rb_sink {
 	void *ctx;
 	int (*begin)(void *ctx, struct pd_reader *r, struct rb_machine *m);
@@ -96,6 +108,9 @@ struct rb_sink {
 	int (*gap)(void *ctx, const struct rb_gap_ev *ev);
 	int (*aux_buffer)(void *ctx, const struct rb_aux_ev *ev);
 	int (*branch)(void *ctx, const struct rb_branch_ev *ev);
+	int (*aux_record)(void *ctx, const struct rb_aux_rec_ev *ev);
+	int (*imc_record)(void *ctx, const struct rb_imc_rec_ev *ev);      /* IMC trace records (imc_perf.h) */
+	int (*imc_counter)(void *ctx, const struct rb_imc_counter_ev *ev); /* IMC counter values */
 	int (*end)(void *ctx);
 };
 

@@ -27,7 +27,7 @@
 
 enum stmt_id {
 	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
-	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_STAT, S_CALL, S_COUNT
+	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_IMC, S_IMC_COUNTER, S_STAT, S_CALL, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -44,6 +44,8 @@ static const char *const STMT_SQL[S_COUNT] = {
 	[S_SWITCH] = "INSERT INTO context_switches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_GAP] = "INSERT INTO gaps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_AUX] = "INSERT INTO aux_buffers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_IMC] = "INSERT INTO imc_records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_IMC_COUNTER] = "INSERT INTO imc_counters VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_STAT] = "INSERT OR REPLACE INTO decode_stats VALUES (?, ?)",
 	[S_CALL] = "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
@@ -720,6 +722,25 @@ static int sink_aux_buffer(void *ctx, const struct rb_aux_ev *a)
 	return st->failed ? -1 : 0;
 }
 
+/* IMC records from perf.data carry no timebase or counter snapshots (the kernel drops them): 0. */
+static int sink_imc_record(void *ctx, const struct rb_imc_rec_ev *r)
+{
+	struct rb_store *st = ctx;
+	uint64_t evsel_id = export_evsel(st, r->evsel);
+	ROW(st, S_IMC, I(++st->last[S_IMC]), I(r->time), I(r->estimated), I(r->cpu), I(r->pid), I(r->tid),
+	    I(r->ip), I(r->privilege), I(r->period), I(0), I(0), I(0), I(0), I(0), I(r->flush_time), I(evsel_id));
+	return st->failed ? -1 : 0;
+}
+
+static int sink_imc_counter(void *ctx, const struct rb_imc_counter_ev *c)
+{
+	struct rb_store *st = ctx;
+	uint64_t evsel_id = export_evsel(st, c->evsel);
+	ROW(st, S_IMC_COUNTER, I(++st->last[S_IMC_COUNTER]), I(c->time), I(c->cpu), I(c->tid), I(evsel_id),
+	    T(c->pmu ? c->pmu : ""), T(c->source), I(c->value), I(c->enabled), I(c->running));
+	return st->failed ? -1 : 0;
+}
+
 /* ------------------------------------------------------------- life */
 
 static int exec_sql(struct rb_store *st, const char *sql, const char *what)
@@ -810,6 +831,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	}
 	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .branch = sink_branch,
 				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,
+				     .imc_record = sink_imc_record, .imc_counter = sink_imc_counter,
 				     .end = sink_end };
 	*out = st;
 	return 0;
@@ -905,7 +927,8 @@ uint64_t rb_store_rows(const struct rb_store *st, const char *table)
 	static const struct { const char *name; enum stmt_id id; } t[] = {
 		{ "samples", S_SAMPLE }, { "threads", S_THREAD }, { "comms", S_COMM }, { "dsos", S_DSO },
 		{ "symbols", S_SYMBOL }, { "call_paths", S_CALL_PATH }, { "context_switches", S_SWITCH },
-		{ "gaps", S_GAP }, { "aux_buffers", S_AUX },
+		{ "gaps", S_GAP }, { "aux_buffers", S_AUX }, { "imc_records", S_IMC },
+		{ "imc_counters", S_IMC_COUNTER },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(t[i].name, table))
