@@ -116,16 +116,33 @@ static uint64_t mtc_step(const struct ptstream *s)
 	return (uint64_t)s->cfg->ctc_ratio << s->cfg->mtc_period;
 }
 
+static void note_timing(struct ptstream *s)
+{
+	if (!s->track_timing || s->dropping)
+		return;
+	if (s->ntiming == s->timingcap) {
+		s->timingcap = s->timingcap ? 2 * s->timingcap : 256;
+		s->timing = realloc(s->timing, s->timingcap * sizeof(*s->timing));
+		if (!s->timing) {
+			fprintf(stderr, "ptgen: out of memory\n");
+			exit(4);
+		}
+	}
+	s->timing[s->ntiming++] = s->len;
+}
+
 static void emit_tsc_tma(struct ptstream *s)
 {
 	struct pt_packet p;
 	memset(&p, 0, sizeof(p));
+	note_timing(s);
 	p.type = ppt_tsc;
 	p.payload.tsc.tsc = s->tsc & ((1ull << 56) - 1);
 	emit(s, &p);
 	if (s->cfg->mtc) {
 		memset(&p, 0, sizeof(p));
 		p.type = ppt_tma;
+		note_timing(s);
 		p.payload.tma.ctc = (uint16_t)(s->tsc / s->cfg->ctc_ratio);
 		p.payload.tma.fc = (uint16_t)(s->tsc % s->cfg->ctc_ratio);
 		emit(s, &p);
@@ -166,6 +183,7 @@ void ps_free(struct ptstream *s)
 	pt_free_encoder(s->enc);
 	free(s->buf);
 	free(s->psb);
+	free(s->timing);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -213,8 +231,8 @@ void ps_psb(struct ptstream *s)
 				exit(4);
 			}
 		}
-		s->psb[s->npsb++] = (struct psb_mark){ s->len, s->tsc & ((1ull << 56) - 1),
-						       s->enabled ? s->thread : -1, s->index };
+		s->psb[s->npsb++] = (struct psb_mark){ s->len, s->tsc & ((1ull << 56) - 1), s->thread,
+						       s->index, s->enabled };
 	}
 	emit_simple(s, ppt_psb);
 	s->last_ip = 0;
@@ -325,11 +343,33 @@ void ps_insn(struct ptstream *s, const struct insn *in, uint64_t next)
 	s->cur_ip = next;
 	if (s->enabled)
 		mtc_due(s);
-	if (s->cut_every && s->len >= s->next_cut && !s->dropping && s->ncuts < 256) {
-		s->cuts[s->ncuts].offset = s->len;
-		s->cuts[s->ncuts++].tsc = s->tsc;
+	if (s->cut_every && s->len >= s->next_cut && !s->dropping) {
+		ps_cut(s);
 		s->next_cut = s->len + s->cut_every;
 	}
+}
+
+void ps_cut(struct ptstream *s)
+{
+	if (s->ncuts >= 256 || (s->ncuts && s->cuts[s->ncuts - 1].offset == s->len))
+		return;
+	s->cuts[s->ncuts].offset = s->len;
+	s->cuts[s->ncuts++].tsc = s->tsc;
+}
+
+void ps_stop(struct ptstream *s)
+{
+	ps_flush(s);
+	s->dropping = 1;
+}
+
+void ps_restart(struct ptstream *s)
+{
+	s->dropping = 0;
+	s->tnt = 0;
+	s->ntnt = 0;
+	s->enabled = 0;
+	ps_psb(s);
 }
 
 void ps_overflow_begin(struct ptstream *s)

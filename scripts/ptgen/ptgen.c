@@ -6,8 +6,10 @@
  *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR
  *                                    OUTDIR/perf.data + OUTDIR/expected.txt +
  *                                    OUTDIR/branches-T.txt for one variant
- *   ptgen insns PROG FLOW EXPECTED T print the instruction addresses of thread T
- *                                    that a decoder recovers (visible ranges)
+ *   ptgen insns PROG FLOW EXPECTED T [--perf]
+ *                                    print the instruction addresses of thread T
+ *                                    that a decoder recovers (visible ranges);
+ *                                    --perf: without the walked ones perf skips
  *   ptgen large PROG FLOW MB OUT     a benchmark perf.data of about MB megabytes
  *
  * Exit status: 0 done, 1 bad command line, 2 input unreadable, 3 ptrace
@@ -16,6 +18,7 @@
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,10 +36,14 @@ struct gen {
 	char recname[128];
 };
 
-static void die(int code, const char *fmt, const char *a)
+__attribute__((format(printf, 2, 3), noreturn)) static void die(int code, const char *fmt, ...);
+static void die(int code, const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
 	fprintf(stderr, "ptgen: ");
-	fprintf(stderr, fmt, a);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputc('\n', stderr);
 	exit(code);
 }
@@ -85,10 +92,6 @@ static size_t write_branches(struct gen *g, int t, FILE *out)
 	for (size_t i = 0; i < th->n; i++) {
 		if (!(fl[i] & TF_VISIBLE))
 			continue;
-		if (fl[i] & TF_ASYNC) {
-			fprintf(out, "%" PRIx64 " 0 tr_end_async\n", th->ip[i]);
-			nb++;
-		}
 		if (fl[i] & TF_BEGIN) {
 			fprintf(out, "0 %" PRIx64 " tr_strt\n", th->ip[i]);
 			nb++;
@@ -96,19 +99,17 @@ static size_t write_branches(struct gen *g, int t, FILE *out)
 		struct insn in;
 		insn_at(g, th->ip[i], &in);
 		const char *k = branch_kind(in.kind);
-		if (!k)
-			continue;
 		if (in.kind == IK_SYSCALL) {
 			fprintf(out, "%" PRIx64 " 0 tr_end_syscall\n", th->ip[i]);
 			nb++;
-			continue;
+		} else if (k && i + 1 < th->n && !(in.kind == IK_JCC && th->ip[i + 1] == th->ip[i] + in.size)) {
+			fprintf(out, "%" PRIx64 " %" PRIx64 " %s\n", th->ip[i], th->ip[i + 1], k);
+			nb++;
 		}
-		if (i + 1 >= th->n)
-			continue;
-		if (in.kind == IK_JCC && th->ip[i + 1] == th->ip[i] + in.size)
-			continue;
-		fprintf(out, "%" PRIx64 " %" PRIx64 " %s\n", th->ip[i], th->ip[i + 1], k);
-		nb++;
+		if ((fl[i] & TF_ASYNC_AFTER) && i + 1 < th->n) {
+			fprintf(out, "%" PRIx64 " 0 tr_end_async\n", th->ip[i + 1]);
+			nb++;
+		}
 	}
 	return nb;
 }
@@ -148,6 +149,17 @@ static void write_expected(struct gen *g, const char *dir, const char *variant, 
 			i = j;
 		}
 	}
+	if (g->tr.lost_records)
+		fprintf(e, "lost-records 0 %" PRIu64 "\n", g->tr.lost_records);
+	for (int k = 0; k < g->tr.nwalks; k++)
+		fprintf(e, "walk %d %zu %zu\n", g->tr.walks[k].thread, g->tr.walks[k].first, g->tr.walks[k].count);
+	for (int k = 0; k < g->tr.ngaps; k++) {   /* what perf's decoder reports for the losses it sees in the trace */
+		const char *r = g->tr.gaps[k].reason;
+		if (!strcmp(r, "overflow"))
+			fprintf(e, "perf-error 7 Overflow packet\n");
+		else if (!strcmp(r, "aux-truncated"))
+			fprintf(e, "perf-error 8 Lost trace data\n");
+	}
 	for (int k = 0; k < g->tr.ngaps; k++) {
 		const struct gap *gp = &g->tr.gaps[k];
 		const struct thread_flow *th = &g->fl.th[gp->thread];
@@ -163,6 +175,8 @@ static void truth_init(struct gen *g)
 {
 	for (int t = 0; t < g->fl.nth; t++) {
 		g->tr.flags[t] = calloc(g->fl.th[t].n + 1, 1);
+		if (!g->tr.flags[t])
+			die(4, "%s", "out of memory");
 		for (size_t i = 0; i < g->fl.th[t].n; i++)
 			g->tr.flags[t][i] = TF_VISIBLE;
 	}
@@ -170,21 +184,80 @@ static void truth_init(struct gen *g)
 
 static void add_gap(struct gen *g, int t, size_t first, size_t count, const char *reason)
 {
+	if (!count)
+		return;
 	if (g->tr.ngaps >= (int)(sizeof(g->tr.gaps) / sizeof(g->tr.gaps[0])))
 		die(4, "%s", "too many gaps");
 	g->tr.gaps[g->tr.ngaps++] = (struct gap){ t, first, count, reason };
 	for (size_t i = first; i < first + count; i++)
-		g->tr.flags[t][i] &= (uint8_t)~TF_VISIBLE;
+		g->tr.flags[t][i] &= (uint8_t)~(TF_VISIBLE | TF_BEGIN);
 	g->tr.flags[t][first + count] |= TF_LOSS;
 }
 
+/* Instructions a decoder reaches by walking straight-line code after the last packet before a loss. */
+static void add_walk(struct gen *g, int t, size_t first, size_t count)
+{
+	if (count && g->tr.nwalks < (int)(sizeof(g->tr.walks) / sizeof(g->tr.walks[0])))
+		g->tr.walks[g->tr.nwalks++] = (struct gap){ t, first, count, "walk" };
+}
+
+static int needs_trace(struct gen *g, int t, size_t i)
+{
+	struct insn in;
+	insn_at(g, g->fl.th[t].ip[i], &in);
+	return in.kind == IK_JCC || in.kind == IK_JMP_IND || in.kind == IK_CALL_IND || in.kind == IK_RET;
+}
+
 /*
- * Run thread @t's instructions [from, to) on stream @s. Each system call's
- * return re-enables tracing (unless it is the span's last instruction).
- * @hook, when set, is called before each instruction (variants inject events).
+ * Where a loss starts: the first index >= @from that follows an instruction
+ * which consumed trace (a TNT bit or a TIP), so the packets before the loss
+ * prove every instruction up to it. *@stop: the first instruction from there
+ * on that needs trace itself; a decoder walks the straight-line instructions
+ * before it and stops there (the gap starts at *@stop).
  */
+static size_t loss_start(struct gen *g, int t, size_t from, size_t *stop)
+{
+	for (size_t i = from < 1 ? 1 : from; i + 1 < g->fl.th[t].n; i++) {
+		if (!needs_trace(g, t, i - 1))
+			continue;
+		size_t m = i;
+		int direct = 0;
+		while (m + 1 < g->fl.th[t].n && !needs_trace(g, t, m)) {
+			struct insn in;
+			insn_at(g, g->fl.th[t].ip[m], &in);
+			direct |= in.kind != IK_OTHER;
+			m++;
+		}
+		if (direct)
+			continue;   /* keep direct branches out of the walked part */
+		*stop = m;
+		return i;
+	}
+	die(4, "%s", "no place for a loss in the flow");
+}
+
+/* An index >= @from whose instruction is not a system call and does not follow one. */
+static size_t plain_index(struct gen *g, int t, size_t from)
+{
+	for (size_t i = from; i + 1 < g->fl.th[t].n; i++) {
+		struct insn a, b;
+		insn_at(g, g->fl.th[t].ip[i], &a);
+		insn_at(g, g->fl.th[t].ip[i - 1], &b);
+		if (a.kind != IK_SYSCALL && b.kind != IK_SYSCALL)
+			return i;
+	}
+	die(4, "%s", "no plain instruction in the flow");
+	return 0;
+}
+
+/* Called before instruction @i of thread @t is encoded (variants inject events). */
 typedef void (*insn_hook)(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx);
 
+/*
+ * Run thread @t's instructions [from, to) on stream @s. A system call's
+ * return re-enables tracing unless it is the span's last instruction (the
+ * caller then decides what runs next).
+ */
 static void run_span(struct gen *g, struct ptstream *s, int t, size_t from, size_t to, insn_hook hook, void *ctx)
 {
 	const struct thread_flow *th = &g->fl.th[t];
@@ -205,12 +278,30 @@ static void run_span(struct gen *g, struct ptstream *s, int t, size_t from, size
 	}
 }
 
+/* Tracing (re)starts for thread @t at instruction @i. */
+static void enable_at(struct gen *g, struct ptstream *s, int t, size_t i)
+{
+	s->thread = t;
+	s->index = i;
+	ps_enable(s, g->fl.th[t].ip[i]);
+	g->tr.flags[t][i] |= TF_BEGIN;
+}
+
+/* An interrupt before instruction @i of thread @t: FUP, TIP.PGD. */
+static void interrupt_at(struct gen *g, struct ptstream *s, int t, size_t i)
+{
+	ps_interrupt(s, g->fl.th[t].ip[i]);
+	g->tr.flags[t][i - 1] |= TF_ASYNC_AFTER;
+}
+
 /*
- * AUX chunks end where the stream's cut points are (packet boundaries, as the
- * driver's AUX head is when tracing stops), and at the end; each is an AUX
- * record (kernel) and an AUXTRACE record with the bytes padded to 8.
+ * AUX chunks end at the stream's cut points (packet boundaries, as the AUX
+ * head is when tracing stops) and at its end: per chunk an AUX record
+ * (kernel; @trunc_at: the chunk ending there is flagged TRUNCATED) and an
+ * AUXTRACE record with the bytes, padded to 8 (zeros: PAD packets).
  */
-static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t tid, uint64_t tsc_end)
+static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t tid, uint64_t tsc_end,
+			 size_t trunc_at)
 {
 	size_t off = 0;
 	for (int k = 0; k <= s->ncuts; k++) {
@@ -218,18 +309,16 @@ static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t t
 		uint64_t tsc = k < s->ncuts ? s->cuts[k].tsc : tsc_end;
 		if (end <= off)
 			continue;
-		wrap_aux(w, cpu, tsc, PID, tid, off, end - off, 0);
+		wrap_aux(w, cpu, tsc, PID, tid, off, end - off, end == trunc_at ? 1 /* TRUNCATED */ : 0);
 		wrap_auxtrace(w, cpu, tsc, tid, off, s->buf + off, end - off);
 		off = end;
 	}
 }
 
-static void variant_full(struct gen *g, const char *out)
+static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch)
 {
-	struct ptstream s;
-	if (ps_init(&s, &g->cfg, START_TSC) < 0)
-		die(4, "%s", "libipt: cannot allocate an encoder");
-	struct wrap_cfg wc = { .pt = &g->cfg, .ncpus = 1, .have_sched_switch = 2 };
+	struct wrap_cfg wc = { .pt = &g->cfg, .ncpus = ncpus, .snapshot = snapshot,
+			       .have_sched_switch = sched_switch };
 	wc.img[0] = &g->im;
 	wc.img_name[0] = g->recname;
 	struct wrap *w;
@@ -237,26 +326,224 @@ static void variant_full(struct gen *g, const char *out)
 	snprintf(path, sizeof(path), "%s/perf.data", out);
 	if (wrap_open(&w, path, &wc) < 0)
 		exit(4);
-	uint64_t t0 = START_TSC;
+	return w;
+}
+
+/* The process's sideband up to its first instruction: COMM (exec), MMAP2, ITRACE_START, SWITCH in. */
+static void process_start(struct gen *g, struct wrap *w, uint64_t t0)
+{
 	wrap_comm(w, 0, t0 + 100, PID, PID, g->name, 1);
 	wrap_mmap2(w, 0, t0 + 200, PID, PID, &g->im, g->recname);
 	wrap_itrace_start(w, 0, t0 + 300, PID, PID);
 	wrap_switch(w, 0, t0 + 400, PID, PID, 0);
-	s.cut_every = 1600;
-	s.next_cut = s.cut_every;
-	ps_psb(&s);
-	ps_idle(&s, 1000);
-	ps_enable(&s, g->fl.th[0].ip[0]);
-	g->tr.flags[0][0] |= TF_BEGIN;
-	run_span(g, &s, 0, 0, g->fl.th[0].n, NULL, NULL);
-	ps_pad(&s);
-	uint64_t tend = s.tsc + 500;
+}
+
+static void stream_init(struct gen *g, struct ptstream *s, size_t cut_every)
+{
+	if (ps_init(s, &g->cfg, START_TSC) < 0)
+		die(4, "%s", "libipt: cannot allocate an encoder");
+	s->cut_every = cut_every;
+	s->next_cut = cut_every;
+	ps_psb(s);              /* TraceEn set in the kernel: PSB+ without FUP */
+	ps_idle(s, 1000);
+}
+
+static void finish_single(struct gen *g, struct wrap *w, struct ptstream *s, size_t trunc_at)
+{
+	ps_pad(s);
+	uint64_t tend = s->tsc + 500;
+	wrap_switch(w, 0, tend - 100, PID, PID, 1);
 	wrap_fork(w, 0, tend, PID, PID, PID, 1);
-	write_chunks(w, &s, 0, PID, tend);
+	write_chunks(w, s, 0, PID, tend, trunc_at);
+	wrap_round(w);
+	if (wrap_close(w) < 0)
+		exit(4);
+	ps_free(s);
+}
+
+/* ------------------------------------------------------------- variants */
+
+static void variant_full(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 1600);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, g->fl.th[0].n, NULL, NULL);
+	finish_single(g, w, &s, 0);
+}
+
+struct loss { size_t k1, k2; };
+
+static void hook_ovf(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
+{
+	struct loss *l = ctx;
+	if (i == l->k1)
+		ps_overflow_begin(s);
+	if (i == l->k2) {
+		ps_overflow_end(s, g->fl.th[t].ip[i]);
+		g->tr.flags[t][i] |= TF_BEGIN;
+	}
+}
+
+static void variant_ovf(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	struct loss l;
+	size_t stop;
+	l.k1 = loss_start(g, 0, g->fl.th[0].n / 3, &stop);
+	l.k2 = plain_index(g, 0, l.k1 + 700);
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 1600);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, g->fl.th[0].n, hook_ovf, &l);
+	add_gap(g, 0, stop, l.k2 - stop, "overflow");
+	add_walk(g, 0, l.k1, stop - l.k1);
+	finish_single(g, w, &s, 0);
+}
+
+static void hook_trunc(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
+{
+	struct loss *l = ctx;
+	if (i == l->k1) {
+		ps_stop(s);
+		ps_cut(s);   /* the AUX record that filled the buffer ends here */
+	}
+	if (i == l->k2) {
+		ps_restart(s);
+		ps_idle(s, 1000);
+		enable_at(g, s, t, i);
+	}
+}
+
+static size_t trunc_offset;
+
+static void variant_truncated(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	struct loss l;
+	size_t stop;
+	l.k1 = loss_start(g, 0, g->fl.th[0].n / 2, &stop);
+	l.k2 = plain_index(g, 0, l.k1 + 900);
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 0);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, g->fl.th[0].n, hook_trunc, &l);
+	add_gap(g, 0, stop, l.k2 - stop, "aux-truncated");
+	add_walk(g, 0, l.k1, stop - l.k1);
+	g->tr.flags[0][l.k2] |= TF_BEGIN;
+	trunc_offset = s.cuts[0].offset;
+	finish_single(g, w, &s, trunc_offset);
+}
+
+static void variant_lost(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 1600);
+	enable_at(g, &s, 0, 0);
+	size_t half = g->fl.th[0].n / 2;
+	run_span(g, &s, 0, 0, half, NULL, NULL);
+	wrap_lost(w, 0, s.tsc, PID, PID, 3);   /* 3 sideband records lost; the trace is whole */
+	g->tr.lost_records = 3;
+	run_span(g, &s, 0, half, g->fl.th[0].n, NULL, NULL);
+	finish_single(g, w, &s, 0);
+}
+
+/*
+ * Snapshot mode: an AUX ring of @ring bytes; at each snapshot point the task
+ * is interrupted (FUP, TIP.PGD), perf copies the ring (AUX record with
+ * OVERWRITE, aux_offset = head), and tracing restarts (PSB+ in the kernel,
+ * then TIP.PGE when the task resumes).
+ */
+struct snap { size_t at[4]; int n; size_t head[5]; uint64_t tsc[5]; int nsnap; };
+
+static void hook_snap(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
+{
+	struct snap *sn = ctx;
+	for (int k = 0; k < sn->n; k++) {
+		if (sn->at[k] != i)
+			continue;
+		interrupt_at(g, s, t, i);
+		sn->head[sn->nsnap] = s->len;
+		sn->tsc[sn->nsnap++] = s->tsc;
+		ps_idle(s, g->cfg.irq_cycles);
+		ps_restart(s);
+		ps_idle(s, 200);
+		enable_at(g, s, t, i);
+	}
+}
+
+static void snapshot_variant(struct gen *g, const char *out, size_t ring, const double *where, int nwhere)
+{
+	struct ptstream s;
+	struct snap sn;
+	memset(&sn, 0, sizeof(sn));
+	g->cfg.psb_bytes = 256;
+	size_t n = g->fl.th[0].n;
+	for (int k = 0; k < nwhere; k++)
+		sn.at[sn.n++] = plain_index(g, 0, (size_t)((double)n * where[k]));
+	struct wrap *w = open_wrap(g, out, 1, 1, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 0);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, n, hook_snap, &sn);
+	sn.head[sn.nsnap] = s.len;      /* the last snapshot, at exit */
+	sn.tsc[sn.nsnap++] = s.tsc;
+	ps_pad(&s);
+	/* what each snapshot holds, and what a decoder recovers from it */
+	size_t prev_end = 0;
+	int prev_t = 0;
+	size_t prev_idx = 0;            /* first instruction not yet decoded */
+	for (int k = 0; k < sn.nsnap; k++) {
+		size_t head = sn.head[k], size = head < ring ? head : ring, start = head - size;
+		if (start > prev_end) {
+			/* a hole: the decoder resyncs at the first PSB at or after start */
+			size_t m = 0;
+			while (m < s.npsb && s.psb[m].offset < start)
+				m++;
+			if (m == s.npsb || s.psb[m].offset >= head)
+				die(4, "%s", "snapshot without a PSB");
+			size_t resume = s.psb[m].index;
+			add_gap(g, prev_t, prev_idx, resume - prev_idx,
+				k ? "snapshot-hole" : "overwritten-before-first-snapshot");
+			if (s.psb[m].enabled)   /* sync at PSB+ FUP: no trace-begin branch (as perf) */
+				g->tr.flags[prev_t][resume] &= (uint8_t)~TF_BEGIN;
+		}
+		/* the copy of the ring: the bytes padded to 8 are whatever the ring holds */
+		size_t padded = (size + 7) & ~(size_t)7;
+		uint8_t *copy = calloc(1, padded + 8);
+		memcpy(copy, s.buf + start, size);
+		wrap_aux(w, 0, sn.tsc[k] + 50, PID, PID, head, size, 2 /* OVERWRITE */);
+		wrap_auxtrace(w, 0, sn.tsc[k] + 100, PID, start, copy, size);
+		free(copy);
+		prev_end = head;
+		prev_idx = k < sn.n ? sn.at[k] : n;
+		prev_t = 0;
+	}
+	uint64_t tend = s.tsc + 500;
+	wrap_switch(w, 0, tend - 100, PID, PID, 1);
+	wrap_fork(w, 0, tend, PID, PID, PID, 1);
 	wrap_round(w);
 	if (wrap_close(w) < 0)
 		exit(4);
 	ps_free(&s);
+}
+
+static void variant_snapshot(struct gen *g, const char *out)
+{
+	static const double where[] = { 0.3, 0.55, 0.8 };
+	snapshot_variant(g, out, 2048, where, 3);
+}
+
+static void variant_snapshot_hole(struct gen *g, const char *out)
+{
+	static const double where[] = { 0.25, 0.75 };
+	snapshot_variant(g, out, 512, where, 2);
 }
 
 struct variant {
@@ -267,6 +554,14 @@ struct variant {
 
 static const struct variant variants[] = {
 	{ "full", variant_full, "full trace, one CPU, AUX data in AUXTRACE chunks of about 1600 bytes" },
+	{ "ovf", variant_ovf, "full trace with an internal buffer overflow: packets lost, then OVF, FUP" },
+	{ "truncated", variant_truncated,
+	  "AUX area full: the AUX record is flagged TRUNCATED, tracing stops, restarts with PSB+ and TIP.PGE" },
+	{ "lost", variant_lost, "full trace and a PERF_RECORD_LOST record (3 sideband records lost)" },
+	{ "snapshot", variant_snapshot,
+	  "snapshot mode, 2048-byte AUX ring, 4 snapshots that overlap (perf trims the repeated bytes)" },
+	{ "snapshot-hole", variant_snapshot_hole,
+	  "snapshot mode, 512-byte AUX ring, 3 snapshots with data overwritten between them" },
 };
 
 static const struct variant *find_variant(const char *name)
@@ -334,7 +629,8 @@ static int cmd_fixture(int argc, char **argv)
 
 static int cmd_insns(int argc, char **argv)
 {
-	if (argc != 6)
+	int perf = argc == 7 && !strcmp(argv[6], "--perf");
+	if (argc != 6 && !perf)
 		return 1;
 	struct gen g;
 	load(&g, argv[2], argv[3], "x");
@@ -343,6 +639,12 @@ static int cmd_insns(int argc, char **argv)
 	if (!e)
 		die(2, "cannot read %s", argv[4]);
 	char line[256];
+	struct gap walks[16];
+	int nw = 0;
+	while (perf && nw < 16 && fgets(line, sizeof(line), e))
+		if (sscanf(line, "walk %d %zu %zu", &walks[nw].thread, &walks[nw].first, &walks[nw].count) == 3)
+			nw++;
+	rewind(e);
 	while (fgets(line, sizeof(line), e)) {
 		int tt;
 		size_t first, count;
@@ -350,8 +652,13 @@ static int cmd_insns(int argc, char **argv)
 			continue;
 		if (tt >= g.fl.nth || first + count > g.fl.th[tt].n)
 			die(2, "%s: visible range outside the flow", argv[4]);
-		for (size_t i = first; i < first + count; i++)
-			printf("%" PRIx64 "\n", g.fl.th[tt].ip[i]);
+		for (size_t i = first; i < first + count; i++) {
+			int walked = 0;
+			for (int k = 0; k < nw; k++)
+				walked |= walks[k].thread == tt && i >= walks[k].first && i < walks[k].first + walks[k].count;
+			if (!walked)
+				printf("%" PRIx64 "\n", g.fl.th[tt].ip[i]);
+		}
 	}
 	fclose(e);
 	return 0;
@@ -368,6 +675,6 @@ int main(int argc, char **argv)
 		rc = cmd_insns(argc, argv);
 	if (rc == 1)
 		fprintf(stderr, "usage: ptgen trace PROG FLOW | fixture VARIANT PROG FLOW NAME OUTDIR |"
-				" insns PROG FLOW EXPECTED THREAD | large PROG FLOW MB OUT\n");
+				" insns PROG FLOW EXPECTED THREAD [--perf] | large PROG FLOW MB OUT\n");
 	return rc;
 }

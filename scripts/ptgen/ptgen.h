@@ -99,14 +99,15 @@ struct psb_mark {
 	size_t offset;             /* stream offset of the PSB */
 	uint64_t tsc;              /* its TSC packet */
 	int thread;                /* thread whose instruction follows (-1: tracing disabled) */
-	size_t index;              /* that instruction */
+	size_t index;              /* that instruction (when disabled: the next one to execute) */
+	int enabled;               /* PSB+ carried a FUP */
 };
 
 /* Per-instruction facts of the ground truth (struct truth.flags). */
 enum {
 	TF_VISIBLE = 1,      /* a decoder can recover this instruction */
 	TF_BEGIN = 2,        /* trace (re)starts at it: a trace-begin branch 0 -> ip */
-	TF_ASYNC = 4,        /* an interrupt was taken just before it (FUP ip, TIP.PGD) */
+	TF_ASYNC_AFTER = 4,  /* an interrupt is taken right after it (FUP next ip, TIP.PGD) */
 	TF_LOSS = 8,         /* trace was lost just before it */
 };
 
@@ -120,6 +121,9 @@ struct truth {
 	uint8_t *flags[PTGEN_MAX_THREADS];
 	struct gap gaps[16];
 	int ngaps;
+	struct gap walks[16];     /* visible, but only to decoders that walk without packets */
+	int nwalks;
+	uint64_t lost_records;    /* PERF_RECORD_LOST total */
 };
 
 /* One AUX area's packet stream. */
@@ -147,6 +151,9 @@ struct ptstream {
 	size_t next_cut;
 	struct { size_t offset; uint64_t tsc; } cuts[256];   /* AUX chunk ends, at packet boundaries */
 	int ncuts;
+	size_t *timing;            /* offsets of TSC and TMA packets, when track_timing */
+	size_t ntiming, timingcap;
+	int track_timing;
 	int thread;                /* thread whose instructions are being encoded */
 	size_t index;              /* its next instruction */
 };
@@ -169,6 +176,12 @@ void ps_flush(struct ptstream *s);
 void ps_overflow_begin(struct ptstream *s);
 /* Overflow resolves before @ip: OVF, FUP(ip). */
 void ps_overflow_end(struct ptstream *s, uint64_t ip);
+/* Packets lost from now on (AUX area full: no OVF) until ps_restart. */
+void ps_stop(struct ptstream *s);
+/* Tracing restarts in the kernel: PSB+ without FUP; the caller then enables. */
+void ps_restart(struct ptstream *s);
+/* Record a packet boundary (AUX chunk end) now. */
+void ps_cut(struct ptstream *s);
 /* Trailing PAD bytes to a multiple of 8. */
 void ps_pad(struct ptstream *s);
 
