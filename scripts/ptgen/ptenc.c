@@ -8,7 +8,9 @@
  *                             partial TNT-8 (<= 6 bits) or TNT-64 when another
  *                             packet forces them out
  *   direct jump / call        nothing (a call pushes its return address)
- *   indirect jump / call      TIP with IP compression against the last IP
+ *   indirect jump / call      TIP with IP compression against the last IP:
+ *                             the smallest form, but every 5th/7th/11th/13th
+ *                             IP packet uses update_32/update_48/sext_48/full
  *   near return               a taken TNT bit when its target is the top of
  *                             the 64-entry call stack (return compression),
  *                             else TIP; the stack starts empty at every PSB
@@ -93,6 +95,19 @@ static void emit_ip(struct ptstream *s, enum pt_packet_type t, uint64_t ip, int 
 			p.payload.ip.ipc = pt_ipc_update_48;
 		else
 			p.payload.ip.ipc = pt_ipc_full;
+		/*
+		 * A larger compression is always valid; use every form now and
+		 * then so that decoders meet all of them.
+		 */
+		s->nip++;
+		if (s->nip % 13 == 0)
+			p.payload.ip.ipc = pt_ipc_full;
+		else if (s->nip % 11 == 0)
+			p.payload.ip.ipc = pt_ipc_sext_48;
+		else if (s->nip % 7 == 0 && p.payload.ip.ipc != pt_ipc_full && p.payload.ip.ipc != pt_ipc_sext_48)
+			p.payload.ip.ipc = pt_ipc_update_48;
+		else if (s->nip % 5 == 0 && p.payload.ip.ipc == pt_ipc_update_16)
+			p.payload.ip.ipc = pt_ipc_update_32;
 		p.payload.ip.ip = ip;
 		s->last_ip = ip;
 	}

@@ -546,6 +546,144 @@ static void variant_snapshot_hole(struct gen *g, const char *out)
 	snapshot_variant(g, out, 512, where, 2);
 }
 
+
+/* ------------------------------------------------------- two threads */
+
+/* Indices of thread @t's system calls. */
+static int syscalls_of(struct gen *g, int t, size_t *out, int max)
+{
+	int n = 0;
+	for (size_t i = 0; i < g->fl.th[t].n && n < max; i++) {
+		struct insn in;
+		insn_at(g, g->fl.th[t].ip[i], &in);
+		if (in.kind == IK_SYSCALL)
+			out[n++] = i;
+	}
+	return n;
+}
+
+static void need_threads(struct gen *g)
+{
+	if (g->fl.nth != 2)
+		die(2, "%s: this variant needs a program with two threads", g->name);
+}
+
+/*
+ * Per-CPU, two CPUs: the main thread on CPU 0, its clone on CPU 1, each with
+ * its own AUX area; per-task SWITCH records (have_sched_switch 2). The main
+ * thread's last sched_yield lasts until the clone has exited, so that its
+ * wait finds the clone gone (as in the single-stepped run).
+ */
+static void variant_two_cpus(struct gen *g, const char *out)
+{
+	need_threads(g);
+	size_t sc0[8], sc1[8];
+	int n0 = syscalls_of(g, 0, sc0, 8), n1 = syscalls_of(g, 1, sc1, 8);
+	if (n0 < 3 || n1 < 1)
+		die(2, "%s: expected a clone and sched_yield calls", g->name);
+	size_t nt0 = g->fl.th[0].n, nt1 = g->fl.th[1].n;
+	struct ptstream s0, s1;
+	struct wrap *w = open_wrap(g, out, 2, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s0, 1200);
+	enable_at(g, &s0, 0, 0);
+	run_span(g, &s0, 0, 0, sc0[0] + 1, NULL, NULL);       /* up to the clone */
+	uint64_t tc = s0.tsc;
+	wrap_fork(w, 0, tc + 200, PID, PID + 1, PID, 0);
+	if (ps_init(&s1, &g->cfg, tc + 600) < 0)
+		die(4, "%s", "libipt: cannot allocate an encoder");
+	s1.cut_every = 1200;
+	s1.next_cut = 1200;
+	wrap_itrace_start(w, 1, tc + 700, PID, PID + 1);
+	wrap_switch(w, 1, tc + 800, PID, PID + 1, 0);
+	ps_psb(&s1);
+	ps_idle(&s1, 400);
+	enable_at(g, &s1, 1, 0);
+	run_span(g, &s1, 1, 0, nt1, NULL, NULL);
+	ps_pad(&s1);
+	uint64_t t1end = s1.tsc + 300;
+	wrap_switch(w, 1, t1end, PID, PID + 1, 1);
+	wrap_fork(w, 1, t1end + 100, PID, PID + 1, PID, 1);
+	/* main: after the clone, up to and including its last sched_yield */
+	size_t last_yield = sc0[n0 - 2];
+	ps_idle(&s0, g->cfg.syscall_cycles);
+	enable_at(g, &s0, 0, sc0[0] + 1);
+	run_span(g, &s0, 0, sc0[0] + 1, last_yield + 1, NULL, NULL);
+	ps_idle(&s0, s0.tsc < t1end + 1000 ? t1end + 1000 - s0.tsc : g->cfg.syscall_cycles);
+	enable_at(g, &s0, 0, last_yield + 1);
+	run_span(g, &s0, 0, last_yield + 1, nt0, NULL, NULL);
+	ps_pad(&s0);
+	uint64_t tend = s0.tsc + 500;
+	wrap_switch(w, 0, tend - 100, PID, PID, 1);
+	wrap_fork(w, 0, tend, PID, PID, PID, 1);
+	write_chunks(w, &s0, 0, PID, tend, 0);
+	write_chunks(w, &s1, 1, PID + 1, t1end + 200, 0);
+	wrap_round(w);
+	if (wrap_close(w) < 0)
+		exit(4);
+	ps_free(&s0);
+	ps_free(&s1);
+}
+
+/*
+ * One CPU, CPU-wide context-switch sideband (SWITCH_CPU_WIDE, have_sched_switch
+ * 3): the threads take turns at their sched_yield calls, and once the main
+ * thread is preempted by an interrupt (FUP, TIP.PGD) in the middle of its
+ * loop; it resumes there later with TIP.PGE. Nothing of the user-space flow
+ * is lost; no PIP (user-only tracing, and both threads share CR3).
+ */
+struct slice { int t; size_t end; int preempt; };
+
+static void variant_one_cpu(struct gen *g, const char *out)
+{
+	need_threads(g);
+	size_t sc0[8], sc1[8];
+	int n0 = syscalls_of(g, 0, sc0, 8), n1 = syscalls_of(g, 1, sc1, 8);
+	if (n0 != 5 || n1 != 4)
+		die(2, "%s: expected clone, 3 sched_yield, exit_group / 3 sched_yield, exit", g->name);
+	size_t p = plain_index(g, 0, (sc0[1] + sc0[2]) / 2);
+	const struct slice plan[] = {
+		{ 0, sc0[0] + 1, 0 }, { 1, sc1[0] + 1, 0 }, { 0, p, 1 }, { 1, sc1[1] + 1, 0 },
+		{ 0, sc0[2] + 1, 0 }, { 1, sc1[2] + 1, 0 }, { 0, sc0[3] + 1, 0 }, { 1, g->fl.th[1].n, 0 },
+		{ 0, g->fl.th[0].n, 0 },
+	};
+	struct ptstream s;
+	struct wrap *w = open_wrap(g, out, 1, 0, 3);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 1200);
+	size_t cur[2] = { 0, 0 };
+	int prev = -1;
+	for (size_t k = 0; k < sizeof(plan) / sizeof(plan[0]); k++) {
+		int t = plan[k].t;
+		if (prev >= 0 && prev != t) {
+			uint64_t ts = s.tsc + 300;
+			wrap_switch_cpu_wide(w, 0, ts, PID, PID + (unsigned)prev, 1, PID, PID + (unsigned)t);
+			wrap_switch_cpu_wide(w, 0, ts + 200, PID, PID + (unsigned)t, 0, PID, PID + (unsigned)prev);
+			ps_idle(&s, 600);
+		}
+		if (t == 1 && cur[1] == 0)
+			wrap_fork(w, 0, s.tsc - 500, PID, PID + 1, PID, 0);
+		enable_at(g, &s, t, cur[t]);
+		run_span(g, &s, t, cur[t], plan[k].end, NULL, NULL);
+		if (plan[k].preempt) {
+			interrupt_at(g, &s, t, plan[k].end);
+			ps_idle(&s, g->cfg.irq_cycles);
+		} else {
+			ps_idle(&s, g->cfg.syscall_cycles);
+		}
+		if (plan[k].end == g->fl.th[t].n)
+			wrap_fork(w, 0, s.tsc, PID, PID + (unsigned)t, PID, 1);
+		cur[t] = plan[k].end;
+		prev = t;
+	}
+	ps_pad(&s);
+	write_chunks(w, &s, 0, PID, s.tsc + 500, 0);
+	wrap_round(w);
+	if (wrap_close(w) < 0)
+		exit(4);
+	ps_free(&s);
+}
+
 struct variant {
 	const char *name;
 	void (*run)(struct gen *g, const char *out);
@@ -562,6 +700,10 @@ static const struct variant variants[] = {
 	  "snapshot mode, 2048-byte AUX ring, 4 snapshots that overlap (perf trims the repeated bytes)" },
 	{ "snapshot-hole", variant_snapshot_hole,
 	  "snapshot mode, 512-byte AUX ring, 3 snapshots with data overwritten between them" },
+	{ "two-cpus", variant_two_cpus,
+	  "two threads on two CPUs (per-CPU AUX areas), per-task SWITCH records" },
+	{ "one-cpu", variant_one_cpu,
+	  "two threads taking turns on one CPU (SWITCH_CPU_WIDE), one preemption by an interrupt" },
 };
 
 static const struct variant *find_variant(const char *name)

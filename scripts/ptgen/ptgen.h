@@ -135,6 +135,7 @@ struct ptstream {
 	size_t len, cap;
 	uint64_t tsc;              /* now */
 	uint64_t last_ip;          /* IP compression reference */
+	uint64_t nip;              /* IP packets so far (compression rotation) */
 	uint64_t tnt;              /* pending TNT bits, oldest highest */
 	unsigned ntnt;
 	uint64_t cyc_ref;          /* time of the last CYC (or other timing reset) */
