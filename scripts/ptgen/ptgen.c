@@ -10,7 +10,9 @@
  *                                    print the instruction addresses of thread T
  *                                    that a decoder recovers (visible ranges);
  *                                    --perf: without the walked ones perf skips
- *   ptgen large PROG FLOW MB OUT     a benchmark perf.data of about MB megabytes
+ *   ptgen large PROG FLOW MB OUT [CPUS]
+ *                                    a benchmark perf.data with about MB megabytes
+ *                                    of trace (CPUS queues); counts on stdout
  *
  * Exit status: 0 done, 1 bad command line, 2 input unreadable, 3 ptrace
  * refused (the caller may skip), 4 internal failure.
@@ -163,8 +165,12 @@ static void write_expected(struct gen *g, const char *dir, const char *variant, 
 	for (int k = 0; k < g->tr.ngaps; k++) {
 		const struct gap *gp = &g->tr.gaps[k];
 		const struct thread_flow *th = &g->fl.th[gp->thread];
-		fprintf(e, "gap %d %zu %zu %" PRIx64 " %" PRIx64 " %s\n", gp->thread, gp->first, gp->count,
-			th->ip[gp->first], th->ip[gp->first + gp->count - 1], gp->reason);
+		/* perf times: the last decodable instruction before the gap, the first after */
+		size_t a = gp->first, b = gp->first + gp->count;
+		uint64_t t0 = a ? wrap_perf_time(g->tr.tsc[gp->thread][a - 1]) : 0;
+		uint64_t t1 = b < th->n ? wrap_perf_time(g->tr.tsc[gp->thread][b]) : 0;
+		fprintf(e, "gap %d %zu %zu %" PRIx64 " %" PRIx64 " %s %" PRIu64 " %" PRIu64 "\n", gp->thread, a,
+			gp->count, th->ip[a], th->ip[b - 1], gp->reason, t0, t1);
 	}
 	fclose(e);
 }
@@ -175,7 +181,8 @@ static void truth_init(struct gen *g)
 {
 	for (int t = 0; t < g->fl.nth; t++) {
 		g->tr.flags[t] = calloc(g->fl.th[t].n + 1, 1);
-		if (!g->tr.flags[t])
+		g->tr.tsc[t] = calloc(g->fl.th[t].n + 1, sizeof(uint64_t));
+		if (!g->tr.flags[t] || !g->tr.tsc[t])
 			die(4, "%s", "out of memory");
 		for (size_t i = 0; i < g->fl.th[t].n; i++)
 			g->tr.flags[t][i] = TF_VISIBLE;
@@ -269,6 +276,7 @@ static void run_span(struct gen *g, struct ptstream *s, int t, size_t from, size
 		struct insn in;
 		insn_at(g, th->ip[i], &in);
 		uint64_t next = i + 1 < th->n ? th->ip[i + 1] : 0;
+		g->tr.tsc[t][i] = s->tsc;
 		ps_insn(s, &in, next);
 		if (in.kind == IK_SYSCALL && i + 1 < to) {
 			ps_idle(s, g->cfg.syscall_cycles);
@@ -368,7 +376,7 @@ static void variant_full(struct gen *g, const char *out)
 	struct ptstream s;
 	struct wrap *w = open_wrap(g, out, 1, 0, 2);
 	process_start(g, w, START_TSC);
-	stream_init(g, &s, 1600);
+	stream_init(g, &s, 600);
 	enable_at(g, &s, 0, 0);
 	run_span(g, &s, 0, 0, g->fl.th[0].n, NULL, NULL);
 	finish_single(g, w, &s, 0);
@@ -396,7 +404,7 @@ static void variant_ovf(struct gen *g, const char *out)
 	l.k2 = plain_index(g, 0, l.k1 + 700);
 	struct wrap *w = open_wrap(g, out, 1, 0, 2);
 	process_start(g, w, START_TSC);
-	stream_init(g, &s, 1600);
+	stream_init(g, &s, 600);
 	enable_at(g, &s, 0, 0);
 	run_span(g, &s, 0, 0, g->fl.th[0].n, hook_ovf, &l);
 	add_gap(g, 0, stop, l.k2 - stop, "overflow");
@@ -418,8 +426,6 @@ static void hook_trunc(struct gen *g, struct ptstream *s, int t, size_t i, void 
 	}
 }
 
-static size_t trunc_offset;
-
 static void variant_truncated(struct gen *g, const char *out)
 {
 	struct ptstream s;
@@ -435,8 +441,7 @@ static void variant_truncated(struct gen *g, const char *out)
 	add_gap(g, 0, stop, l.k2 - stop, "aux-truncated");
 	add_walk(g, 0, l.k1, stop - l.k1);
 	g->tr.flags[0][l.k2] |= TF_BEGIN;
-	trunc_offset = s.cuts[0].offset;
-	finish_single(g, w, &s, trunc_offset);
+	finish_single(g, w, &s, s.cuts[0].offset);
 }
 
 static void variant_lost(struct gen *g, const char *out)
@@ -444,7 +449,7 @@ static void variant_lost(struct gen *g, const char *out)
 	struct ptstream s;
 	struct wrap *w = open_wrap(g, out, 1, 0, 2);
 	process_start(g, w, START_TSC);
-	stream_init(g, &s, 1600);
+	stream_init(g, &s, 600);
 	enable_at(g, &s, 0, 0);
 	size_t half = g->fl.th[0].n / 2;
 	run_span(g, &s, 0, 0, half, NULL, NULL);
@@ -585,15 +590,15 @@ static void variant_two_cpus(struct gen *g, const char *out)
 	struct ptstream s0, s1;
 	struct wrap *w = open_wrap(g, out, 2, 0, 2);
 	process_start(g, w, START_TSC);
-	stream_init(g, &s0, 1200);
+	stream_init(g, &s0, 500);
 	enable_at(g, &s0, 0, 0);
 	run_span(g, &s0, 0, 0, sc0[0] + 1, NULL, NULL);       /* up to the clone */
 	uint64_t tc = s0.tsc;
 	wrap_fork(w, 0, tc + 200, PID, PID + 1, PID, 0);
 	if (ps_init(&s1, &g->cfg, tc + 600) < 0)
 		die(4, "%s", "libipt: cannot allocate an encoder");
-	s1.cut_every = 1200;
-	s1.next_cut = 1200;
+	s1.cut_every = 500;
+	s1.next_cut = 500;
 	wrap_itrace_start(w, 1, tc + 700, PID, PID + 1);
 	wrap_switch(w, 1, tc + 800, PID, PID + 1, 0);
 	ps_psb(&s1);
@@ -650,7 +655,7 @@ static void variant_one_cpu(struct gen *g, const char *out)
 	struct ptstream s;
 	struct wrap *w = open_wrap(g, out, 1, 0, 3);
 	process_start(g, w, START_TSC);
-	stream_init(g, &s, 1200);
+	stream_init(g, &s, 500);
 	size_t cur[2] = { 0, 0 };
 	int prev = -1;
 	for (size_t k = 0; k < sizeof(plan) / sizeof(plan[0]); k++) {
@@ -691,7 +696,7 @@ struct variant {
 };
 
 static const struct variant variants[] = {
-	{ "full", variant_full, "full trace, one CPU, AUX data in AUXTRACE chunks of about 1600 bytes" },
+	{ "full", variant_full, "full trace, one CPU, AUX data in AUXTRACE chunks of about 600 bytes" },
 	{ "ovf", variant_ovf, "full trace with an internal buffer overflow: packets lost, then OVF, FUP" },
 	{ "truncated", variant_truncated,
 	  "AUX area full: the AUX record is flagged TRUNCATED, tracing stops, restarts with PSB+ and TIP.PGE" },
@@ -726,6 +731,16 @@ static void load(struct gen *g, const char *prog, const char *flowpath, const ch
 	if (flow_read(&g->fl, &g->im, flowpath, err, sizeof(err)) < 0)
 		die(2, "%s", err);
 	truth_init(g);
+}
+
+static void gen_free(struct gen *g)
+{
+	for (int t = 0; t < PTGEN_MAX_THREADS; t++) {
+		free(g->tr.flags[t]);
+		free(g->tr.tsc[t]);
+	}
+	flow_free(&g->fl);
+	image_close(&g->im);
 }
 
 static int cmd_trace(int argc, char **argv)
@@ -766,6 +781,7 @@ static int cmd_fixture(int argc, char **argv)
 	mkdir(argv[6], 0755);
 	v->run(&g, argv[6]);
 	write_expected(&g, argv[6], v->name, v->desc);
+	gen_free(&g);
 	return 0;
 }
 
@@ -803,6 +819,123 @@ static int cmd_insns(int argc, char **argv)
 		}
 	}
 	fclose(e);
+	gen_free(&g);
+	return 0;
+}
+
+
+/* ------------------------------------------------------------ large mode */
+
+/*
+ * A benchmark trace: the full-trace episode of one program run (exactly the
+ * bytes of the 'full' variant, which tests/ptgen.test checks against perf),
+ * repeated. Repetition r is shifted in time by r * P TSC ticks, P a multiple
+ * of the MTC wrap (256 MTC periods), so only the TSC and TMA packets change;
+ * MTC payloads and CYC counts are the same in every repetition. One
+ * repetition ends with TIP.PGD (exit_group) and the next starts with PSB+
+ * and TIP.PGE at the entry point, which is valid Intel PT (as if the task
+ * re-entered its entry point from the kernel). With CPUS > 1 each CPU runs
+ * another thread of the process through the same repetitions.
+ */
+static void patch_timing(struct gen *g, uint8_t *ep, const struct ptstream *s, uint64_t shift)
+{
+	for (size_t k = 0; k < s->ntiming; k++) {
+		uint8_t *p = ep + s->timing[k];
+		if (p[0] == 0x19) {                         /* TSC: 7 bytes, little endian */
+			uint64_t tsc = 0;
+			for (int b = 0; b < 7; b++)
+				tsc |= (uint64_t)p[1 + b] << (8 * b);
+			tsc = (tsc + shift) & ((1ull << 56) - 1);
+			for (int b = 0; b < 7; b++)
+				p[1 + b] = (uint8_t)(tsc >> (8 * b));
+		} else if (p[0] == 0x02 && p[1] == 0x73) {  /* TMA: CTC[15:0] moves by shift / ratio */
+			uint16_t ctc = (uint16_t)(p[2] | p[3] << 8);
+			ctc = (uint16_t)(ctc + shift / g->cfg.ctc_ratio);
+			p[2] = (uint8_t)ctc;
+			p[3] = (uint8_t)(ctc >> 8);
+		} else {
+			die(4, "%s", "timing packet offset does not hold a TSC or TMA");
+		}
+	}
+}
+
+static int cmd_large(int argc, char **argv)
+{
+	if (argc != 6 && argc != 7)
+		return 1;
+	struct gen g;
+	load(&g, argv[2], argv[3], "loops");
+	const char *slash = strrchr(argv[2], '/');
+	g.name = slash ? slash + 1 : argv[2];
+	snprintf(g.recname, sizeof(g.recname), "/rbfix/%s", g.name);
+	double mb = atof(argv[4]);
+	int ncpus = argc == 7 ? atoi(argv[6]) : 1;
+	if (mb <= 0 || ncpus < 1 || ncpus > 8)
+		die(1, "%s", "large: MB must be > 0 and CPUS 1..8");
+	if (g.fl.nth != 1)
+		die(2, "%s: large mode repeats a one-thread program", g.name);
+
+	struct ptstream s;
+	if (ps_init(&s, &g.cfg, START_TSC) < 0)
+		die(4, "%s", "libipt: cannot allocate an encoder");
+	s.track_timing = 1;
+	ps_psb(&s);
+	ps_idle(&s, 1000);
+	enable_at(&g, &s, 0, 0);
+	run_span(&g, &s, 0, 0, g.fl.th[0].n, NULL, NULL);
+	ps_pad(&s);
+	uint64_t wrap = (256ull << g.cfg.mtc_period) * g.cfg.ctc_ratio;
+	uint64_t period = ((s.tsc - START_TSC + 2000) / wrap + 1) * wrap;
+	size_t total = (size_t)(mb * 1048576.0 / ncpus);
+	uint64_t reps = total / s.len + 1;
+	size_t per_chunk = (1u << 20) / s.len + 1;      /* about 1 MB per AUXTRACE record */
+
+	struct wrap_cfg wc = { .pt = &g.cfg, .ncpus = ncpus, .have_sched_switch = 2 };
+	wc.img[0] = &g.im;
+	wc.img_name[0] = g.recname;
+	struct wrap *w;
+	if (wrap_open(&w, argv[5], &wc) < 0)
+		exit(4);
+	process_start(&g, w, START_TSC);
+	for (int c = 1; c < ncpus; c++) {
+		wrap_fork(w, 0, START_TSC + 500, PID, PID + (unsigned)c, PID, 0);
+		wrap_itrace_start(w, c, START_TSC + 600, PID, PID + (unsigned)c);
+		wrap_switch(w, c, START_TSC + 700, PID, PID + (unsigned)c, 0);
+	}
+	uint8_t *chunk = malloc(per_chunk * s.len);
+	if (!chunk)
+		die(4, "%s", "out of memory");
+	uint64_t end_tsc = START_TSC + reps * period;
+	for (int c = 0; c < ncpus; c++) {
+		uint64_t off = 0;
+		for (uint64_t r = 0; r < reps;) {
+			size_t k = 0;
+			for (; k < per_chunk && r < reps; k++, r++) {
+				memcpy(chunk + k * s.len, s.buf, s.len);
+				patch_timing(&g, chunk + k * s.len, &s, r * period);
+			}
+			uint64_t tsc = START_TSC + r * period;
+			wrap_aux(w, c, tsc, PID, PID + (unsigned)c, off, k * s.len, 0);
+			wrap_auxtrace(w, c, tsc, PID + (unsigned)c, off, chunk, k * s.len);
+			off += k * s.len;
+		}
+		wrap_switch(w, c, end_tsc, PID, PID + (unsigned)c, 1);
+		wrap_fork(w, c, end_tsc + 100, PID, PID + (unsigned)c, PID, 1);
+	}
+	free(chunk);
+	wrap_round(w);
+	if (wrap_close(w) < 0)
+		exit(4);
+	FILE *nb = fopen("/dev/null", "w");
+	size_t branches = write_branches(&g, 0, nb);
+	fclose(nb);
+	printf("# ptgen large: %s, %" PRIu64 " repetitions of %zu trace bytes per CPU\n", g.name, reps, s.len);
+	for (int c = 0; c < ncpus; c++)
+		printf("thread %d pid %u tid %u insns %" PRIu64 " branches %" PRIu64 "\n", c, PID, PID + (unsigned)c,
+		       reps * g.fl.th[0].n, reps * branches);
+	printf("trace-bytes %" PRIu64 "\n", reps * s.len * (uint64_t)ncpus);
+	ps_free(&s);
+	gen_free(&g);
 	return 0;
 }
 
@@ -815,8 +948,10 @@ int main(int argc, char **argv)
 		rc = cmd_fixture(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "insns"))
 		rc = cmd_insns(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "large"))
+		rc = cmd_large(argc, argv);
 	if (rc == 1)
 		fprintf(stderr, "usage: ptgen trace PROG FLOW | fixture VARIANT PROG FLOW NAME OUTDIR |"
-				" insns PROG FLOW EXPECTED THREAD [--perf] | large PROG FLOW MB OUT\n");
+				" insns PROG FLOW EXPECTED THREAD [--perf] | large PROG FLOW MB OUT [CPUS]\n");
 	return rc;
 }

@@ -119,6 +119,7 @@ struct gap {
 
 struct truth {
 	uint8_t *flags[PTGEN_MAX_THREADS];
+	uint64_t *tsc[PTGEN_MAX_THREADS];   /* when each instruction executed */
 	struct gap gaps[16];
 	int ngaps;
 	struct gap walks[16];     /* visible, but only to decoders that walk without packets */
