@@ -6,16 +6,16 @@
  *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR
  *                                    OUTDIR/perf.data + OUTDIR/expected.txt +
  *                                    OUTDIR/branches-T.txt for one variant
- *   ptgen insns PROG FLOW EXPECTED T [--perf]
- *                                    print the instruction addresses of thread T
- *                                    that a decoder recovers (visible ranges);
- *                                    --perf: without the walked ones perf skips
+ *   ptgen insns PROG FLOW EXPECTED T print the instruction addresses of thread T
+ *                                    that a decoder recovers (visible ranges)
+ *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
  *   ptgen large PROG FLOW MB OUT [CPUS]
  *                                    a benchmark perf.data with about MB megabytes
  *                                    of trace (CPUS queues); counts on stdout
  *
  * Exit status: 0 done, 1 bad command line, 2 input unreadable, 3 ptrace
- * refused (the caller may skip), 4 internal failure.
+ * refused (the caller may skip), 4 internal failure, 5 (ipt) libipt reported
+ * decode errors.
  */
 #include "config.h"
 #include <errno.h>
@@ -151,10 +151,15 @@ static void write_expected(struct gen *g, const char *dir, const char *variant, 
 			i = j;
 		}
 	}
+	for (int q = 0; q < g->tr.nqueues; q++) {
+		fprintf(e, "queue %d cpu %d threads", q, q);
+		for (int t = 0; t < g->fl.nth; t++)
+			if (g->tr.queue_threads[q] & (1u << t))
+				fprintf(e, " %d", t);
+		fputc('\n', e);
+	}
 	if (g->tr.lost_records)
 		fprintf(e, "lost-records 0 %" PRIu64 "\n", g->tr.lost_records);
-	for (int k = 0; k < g->tr.nwalks; k++)
-		fprintf(e, "walk %d %zu %zu\n", g->tr.walks[k].thread, g->tr.walks[k].first, g->tr.walks[k].count);
 	for (int k = 0; k < g->tr.ngaps; k++) {   /* what perf's decoder reports for the losses it sees in the trace */
 		const char *r = g->tr.gaps[k].reason;
 		if (!strcmp(r, "overflow"))
@@ -201,13 +206,6 @@ static void add_gap(struct gen *g, int t, size_t first, size_t count, const char
 	g->tr.flags[t][first + count] |= TF_LOSS;
 }
 
-/* Instructions a decoder reaches by walking straight-line code after the last packet before a loss. */
-static void add_walk(struct gen *g, int t, size_t first, size_t count)
-{
-	if (count && g->tr.nwalks < (int)(sizeof(g->tr.walks) / sizeof(g->tr.walks[0])))
-		g->tr.walks[g->tr.nwalks++] = (struct gap){ t, first, count, "walk" };
-}
-
 static int needs_trace(struct gen *g, int t, size_t i)
 {
 	struct insn in;
@@ -217,29 +215,16 @@ static int needs_trace(struct gen *g, int t, size_t i)
 
 /*
  * Where a loss starts: the first index >= @from that follows an instruction
- * which consumed trace (a TNT bit or a TIP), so the packets before the loss
- * prove every instruction up to it. *@stop: the first instruction from there
- * on that needs trace itself; a decoder walks the straight-line instructions
- * before it and stops there (the gap starts at *@stop).
+ * which consumed trace (a TNT bit or a TIP). The packets before the loss
+ * prove every instruction before it; the straight-line instructions after
+ * it are not proven, and neither perf nor libipt reports them (both see the
+ * end of the data or the OVF before walking on).
  */
-static size_t loss_start(struct gen *g, int t, size_t from, size_t *stop)
+static size_t loss_start(struct gen *g, int t, size_t from)
 {
-	for (size_t i = from < 1 ? 1 : from; i + 1 < g->fl.th[t].n; i++) {
-		if (!needs_trace(g, t, i - 1))
-			continue;
-		size_t m = i;
-		int direct = 0;
-		while (m + 1 < g->fl.th[t].n && !needs_trace(g, t, m)) {
-			struct insn in;
-			insn_at(g, g->fl.th[t].ip[m], &in);
-			direct |= in.kind != IK_OTHER;
-			m++;
-		}
-		if (direct)
-			continue;   /* keep direct branches out of the walked part */
-		*stop = m;
-		return i;
-	}
+	for (size_t i = from < 1 ? 1 : from; i + 1 < g->fl.th[t].n; i++)
+		if (needs_trace(g, t, i - 1))
+			return i;
 	die(4, "%s", "no place for a loss in the flow");
 }
 
@@ -325,6 +310,9 @@ static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t t
 
 static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch)
 {
+	g->tr.nqueues = ncpus;
+	for (int q = 0; q < ncpus; q++)   /* one thread per CPU unless the variant says otherwise */
+		g->tr.queue_threads[q] = q < g->fl.nth ? 1u << q : 0;
 	struct wrap_cfg wc = { .pt = &g->cfg, .ncpus = ncpus, .snapshot = snapshot,
 			       .have_sched_switch = sched_switch };
 	wc.img[0] = &g->im;
@@ -399,16 +387,14 @@ static void variant_ovf(struct gen *g, const char *out)
 {
 	struct ptstream s;
 	struct loss l;
-	size_t stop;
-	l.k1 = loss_start(g, 0, g->fl.th[0].n / 3, &stop);
+	l.k1 = loss_start(g, 0, g->fl.th[0].n / 3);
 	l.k2 = plain_index(g, 0, l.k1 + 700);
 	struct wrap *w = open_wrap(g, out, 1, 0, 2);
 	process_start(g, w, START_TSC);
 	stream_init(g, &s, 600);
 	enable_at(g, &s, 0, 0);
 	run_span(g, &s, 0, 0, g->fl.th[0].n, hook_ovf, &l);
-	add_gap(g, 0, stop, l.k2 - stop, "overflow");
-	add_walk(g, 0, l.k1, stop - l.k1);
+	add_gap(g, 0, l.k1, l.k2 - l.k1, "overflow");
 	finish_single(g, w, &s, 0);
 }
 
@@ -430,16 +416,14 @@ static void variant_truncated(struct gen *g, const char *out)
 {
 	struct ptstream s;
 	struct loss l;
-	size_t stop;
-	l.k1 = loss_start(g, 0, g->fl.th[0].n / 2, &stop);
+	l.k1 = loss_start(g, 0, g->fl.th[0].n / 2);
 	l.k2 = plain_index(g, 0, l.k1 + 900);
 	struct wrap *w = open_wrap(g, out, 1, 0, 2);
 	process_start(g, w, START_TSC);
 	stream_init(g, &s, 0);
 	enable_at(g, &s, 0, 0);
 	run_span(g, &s, 0, 0, g->fl.th[0].n, hook_trunc, &l);
-	add_gap(g, 0, stop, l.k2 - stop, "aux-truncated");
-	add_walk(g, 0, l.k1, stop - l.k1);
+	add_gap(g, 0, l.k1, l.k2 - l.k1, "aux-truncated");
 	g->tr.flags[0][l.k2] |= TF_BEGIN;
 	finish_single(g, w, &s, s.cuts[0].offset);
 }
@@ -654,6 +638,7 @@ static void variant_one_cpu(struct gen *g, const char *out)
 	};
 	struct ptstream s;
 	struct wrap *w = open_wrap(g, out, 1, 0, 3);
+	g->tr.queue_threads[0] = 3;
 	process_start(g, w, START_TSC);
 	stream_init(g, &s, 500);
 	size_t cur[2] = { 0, 0 };
@@ -787,8 +772,7 @@ static int cmd_fixture(int argc, char **argv)
 
 static int cmd_insns(int argc, char **argv)
 {
-	int perf = argc == 7 && !strcmp(argv[6], "--perf");
-	if (argc != 6 && !perf)
+	if (argc != 6)
 		return 1;
 	struct gen g;
 	load(&g, argv[2], argv[3], "x");
@@ -797,12 +781,8 @@ static int cmd_insns(int argc, char **argv)
 	if (!e)
 		die(2, "cannot read %s", argv[4]);
 	char line[256];
-	struct gap walks[16];
-	int nw = 0;
-	while (perf && nw < 16 && fgets(line, sizeof(line), e))
-		if (sscanf(line, "walk %d %zu %zu", &walks[nw].thread, &walks[nw].first, &walks[nw].count) == 3)
-			nw++;
-	rewind(e);
+	/* the visible ranges, in flow order */
+	uint8_t *show = calloc(g.fl.th[t < PTGEN_MAX_THREADS && t >= 0 ? t : 0].n + 1, 1);
 	while (fgets(line, sizeof(line), e)) {
 		int tt;
 		size_t first, count;
@@ -810,14 +790,12 @@ static int cmd_insns(int argc, char **argv)
 			continue;
 		if (tt >= g.fl.nth || first + count > g.fl.th[tt].n)
 			die(2, "%s: visible range outside the flow", argv[4]);
-		for (size_t i = first; i < first + count; i++) {
-			int walked = 0;
-			for (int k = 0; k < nw; k++)
-				walked |= walks[k].thread == tt && i >= walks[k].first && i < walks[k].first + walks[k].count;
-			if (!walked)
-				printf("%" PRIx64 "\n", g.fl.th[tt].ip[i]);
-		}
+		memset(show + first, 1, count);
 	}
+	for (size_t i = 0; t >= 0 && t < g.fl.nth && i < g.fl.th[t].n; i++)
+		if (show[i])
+			printf("%" PRIx64 "\n", g.fl.th[t].ip[i]);
+	free(show);
 	fclose(e);
 	gen_free(&g);
 	return 0;
@@ -939,6 +917,19 @@ static int cmd_large(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_ipt(int argc, char **argv)
+{
+	if (argc != 5)
+		return 1;
+	struct image im;
+	char err[512];
+	if (image_open(&im, argv[3], err, sizeof(err)) < 0)
+		die(2, "%s", err);
+	int rc = ipt_decode(argv[2], &im, atoi(argv[4]), stdout);
+	image_close(&im);
+	return rc < 0 ? 2 : rc ? 5 : 0;   /* 5: decoded, with errors */
+}
+
 int main(int argc, char **argv)
 {
 	int rc = 1;
@@ -948,10 +939,12 @@ int main(int argc, char **argv)
 		rc = cmd_fixture(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "insns"))
 		rc = cmd_insns(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "ipt"))
+		rc = cmd_ipt(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "large"))
 		rc = cmd_large(argc, argv);
 	if (rc == 1)
 		fprintf(stderr, "usage: ptgen trace PROG FLOW | fixture VARIANT PROG FLOW NAME OUTDIR |"
-				" insns PROG FLOW EXPECTED THREAD [--perf] | large PROG FLOW MB OUT [CPUS]\n");
+				" insns PROG FLOW EXPECTED THREAD | ipt PERFDATA PROG QUEUE | large PROG FLOW MB OUT [CPUS]\n");
 	return rc;
 }

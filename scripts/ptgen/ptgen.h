@@ -80,7 +80,6 @@ void image_close(struct image *im);
 int flow_write(const struct flow *f, struct image *im, const char *prog, FILE *out);
 int flow_read(struct flow *f, struct image *im, const char *path, char *err, size_t errlen);
 
-#endif
 
 /* ---------------------------------------------------------------- ptenc.c */
 
@@ -122,9 +121,9 @@ struct truth {
 	uint64_t *tsc[PTGEN_MAX_THREADS];   /* when each instruction executed */
 	struct gap gaps[16];
 	int ngaps;
-	struct gap walks[16];     /* visible, but only to decoders that walk without packets */
-	int nwalks;
 	uint64_t lost_records;    /* PERF_RECORD_LOST total */
+	unsigned queue_threads[4];/* per AUX queue (= CPU): bit t set if thread t ran there */
+	int nqueues;
 };
 
 /* One AUX area's packet stream. */
@@ -219,3 +218,8 @@ void wrap_lost(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid
 void wrap_auxtrace(struct wrap *w, int cpu, uint64_t tsc, uint32_t tid, uint64_t offset, const uint8_t *data,
 		   uint64_t size);
 void wrap_round(struct wrap *w);
+
+/* iptcheck.c: libipt's instruction decoder over AUX queue @queue of @perfdata; addresses to @out. */
+int ipt_decode(const char *perfdata, struct image *im, int queue, FILE *out);
+
+#endif
