@@ -95,6 +95,15 @@ struct ptq {
 	uint32_t pend_flags;
 	uint64_t insns;                  /* instructions since the last branch event */
 	uint64_t insn_left;              /* instructions to the next instruction sample */
+	/*
+	 * Instructions decoded since the last one that consumed a packet (a TNT
+	 * bit, a TIP, TIP.PGD...): straight-line code the trace does not prove
+	 * yet. The next packet proves them; a loss before it puts them in the
+	 * gap (as perf does). With instruction samples, their addresses.
+	 */
+	uint64_t unproven;
+	uint64_t *unp_ip;
+	size_t unp_cap;
 	uint64_t done_time;              /* perf time of the last block decoded whole (libipt's time runs
 					    ahead of the blocks: a loss starts here) */
 	int need_begin;                  /* resynchronized after an error: the next IP starts a trace */
@@ -109,7 +118,7 @@ struct kind_slot {               /* the branch that ends a block, by its address
 	uint64_t ip;
 	int isid;
 	uint32_t kind;
-	uint8_t len;
+	uint8_t len, direct;
 };
 
 struct rb_pt {
@@ -689,10 +698,11 @@ static int emit_insn(struct rb_pt *pt, struct ptq *q, uint64_t ip)
  * 0 when it is not a branch. Prefixes (operand and address size,
  * segment / branch hints, REX, BND) are skipped.
  */
-static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len)
+static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len, int *direct)
 {
 	unsigned i = 0;
 	*len = 0;
+	*direct = 0;
 	while (i < size && (raw[i] == 0x66 || raw[i] == 0x67 || raw[i] == 0xf2 || raw[i] == 0xf3 ||
 			    raw[i] == 0x2e || raw[i] == 0x3e || raw[i] == 0x26 || raw[i] == 0x36 ||
 			    raw[i] == 0x64 || raw[i] == 0x65 || (raw[i] >= 0x40 && raw[i] <= 0x4f)))
@@ -706,9 +716,15 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len)
 		return RB_BR_BRANCH | RB_BR_CONDITIONAL;
 	}
 	switch (op) {
-	case 0xe8: case 0x9a:
+	case 0xe8:
+		*direct = 1;            /* a direct call or jump needs no trace */
 		return RB_BR_BRANCH | RB_BR_CALL;
-	case 0xe9: case 0xeb: case 0xea:
+	case 0xe9: case 0xeb:
+		*direct = 1;
+		return RB_BR_BRANCH;
+	case 0x9a:
+		return RB_BR_BRANCH | RB_BR_CALL;
+	case 0xea:
 		return RB_BR_BRANCH;
 	case 0xc2: case 0xc3: case 0xca: case 0xcb:
 		return RB_BR_BRANCH | RB_BR_RETURN;
@@ -744,11 +760,12 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len)
  * instruction's bytes only when it straddles sections, so they are read
  * from the image (the section cache, or the process image's callback).
  */
-static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_block *b, unsigned *len)
+static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_block *b, unsigned *len, int *direct)
 {
 	uint8_t raw[pt_max_insn_size];
 	int n;
 	*len = 0;
+	*direct = 0;
 	if (b->iclass == ptic_other || b->iclass == ptic_ptwrite)
 		return 0;
 	struct kind_slot *k = NULL;
@@ -760,15 +777,17 @@ static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_bl
 		k = &pt->kinds[(b->end_ip ^ ((uint64_t)b->isid << 20)) & (KIND_SLOTS - 1)];
 		if (k->ip == b->end_ip && k->isid == b->isid) {
 			*len = k->len;
+			*direct = k->direct;
 			return k->kind;
 		}
 		n = pt_iscache_read(pt->iscache, raw, sizeof(raw), b->isid, b->end_ip);
 	} else {
 		n = q->img ? read_memory(raw, sizeof(raw), NULL, b->end_ip, q->img) : -1;
 	}
-	uint32_t kind = n > 0 ? branch_kind(raw, (unsigned)n, len) : 0;
+	uint32_t kind = n > 0 ? branch_kind(raw, (unsigned)n, len, direct) : 0;
 	if (k && n > 0)
-		*k = (struct kind_slot){ .ip = b->end_ip, .isid = b->isid, .kind = kind, .len = (uint8_t)*len };
+		*k = (struct kind_slot){ .ip = b->end_ip, .isid = b->isid, .kind = kind, .len = (uint8_t)*len,
+					 .direct = (uint8_t)*direct };
 	return kind;
 }
 
@@ -1004,6 +1023,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 		if (emit_branch(pt, q, 0, pt->miss_ip, RB_BR_BRANCH | RB_BR_TRACE_BEGIN))
 			return pt->failed;
 	}
+	q->unproven = 0;        /* the loss starts after the last packet */
 	if (q->pending) {   /* the branch's target is not known: it ends the trace */
 		q->pending = 0;
 		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_BR_TRACE_END))
@@ -1029,6 +1049,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 }
 
 static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip);
+static int prove(struct rb_pt *pt, struct ptq *q);
 
 static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 {
@@ -1049,18 +1070,24 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 	case ptev_disabled: {
 		/* the branch that left the traced region: its target is in the packet, if not suppressed */
 		uint64_t to = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
+		if (prove(pt, q))
+			return pt->failed;
 		if (!q->pending)
 			return 0;
 		q->pending = 0;
 		return emit_branch(pt, q, q->pend_from, to, q->pend_flags | RB_BR_TRACE_END);
 	}
 	case ptev_async_disabled:
-		/* the last branch went on to @at, where tracing stopped */
+		/* the last branch went on to @at, where tracing stopped (the FUP proves the way there) */
+		if (prove(pt, q))
+			return pt->failed;
 		if (resolve_pending(pt, q, ev->variant.async_disabled.at))
 			return pt->failed;
 		return emit_branch(pt, q, ev->variant.async_disabled.at, ev->ip_suppressed ? 0 : ev->variant.async_disabled.ip,
 				   RB_BR_BRANCH | RB_BR_ASYNC | RB_BR_TRACE_END);
 	case ptev_async_branch:
+		if (prove(pt, q))
+			return pt->failed;
 		if (resolve_pending(pt, q, ev->variant.async_branch.from))
 			return pt->failed;
 		return emit_branch(pt, q, ev->variant.async_branch.from, ev->ip_suppressed ? 0 : ev->variant.async_branch.to,
@@ -1071,6 +1098,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		snprintf(detail, sizeof(detail), "overflow packet at trace offset %#" PRIx64 " (queue %u): trace lost",
 			 off, q->idx);
 		q->pending = 0;
+		q->unproven = 0;        /* the loss starts after the last packet */
 		if (emit_gap(pt, q, "hardware overflow", t_before, q->time, 0, detail))
 			return pt->failed;
 		if (!ev->ip_suppressed) {
@@ -1097,6 +1125,24 @@ static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 	return emit_branch(pt, q, q->pend_from, ip, q->pend_flags);
 }
 
+/* A packet proved the instructions decoded since the last one: count them (and sample them). */
+static int prove(struct rb_pt *pt, struct ptq *q)
+{
+	q->insns += q->unproven;
+	pt->env.st->instructions += q->unproven;
+	for (uint64_t i = 0; pt->insn_period && i < q->unproven; i++) {
+		if (!q->insn_left)
+			q->insn_left = pt->insn_period;
+		if (--q->insn_left == 0) {
+			update_time(pt, q);
+			if (emit_insn(pt, q, q->unp_ip[i]))
+				return pt->failed;
+		}
+	}
+	q->unproven = 0;
+	return 0;
+}
+
 static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 {
 	if (resolve_pending(pt, q, b->ip))
@@ -1108,19 +1154,23 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 		if (emit_branch(pt, q, 0, b->ip, RB_BR_BRANCH | RB_BR_TRACE_BEGIN))
 			return pt->failed;
 	}
-	q->insns += b->ninsn;
-	pt->env.st->instructions += b->ninsn;
 	if (pt->insn_period) {          /* the instruction decoder: one instruction per block */
-		if (!q->insn_left)
-			q->insn_left = pt->insn_period;
-		if (--q->insn_left == 0) {
-			update_time(pt, q);
-			if (emit_insn(pt, q, b->ip))
-				return pt->failed;
+		if (q->unproven == q->unp_cap) {
+			size_t n = q->unp_cap ? 2 * q->unp_cap : 256;
+			uint64_t *v = realloc(q->unp_ip, n * sizeof(*v));
+			if (!v)
+				return pt->failed = -ENOMEM;
+			q->unp_ip = v;
+			q->unp_cap = n;
 		}
+		q->unp_ip[q->unproven] = b->ip;
 	}
+	q->unproven += b->ninsn;
 	unsigned len;
-	uint32_t k = block_branch(pt, q, b, &len);
+	int direct;
+	uint32_t k = block_branch(pt, q, b, &len, &direct);
+	if (k && !direct && prove(pt, q))
+		return pt->failed;
 	if (k) {
 		q->pending = 1;
 		q->pend_from = b->end_ip;
@@ -1158,6 +1208,7 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 		case Q_NEXT_RUN:
 			/* the data ended before the last branch's target: it is not known, so not reported */
 			q->pending = 0;
+			q->unproven = 0;
 			if (start_run(pt, q))
 				return pt->failed;
 			continue;
@@ -1232,12 +1283,11 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 			} else if (b.ninsn) {
 				/*
 				 * The decoder stopped inside the block: its last instruction
-				 * needed trace that is not there, so it was not decoded.
+				 * needed trace that is not there. None of its instructions
+				 * is proven (see ptq.unproven).
 				 */
 				if (resolve_pending(pt, q, b.ip))
 					return pt->failed;
-				q->insns += b.ninsn - 1u;
-				pt->env.st->instructions += b.ninsn - 1u;
 			}
 		}
 		if (st < 0) {
@@ -1387,6 +1437,7 @@ void rb_pt_free(struct rb_pt *pt)
 		free(q->buf);
 		free(q->chunks);
 		free(q->runs);
+		free(q->unp_ip);
 	}
 	free(pt->q);
 	free(pt->breaks);
