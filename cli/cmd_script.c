@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "auxdec.h"
 #include "session.h"
 
 struct script {
@@ -67,6 +68,40 @@ static void print_insn(struct script *sc, const struct rb_addr_loc *al, uint64_t
 	}
 }
 
+/* perf script's flags field for a branch sample (perf_sample__sprintf_flags). */
+static void print_flags(FILE *o, uint32_t flags)
+{
+	static const struct { uint32_t f; const char *name; } names[] = {
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL, "call" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN, "return" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CONDITIONAL, "jcc" }, { RB_IP_FLAG_BRANCH, "jmp" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_INTERRUPT, "int" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_INTERRUPT, "iret" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_SYSCALLRET, "syscall" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_SYSCALLRET, "sysret" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC, "async" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT, "hw int" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TX_ABORT | RB_IP_FLAG_INTERRUPT, "tx abrt" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN, "tr strt" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_END, "tr end" },
+	};
+	char buf[64] = "";
+	uint32_t f = flags & ~(uint32_t)RB_IP_FLAG_IN_TX;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (f == names[i].f) {
+			snprintf(buf, sizeof(buf), "%s", names[i].name);
+			break;
+		}
+	if (!buf[0]) {
+		uint32_t rest = f & ~(uint32_t)(RB_IP_FLAG_TRACE_BEGIN | RB_IP_FLAG_TRACE_END);
+		const char *name = "";
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (rest == names[i].f)
+				name = names[i].name;
+		snprintf(buf, sizeof(buf), "%s%s%s", f & RB_IP_FLAG_TRACE_BEGIN ? "tr strt " : "",
+			 f & RB_IP_FLAG_TRACE_END ? "tr end  " : "", name);
+	}
+	fprintf(o, "%-15s ", buf);
+}
+
 static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct script *sc = ctx;
@@ -79,8 +114,15 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	if (s->type & PD_SAMPLE_CPU)
 		fprintf(o, " [%03u]", s->cpu);
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
-	fprintf(o, "%s %10" PRIu64 " %s: ", tbuf, period, ev->es->name ? ev->es->name : "event");
+	fprintf(o, "%s %10" PRIu64 " %s: ", tbuf, period,
+		ev->synth_name ? ev->synth_name : ev->es->name ? ev->es->name : "event");
+	if (ev->synth_name)
+		print_flags(o, ev->flags);
 	print_loc(o, s->ip, &ev->al);
+	if (ev->synth_name) {      /* a branch: its target, as perf script -F ip,addr prints it */
+		fputs(" => ", o);
+		print_loc(o, s->addr, &ev->to_al);
+	}
 	if (sc->disasm)
 		print_insn(sc, &ev->al, s->ip);
 	fputc('\n', o);

@@ -653,6 +653,13 @@ void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpum
 	}
 }
 
+/* The mapping covering @ip, without symbol lookups: trace decoders read code through it. */
+const struct rb_map *rb_machine_find_map(struct rb_machine *m, struct rb_thread *t, uint64_t ip)
+{
+	struct rb_map *map = t && ip < rb_machine_kernel_start(m) ? maps_find(t->maps, ip) : NULL;
+	return map ? map : maps_find(&m->kmaps, ip);
+}
+
 /* ------------------------------------------------------------ life */
 
 struct rb_machine *rb_machine_new(const struct rb_machine_opts *o)

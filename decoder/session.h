@@ -26,7 +26,13 @@ struct rb_sample_ev {
 	struct rb_addr_loc al;        /* the sample ip */
 	size_t nr_nodes;              /* call chain, root first; 0 if none */
 	const struct rb_cc_node *nodes;
+	/* A sample a trace decoder synthesized (a branch): evsel is the trace's event */
+	const char *synth_name;       /* the synthesized event's name ("branches:u"); NULL for recorded samples */
+	struct rb_addr_loc to_al;     /* s->addr (the branch target) resolved, when synth_name */
+	uint32_t flags;               /* PERF_IP_FLAG_* (auxdec.h RB_IP_FLAG_*), 0 for recorded samples */
 };
+
+struct rb_range_ev;              /* auxdec.h: instructions executed in sequence */
 
 struct rb_switch_ev {
 	uint64_t time;
@@ -67,6 +73,7 @@ struct rb_sink {
 	int (*context_switch)(void *ctx, const struct rb_switch_ev *ev);
 	int (*gap)(void *ctx, const struct rb_gap_ev *ev);
 	int (*aux_buffer)(void *ctx, const struct rb_aux_ev *ev);
+	int (*range)(void *ctx, const struct rb_range_ev *ev);   /* decoded instruction ranges; NULL: not wanted */
 	int (*end)(void *ctx);
 };
 
@@ -81,11 +88,15 @@ struct rb_session_opts {
 	void *progress_ctx;
 	pd_warn_fn warn;
 	void *warn_ctx;
+	/* every generic trace element a trace decoder sees, as a trc_pkt_lister "Idx:" line; NULL: none */
+	void (*aux_element)(void *ctx, const char *line);
+	void *aux_element_ctx;
 };
 
 struct rb_session_stats {
 	uint64_t records, samples, samples_out_of_window, malformed, late;
 	uint64_t switches, gaps, aux_buffers;
+	uint64_t branches;               /* samples synthesized from AUX trace */
 	struct pd_error stop;            /* why reading stopped early; code 0 if it did not */
 };
 

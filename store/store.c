@@ -75,6 +75,8 @@ struct rb_store {
 	struct rb_machine *m;
 	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
 	size_t nr_evsels;
+	struct { const char *name; uint64_t id; } synth[8];   /* synthesized events; names live as long as the session */
+	size_t nr_synth;
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint64_t rows[S_COUNT];
 	struct imap syms, paths;
@@ -351,6 +353,20 @@ static uint64_t export_evsel(struct rb_store *st, int idx)
 	return st->evsel_db_id[idx];
 }
 
+/* A synthesized event (perf's "branches"): its own selected_events row, by name. */
+static uint64_t export_synth_evsel(struct rb_store *st, const char *name)
+{
+	for (size_t i = 0; i < st->nr_synth; i++)
+		if (!strcmp(st->synth[i].name, name))
+			return st->synth[i].id;
+	if (st->nr_synth == sizeof(st->synth) / sizeof(st->synth[0]))
+		return 0;
+	st->synth[st->nr_synth].name = name;
+	st->synth[st->nr_synth].id = ++st->last[S_EVSEL];
+	ROW(st, S_EVSEL, I(st->synth[st->nr_synth].id), T(name));
+	return st->synth[st->nr_synth++].id;
+}
+
 static void export_thread(struct rb_store *st, struct rb_thread *t, struct rb_thread *main)
 {
 	if (t->db_id)
@@ -495,7 +511,7 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_store *st = ctx;
 	const struct pd_sample *s = ev->s;
-	uint64_t evsel_id = export_evsel(st, ev->evsel);
+	uint64_t evsel_id = ev->synth_name ? export_synth_evsel(st, ev->synth_name) : export_evsel(st, ev->evsel);
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t id = ++st->last[S_SAMPLE];
 	uint64_t dso_id, sym_id, off;
@@ -505,9 +521,16 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	/* perf's defaults for what the sample does not carry */
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
 	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src : PERF_MEM_DATA_SRC_NONE;
+	/* a branch: its target, and perf's branch type (the flags PERF_BRANCH_MASK keeps) */
+	uint64_t to_dso = 0, to_sym = 0, to_off = 0, to_ip = 0;
+	if (ev->synth_name && (s->type & PD_SAMPLE_ADDR)) {
+		to_ip = s->addr;
+		export_al(st, &ev->to_al, ev->to_al.addr, &to_dso, &to_sym, &to_off);
+	}
+	uint32_t branch_type = ev->flags & 0x1bff, in_tx = !!(ev->flags & 0x400);
 	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(ev->thread->db_id), I(comm ? comm->db_id : 0), I(dso_id),
-	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(0), I(0), I(0), I(0), I(period), I(s->weight),
-	    I(s->transaction), I(data_src), I(0), I(0), I(cp), I(0), I(0), I(0));
+	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(to_dso), I(to_sym), I(to_off), I(to_ip), I(period),
+	    I(s->weight), I(s->transaction), I(data_src), I(branch_type), I(in_tx), I(cp), I(0), I(0), I(ev->flags));
 	return st->failed ? -1 : 0;
 }
 
