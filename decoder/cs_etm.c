@@ -196,7 +196,7 @@ static int parse_meta(struct cs_etm *e, const uint8_t *priv, uint64_t nw, char *
 		if (ts_idx >= m->nr || m->p[ts_idx] != 1)
 			e->virtual_ts = 0;
 		uint64_t id = m->nr > 1 ? m->p[1] : 0;
-		m->trace_id = (id & TRACE_ID_UNUSED_FLAG) ? -1 : (int)(id & TRACE_ID_MASK);
+		m->trace_id = (int)(id & TRACE_ID_MASK);   /* apply_hw_ids() may replace it */
 		e->nr_meta++;
 	}
 	if (i != nw) {
@@ -214,7 +214,11 @@ bad_magic:
 	return -1;
 }
 
-/* Header v2: the IDs the kernel announced; CPUs without one get no decoder (facts 5.3). */
+/*
+ * Header v2: the IDs the kernel announced in AUX_OUTPUT_HW_ID; a CPU whose
+ * metadata ID is still flagged unused gets no decoder. Without any such
+ * record the metadata's IDs are used, masked (facts 5.3).
+ */
 static void apply_hw_ids(struct cs_etm *e)
 {
 	if (!e->any_hw_id)
@@ -713,9 +717,7 @@ static int cs_aux(struct rb_auxdec *d, int32_t cpu, int32_t tid, uint64_t time, 
 		e->frags[k] = v;
 		e->cap_frags[k] = n;
 	}
-	/* snapshot / overwrite mode: the offset is the head, the end of the data (facts 5.6) */
-	if (flags & PD_AUX_FLAG_OVERWRITE)
-		aux_offset = aux_offset >= aux_size ? aux_offset - aux_size : 0;
+	/* snapshot / overwrite mode: aux_offset is the head, the end of the data; see snapshot_block() */
 	e->frags[k][e->nr_frags[k]++] = (struct frag){ .aux_offset = aux_offset, .size = aux_size, .flags = flags,
 						       .time = time, .file_offset = file_offset, .tid = tid };
 	return 0;
@@ -849,6 +851,35 @@ static int decode_block(struct queue *q, uint64_t off, uint64_t size, uint64_t f
 	return q->stop;
 }
 
+/*
+ * A snapshot-mode fragment (PERF_AUX_FLAG_OVERWRITE): @head ends the data,
+ * and as perf does (facts 5.6) the size is clamped to the AUXTRACE chunk
+ * that holds it, size = min(aux_size, chunk size), offset = head - size;
+ * older perf wrote whole wrapped buffers this way. What the clamp cuts was
+ * overwritten before the snapshot was taken: a gap.
+ */
+static int snapshot_block(struct queue *q, const struct frag *f)
+{
+	uint64_t head = f->aux_offset;
+	for (size_t i = 0; i < q->nr_chunks; i++) {
+		const struct chunk *c = &q->chunks[i];
+		uint64_t sz = f->size < c->size ? f->size : c->size;
+		uint64_t off = head >= sz ? head - sz : 0;
+		if (off < c->aux_offset || off + sz > c->aux_offset + c->size)
+			continue;
+		if (sz < f->size) {
+			char detail[256];
+			q->frag_time = f->time;
+			snprintf(detail, sizeof(detail), "queue %u: snapshot of %" PRIu64 " bytes ending at AUX offset %#" PRIx64
+				 " holds only the newest %" PRIu64, q->idx, f->size, head, sz);
+			if (gap(q, NULL, "aux overwritten", f->size - sz, f->file_offset, detail))
+				return q->stop;
+		}
+		return decode_block(q, off, sz, f->flags, f->time, f->file_offset, f->tid);
+	}
+	return decode_block(q, head >= f->size ? head - f->size : 0, f->size, f->flags, f->time, f->file_offset, f->tid);
+}
+
 static int decode_queue(struct cs_etm *e, struct queue *q)
 {
 	int32_t cpu = q->cpu;
@@ -865,7 +896,8 @@ static int decode_queue(struct cs_etm *e, struct queue *q)
 		const struct frag *f = &e->frags[k][i];
 		if (f->size == 0)
 			continue;   /* a truncated record with nothing in it */
-		rc = decode_block(q, f->aux_offset, f->size, f->flags, f->time, f->file_offset, f->tid);
+		rc = (f->flags & PD_AUX_FLAG_OVERWRITE) ? snapshot_block(q, f) :
+		     decode_block(q, f->aux_offset, f->size, f->flags, f->time, f->file_offset, f->tid);
 	}
 	return rc;
 }
