@@ -3,7 +3,10 @@
  * in perf script's default layout (comm pid/tid [cpu] time: period event:
  * ip symbol+offset (object), then the call chain one entry per line), with
  * `--disasm` adding the instruction at each sample ip (capstone, read from
- * the object file through its mapping). `rbdecode gaps FILE` lists every
+ * the object file through its mapping). Branch samples a trace decoder
+ * synthesized (CoreSight) add perf's flags field before the ip and
+ * "=> addr symbol (object)" after it, as perf script --itrace=b prints them.
+ * `rbdecode gaps FILE` lists every
  * loss the recording reports (kernel LOST / LOST_SAMPLES records, AUX
  * records flagged truncated, partial or collision, holes between AUX chunks,
  * AUXTRACE_ERROR records), as text or --json.
