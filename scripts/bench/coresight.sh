@@ -37,17 +37,21 @@ mkdir -p "$SYM/data/local/tmp"
 cp "$FIX/coresight-perf/etm_test_loop" "$SYM/data/local/tmp/"
 
 python3 - "$RBDECODE" "$best" "$FIX/coresight-perf/perf_etm.data" "$SYM" "$REPEAT" "$WORK" <<'PY'
-import statistics, subprocess, sys, time
+import os, statistics, subprocess, sys, time
 rb, snap, etm, sym, repeat, work = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
-def median_wall(cmd, cwd=None):
+def median_wall(cmd, cwd=None, logfile=None):
     times, out = [], b""
     for _ in range(repeat):
+        if logfile and os.path.exists(logfile):
+            os.unlink(logfile)      # trc_pkt_lister appends to its log
         t = time.perf_counter()
         out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd).stdout
         times.append(time.perf_counter() - t)
+    if logfile:
+        out = open(logfile, "rb").read()
     return statistics.median(times), out
-def compare(title, ref_name, ref_cmd, rb_cmd, count):
-    tr, ref_out = median_wall(ref_cmd, cwd=work)
+def compare(title, ref_name, ref_cmd, rb_cmd, count, ref_log=None):
+    tr, ref_out = median_wall(ref_cmd, cwd=work, logfile=ref_log)
     tb, rb_out = median_wall(rb_cmd)
     print(f"{title}")
     print(f"  {ref_name:<16} {tr * 1000:8.2f} ms  {count(ref_out)} lines")
@@ -57,7 +61,7 @@ lines = lambda out: len(out.splitlines())
 log = work + "/tpl.log"
 compare("elements of " + snap, "trc_pkt_lister",
         ["trc_pkt_lister", "-ss_dir", snap, "-decode", "-logfilename", log],
-        [rb, "elements", snap], lines)
+        [rb, "elements", snap], lambda out: len([l for l in out.splitlines() if l.startswith(b"Idx:")]), log)
 probe = subprocess.run(["perf", "script", "-i", etm, "--symfs", sym, "--itrace=b"],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
 if probe:
