@@ -1,7 +1,7 @@
 /*
  * cs_etm.c - the CoreSight (cs_etm) decoder of perf.data AUX trace, behind
- * the auxdec.h interface. Stage: after the session has read the recording,
- * each AUX queue (one per CPU, or per thread) is decoded with OpenCSD: a
+ * the auxdec.h interface. Stage: while the session delivers records in time
+ * order, each AUX queue (one per CPU, or per thread) is decoded with OpenCSD: a
  * decode tree with a frame deformatter for formatted trace, or a single raw
  * source for unformatted trace (TRBE / ETE, PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW),
  * with one ETMv3 / PTM / ETMv4 / ETE decoder per CPU configured from the
@@ -11,8 +11,11 @@
  * path), each mapped once.
  *
  * Data is decoded one PERF_RECORD_AUX fragment at a time with a decoder
- * reset in between, as perf does (facts 5.6); a queue with AUXTRACE data but
- * no AUX records is decoded whole. Generic elements become perf's branch
+ * reset in between, as perf does (facts 5.6), as soon as both the AUX record
+ * (in time order: the machine's maps are then those of the moment the data
+ * was written) and the AUXTRACE chunk holding its bytes have been read;
+ * what is still waiting at the end is decoded then or reported missing. A
+ * queue with AUXTRACE data but no AUX records is decoded whole at the end. Generic elements become perf's branch
  * samples (the rules of perf's cs-etm.c: a sample for each taken branch, a
  * "trace begin" sample after a discontinuity and a "trace end" one before
  * it) and instruction ranges. Losses become gaps: AUX records whose data is
@@ -87,6 +90,8 @@ struct stream {
 
 struct chunk { uint64_t aux_offset, size, file_offset; uint8_t *bytes; };
 struct frag { uint64_t aux_offset, size, flags, time, file_offset; int32_t tid; };
+/* One CPU's AUX records in time order; those before @next are decoded. */
+struct fraglist { struct frag *v; size_t n, cap, next; };
 
 struct image {
 	const struct rb_dso *dso;
@@ -127,8 +132,7 @@ struct cs_etm {
 	struct { int32_t pid, tid; } itrace[4096];   /* ITRACE_START per CPU */
 	struct queue **q;
 	size_t nr_q;
-	struct frag **frags;          /* per CPU (index cpu + 1; 0 for cpu -1) */
-	size_t *nr_frags, *cap_frags;
+	struct fraglist *frags;       /* per CPU (index cpu + 1; 0 for cpu -1) */
 	size_t nr_frag_cpus;
 	struct image *images;
 	size_t nr_images;
@@ -579,6 +583,7 @@ static int build_tree(struct queue *q, int raw)
 {
 	struct cs_etm *e = q->etm;
 	char detail[256];
+	apply_hw_ids(e);
 	q->raw = raw;
 	q->tree = ocsd_create_dcd_tree(raw ? OCSD_TRC_SRC_SINGLE : OCSD_TRC_SRC_FRAME_FORMATTED,
 				       raw ? 0 : OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_RESET_ON_4X_FSYNC);
@@ -665,6 +670,13 @@ static struct queue *queue_get(struct cs_etm *e, uint32_t idx)
 	return e->q[idx];
 }
 
+static int advance(struct cs_etm *e, size_t k, int at_end);
+
+static size_t frag_index(int32_t cpu)
+{
+	return cpu >= 0 && cpu < 4096 ? (size_t)cpu + 1 : 0;
+}
+
 static int cs_chunk(struct rb_auxdec *d, const struct rb_aux_ev *a, const uint8_t *bytes)
 {
 	struct cs_etm *e = etm_of(d);
@@ -685,42 +697,36 @@ static int cs_chunk(struct rb_auxdec *d, const struct rb_aux_ev *a, const uint8_
 	q->nr_chunks++;
 	q->cpu = a->cpu;
 	q->tid = a->tid;
-	return 0;
+	return advance(e, frag_index(a->cpu), 0);
 }
 
 static int cs_aux(struct rb_auxdec *d, int32_t cpu, int32_t tid, uint64_t time, uint64_t aux_offset, uint64_t aux_size,
 		  uint64_t flags, uint64_t file_offset)
 {
 	struct cs_etm *e = etm_of(d);
-	size_t k = cpu >= 0 && cpu < 4096 ? (size_t)cpu + 1 : 0;
+	size_t k = frag_index(cpu);
 	if (k >= e->nr_frag_cpus) {
 		size_t n = k + 8;
-		struct frag **f = realloc(e->frags, n * sizeof(*f));
-		size_t *nr = f ? realloc(e->nr_frags, n * sizeof(*nr)) : NULL;
-		if (f)
-			e->frags = f;
-		if (nr)
-			e->nr_frags = nr;
-		size_t *cap = nr ? realloc(e->cap_frags, n * sizeof(*cap)) : NULL;
-		if (!cap)
-			return -ENOMEM;
-		e->cap_frags = cap;
-		for (size_t i = e->nr_frag_cpus; i < n; i++)
-			e->frags[i] = NULL, e->nr_frags[i] = e->cap_frags[i] = 0;
-		e->nr_frag_cpus = n;
-	}
-	if (e->nr_frags[k] == e->cap_frags[k]) {
-		size_t n = e->cap_frags[k] ? 2 * e->cap_frags[k] : 16;
-		struct frag *v = realloc(e->frags[k], n * sizeof(*v));
+		struct fraglist *v = realloc(e->frags, n * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
-		e->frags[k] = v;
-		e->cap_frags[k] = n;
+		memset(v + e->nr_frag_cpus, 0, (n - e->nr_frag_cpus) * sizeof(*v));
+		e->frags = v;
+		e->nr_frag_cpus = n;
+	}
+	struct fraglist *fl = &e->frags[k];
+	if (fl->n == fl->cap) {
+		size_t n = fl->cap ? 2 * fl->cap : 16;
+		struct frag *v = realloc(fl->v, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		fl->v = v;
+		fl->cap = n;
 	}
 	/* snapshot / overwrite mode: aux_offset is the head, the end of the data; see snapshot_block() */
-	e->frags[k][e->nr_frags[k]++] = (struct frag){ .aux_offset = aux_offset, .size = aux_size, .flags = flags,
-						       .time = time, .file_offset = file_offset, .tid = tid };
-	return 0;
+	fl->v[fl->n++] = (struct frag){ .aux_offset = aux_offset, .size = aux_size, .flags = flags,
+				       .time = time, .file_offset = file_offset, .tid = tid };
+	return advance(e, k, 0);
 }
 
 static int cs_hw_id(struct rb_auxdec *d, int32_t cpu, uint64_t hw_id)
@@ -880,26 +886,57 @@ static int snapshot_block(struct queue *q, const struct frag *f)
 	return decode_block(q, head >= f->size ? head - f->size : 0, f->size, f->flags, f->time, f->file_offset, f->tid);
 }
 
-static int decode_queue(struct cs_etm *e, struct queue *q)
+/* The queue holding @cpu's AUX data, or NULL before its first AUXTRACE chunk. */
+static struct queue *queue_of_cpu(const struct cs_etm *e, int32_t cpu)
 {
-	int32_t cpu = q->cpu;
-	size_t k = cpu >= 0 && cpu < 4096 ? (size_t)cpu + 1 : 0;
-	size_t nr = k < e->nr_frag_cpus ? e->nr_frags[k] : 0;
-	int rc = 0;
-	if (nr == 0) {   /* no AUX records for it: decode each chunk whole */
-		for (size_t i = 0; !rc && i < q->nr_chunks; i++)
-			rc = decode_block(q, q->chunks[i].aux_offset, q->chunks[i].size, 0, 0,
-					  q->chunks[i].file_offset, q->tid);
-		return rc;
+	for (size_t i = 0; i < e->nr_q; i++)
+		if (e->q[i] && e->q[i]->nr_chunks && e->q[i]->cpu == cpu)
+			return e->q[i];
+	return NULL;
+}
+
+/* Is the data of fragment @f in the file already (some AUXTRACE chunk read so far holds it)? */
+static int frag_ready(const struct queue *q, const struct frag *f)
+{
+	if (!(f->flags & PD_AUX_FLAG_OVERWRITE))
+		return chunk_for(q, f->aux_offset, f->size) != NULL;
+	for (size_t i = 0; i < q->nr_chunks; i++) {
+		const struct chunk *c = &q->chunks[i];
+		uint64_t sz = f->size < c->size ? f->size : c->size;
+		uint64_t off = f->aux_offset >= sz ? f->aux_offset - sz : 0;
+		if (off >= c->aux_offset && off + sz <= c->aux_offset + c->size)
+			return 1;
 	}
-	for (size_t i = 0; !rc && i < nr; i++) {
-		const struct frag *f = &e->frags[k][i];
+	return 0;
+}
+
+/*
+ * Decode CPU slot @k's fragments, in order, as far as their data has been
+ * read: a fragment is decoded when both its AUX record (in time order, so the
+ * machine's maps are those of that time) and its bytes are in. At the end
+ * (@at_end) the rest is decoded or reported missing.
+ */
+static int advance(struct cs_etm *e, size_t k, int at_end)
+{
+	if (k >= e->nr_frag_cpus)
+		return 0;
+	struct fraglist *fl = &e->frags[k];
+	struct queue *q = queue_of_cpu(e, (int32_t)k - 1);
+	if (!q)
+		return 0;      /* no data for this CPU yet; at the end, report_orphans() */
+	while (fl->next < fl->n) {
+		const struct frag *f = &fl->v[fl->next];
+		if (f->size && !at_end && !frag_ready(q, f))
+			break;
+		fl->next++;
 		if (f->size == 0)
 			continue;   /* a truncated record with nothing in it */
-		rc = (f->flags & PD_AUX_FLAG_OVERWRITE) ? snapshot_block(q, f) :
-		     decode_block(q, f->aux_offset, f->size, f->flags, f->time, f->file_offset, f->tid);
+		int rc = (f->flags & PD_AUX_FLAG_OVERWRITE) ? snapshot_block(q, f) :
+			 decode_block(q, f->aux_offset, f->size, f->flags, f->time, f->file_offset, f->tid);
+		if (rc)
+			return rc;
 	}
-	return rc;
+	return 0;
 }
 
 /* AUX records of CPUs that have no queue at all: their data never reached the file. */
@@ -907,14 +944,9 @@ static int report_orphans(struct cs_etm *e)
 {
 	for (size_t k = 0; k < e->nr_frag_cpus; k++) {
 		int32_t cpu = (int32_t)k - 1;
-		int has_queue = 0;
-		for (size_t i = 0; i < e->nr_q; i++)
-			if (e->q[i] && e->q[i]->cpu == cpu && e->q[i]->nr_chunks)
-				has_queue = 1;
-		if (has_queue)
-			continue;
-		for (size_t i = 0; i < e->nr_frags[k]; i++) {
-			const struct frag *f = &e->frags[k][i];
+		struct fraglist *fl = &e->frags[k];
+		for (; fl->next < fl->n; fl->next++) {
+			const struct frag *f = &fl->v[fl->next];
 			if (!f->size)
 				continue;
 			char detail[256];
@@ -934,13 +966,18 @@ static int report_orphans(struct cs_etm *e)
 static int cs_finish(struct rb_auxdec *d)
 {
 	struct cs_etm *e = etm_of(d);
-	apply_hw_ids(e);
 	int rc = 0;
-	for (size_t i = 0; !rc && i < e->nr_q; i++)
-		if (e->q[i]) {
-			rc = decode_queue(e, e->q[i]);
-			destroy_tree(e->q[i]);
-		}
+	for (size_t k = 0; !rc && k < e->nr_frag_cpus; k++)
+		rc = advance(e, k, 1);
+	/* a queue without any AUX record (its records lost, or a writer that makes none): each chunk whole */
+	for (size_t i = 0; !rc && i < e->nr_q; i++) {
+		struct queue *q = e->q[i];
+		size_t k = q ? frag_index(q->cpu) : 0;
+		if (!q || (k < e->nr_frag_cpus && e->frags[k].n))
+			continue;
+		for (size_t c = 0; !rc && c < q->nr_chunks; c++)
+			rc = decode_block(q, q->chunks[c].aux_offset, q->chunks[c].size, 0, 0, q->chunks[c].file_offset, q->tid);
+	}
 	if (!rc)
 		rc = report_orphans(e);
 	return rc;
@@ -963,10 +1000,8 @@ static void cs_free(struct rb_auxdec *d)
 	}
 	free(e->q);
 	for (size_t k = 0; k < e->nr_frag_cpus; k++)
-		free(e->frags[k]);
+		free(e->frags[k].v);
 	free(e->frags);
-	free(e->nr_frags);
-	free(e->cap_frags);
 	for (size_t i = 0; i < e->nr_images; i++)
 		if (e->images[i].p)
 			munmap(e->images[i].p, e->images[i].len);
