@@ -699,6 +699,7 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	stat_row(st, "records", stats->records);
 	stat_row(st, "samples", stats->samples);
 	stat_row(st, "samples_out_of_window", stats->samples_out_of_window);
+	stat_row(st, "branch_samples_from_trace", stats->branches);
 	stat_row(st, "malformed_records", stats->malformed);
 	stat_row(st, "records_below_flush", stats->late);
 	stat_row(st, "partial", stats->stop.code != 0 || stats->malformed != 0);
