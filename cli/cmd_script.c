@@ -4,7 +4,11 @@
  * ip symbol+offset (object), then the call chain one entry per line), with
  * `--disasm` adding the instruction at each sample ip (capstone, read from
  * the object file through its mapping) and `--show-switch-events` the
- * context switches in between, as perf script prints them. `rbdecode gaps FILE` lists every
+ * context switches in between, as perf script prints them. Branch samples
+ * a trace decoder synthesized (CoreSight) add perf's flags field before the
+ * ip and "=> addr symbol (object)" after it, as perf script --itrace=b
+ * prints them; Intel PT branches come as trace events (script_branch).
+ * `rbdecode gaps FILE` lists every
  * loss the recording reports (kernel LOST / LOST_SAMPLES records, AUX
  * records flagged truncated, partial or collision, holes between AUX chunks,
  * AUXTRACE_ERROR records), as text or --json.
@@ -20,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "auxdec.h"
 #include "session.h"
 
 struct script {
@@ -68,6 +73,40 @@ static void print_insn(struct script *sc, const struct rb_addr_loc *al, uint64_t
 	}
 }
 
+/* perf script's flags field for a branch sample (perf_sample__sprintf_flags). */
+static void print_flags(FILE *o, uint32_t flags)
+{
+	static const struct { uint32_t f; const char *name; } names[] = {
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL, "call" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN, "return" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CONDITIONAL, "jcc" }, { RB_IP_FLAG_BRANCH, "jmp" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_INTERRUPT, "int" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_INTERRUPT, "iret" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_SYSCALLRET, "syscall" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_SYSCALLRET, "sysret" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC, "async" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT, "hw int" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TX_ABORT | RB_IP_FLAG_INTERRUPT, "tx abrt" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN, "tr strt" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_END, "tr end" },
+	};
+	char buf[64] = "";
+	uint32_t f = flags & ~(uint32_t)RB_IP_FLAG_IN_TX;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (f == names[i].f) {
+			snprintf(buf, sizeof(buf), "%s", names[i].name);
+			break;
+		}
+	if (!buf[0]) {
+		uint32_t rest = f & ~(uint32_t)(RB_IP_FLAG_TRACE_BEGIN | RB_IP_FLAG_TRACE_END);
+		const char *name = "";
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (rest == names[i].f)
+				name = names[i].name;
+		snprintf(buf, sizeof(buf), "%s%s%s", f & RB_IP_FLAG_TRACE_BEGIN ? "tr strt " : "",
+			 f & RB_IP_FLAG_TRACE_END ? "tr end  " : "", name);
+	}
+	fprintf(o, "%-15s ", buf);
+}
+
 static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct script *sc = ctx;
@@ -80,8 +119,15 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	if (s->type & PD_SAMPLE_CPU)
 		fprintf(o, " [%03u]", s->cpu);
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
-	fprintf(o, "%s %10" PRIu64 " %s: ", tbuf, period, ev->es->name ? ev->es->name : "event");
+	fprintf(o, "%s %10" PRIu64 " %s: ", tbuf, period,
+		ev->synth_name ? ev->synth_name : ev->es->name ? ev->es->name : "event");
+	if (ev->synth_name)
+		print_flags(o, ev->flags);
 	print_loc(o, s->ip, &ev->al);
+	if (ev->synth_name) {      /* a branch: its target, as perf script -F ip,addr prints it */
+		fputs(" => ", o);
+		print_loc(o, s->addr, &ev->to_al);
+	}
 	if (sc->disasm)
 		print_insn(sc, &ev->al, s->ip);
 	fputc('\n', o);
@@ -99,21 +145,21 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 static void branch_name(uint32_t f, char *buf, size_t n)
 {
 	static const struct { uint32_t f; const char *name; } names[] = {
-		{ RB_BR_BRANCH | RB_BR_CALL, "call" }, { RB_BR_BRANCH | RB_BR_RETURN, "return" },
-		{ RB_BR_BRANCH | RB_BR_CONDITIONAL, "jcc" }, { RB_BR_BRANCH, "jmp" },
-		{ RB_BR_BRANCH | RB_BR_CALL | RB_BR_INTERRUPT, "int" },
-		{ RB_BR_BRANCH | RB_BR_RETURN | RB_BR_INTERRUPT, "iret" },
-		{ RB_BR_BRANCH | RB_BR_CALL | RB_BR_SYSCALLRET, "syscall" },
-		{ RB_BR_BRANCH | RB_BR_RETURN | RB_BR_SYSCALLRET, "sysret" },
-		{ RB_BR_BRANCH | RB_BR_ASYNC, "async" },
-		{ RB_BR_BRANCH | RB_BR_CALL | RB_BR_ASYNC | RB_BR_INTERRUPT, "hw int" },
-		{ RB_BR_BRANCH | RB_BR_TX_ABORT, "tx abrt" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL, "call" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN, "return" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CONDITIONAL, "jcc" }, { RB_IP_FLAG_BRANCH, "jmp" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_INTERRUPT, "int" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_INTERRUPT, "iret" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_SYSCALLRET, "syscall" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_SYSCALLRET, "sysret" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC, "async" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT, "hw int" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TX_ABORT, "tx abrt" },
 	};
-	const char *pre = (f & RB_BR_TRACE_BEGIN) ? "tr strt " : (f & RB_BR_TRACE_END) ? "tr end  " : "";
-	uint32_t k = f & ~(uint32_t)(RB_BR_TRACE_BEGIN | RB_BR_TRACE_END | RB_BR_IN_TX);
-	const char *name = k == RB_BR_BRANCH && *pre ? "" : "?";
+	const char *pre = (f & RB_IP_FLAG_TRACE_BEGIN) ? "tr strt " : (f & RB_IP_FLAG_TRACE_END) ? "tr end  " : "";
+	uint32_t k = f & ~(uint32_t)(RB_IP_FLAG_TRACE_BEGIN | RB_IP_FLAG_TRACE_END | RB_IP_FLAG_IN_TX);
+	const char *name = k == RB_IP_FLAG_BRANCH && *pre ? "" : "?";
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].f == k && !(k == RB_BR_BRANCH && *pre))
+		if (names[i].f == k && !(k == RB_IP_FLAG_BRANCH && *pre))
 			name = names[i].name;
 	snprintf(buf, n, "%s%s", pre, name);
 }
@@ -200,7 +246,7 @@ static void l_loc(struct line *l, uint64_t ip, const struct rb_addr_loc *al)
 	*l->p++ = ')';
 }
 
-static int script_branch(void *ctx, const struct rb_branch_ev *ev)
+static int script_branch(void *ctx, const struct rb_trace_ev *ev)
 {
 	struct script *sc = ctx;
 	struct line l;
@@ -354,7 +400,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 			       "bytes_lost", "records_lost", "offset", "detail");
 	} else {
 		sink.sample = script_sample;
-		sink.branch = script_branch;
+		sink.trace = script_branch;
 		if (sc.switches)
 			sink.context_switch = script_switch;
 	}

@@ -62,6 +62,9 @@ static void usage(FILE *f)
 		"        CoreSight trace snapshot packets and elements, as trc_pkt_lister -decode\n"
 		"  dump --packets FILE\n"
 		"        the Intel PT packets of every AUX chunk, as perf report -D shows them\n"
+		"  elements [--symfs DIR] PERF.DATA                  the CoreSight elements of its AUX trace\n"
+		"  autofdo [--symfs DIR] PERF.DATA                   instruction-range and branch counts\n"
+		"        per object from its AUX trace, as simpleperf inject writes them\n"
 		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--start-tb TB] [--cpu N] [--json] DUMP\n"
 		"        a raw POWER trace-imc buffer in time order, with its gaps\n"
 		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
@@ -96,6 +99,8 @@ int main(int argc, char **argv)
 		return cmd_coverage(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "imc"))
 		return cmd_imc(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "autofdo"))
+		return cmd_autofdo(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-") || (argv[1][0] != '-' && access(argv[1], F_OK) == 0))

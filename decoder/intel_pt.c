@@ -653,11 +653,11 @@ static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct r
 static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
 {
 	pt->env.st->branches++;
-	if (!pt->env.sink->branch || pt->env.no_branches) {
+	if (!pt->env.sink->trace || pt->env.no_branches) {
 		q->insns = 0;
 		return 0;
 	}
-	struct rb_branch_ev b = { .time = q->time, .cpu = q->cpu, .queue = q->idx, .source = "intel_pt",
+	struct rb_trace_ev b = { .time = q->time, .cpu = q->cpu, .queue = q->idx, .source = "intel_pt",
 				  .from = from, .to = to, .flags = flags, .insn_count = q->insns };
 	q->insns = 0;
 	b.thread = rb_machine_thread(pt->env.m, q->pid_now, q->tid_now, 1);
@@ -667,7 +667,7 @@ static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
 	resolve(pt, b.thread, from, &b.from_al);
 	resolve(pt, b.thread, to, &b.to_al);
-	int rc = pt->env.sink->branch(pt->env.sink->ctx, &b);
+	int rc = pt->env.sink->trace(pt->env.sink->ctx, &b);
 	if (rc)
 		pt->failed = rc;
 	return rc;
@@ -677,9 +677,9 @@ static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 static int emit_insn(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 {
 	pt->env.st->insn_samples++;
-	if (!pt->env.sink->branch)
+	if (!pt->env.sink->trace)
 		return 0;
-	struct rb_branch_ev b = { .time = q->time, .cpu = q->cpu, .queue = q->idx, .source = "intel_pt",
+	struct rb_trace_ev b = { .time = q->time, .cpu = q->cpu, .queue = q->idx, .source = "intel_pt",
 				  .kind = RB_EV_INSTRUCTION, .from = ip, .insn_count = pt->insn_period };
 	b.thread = rb_machine_thread(pt->env.m, q->pid_now, q->tid_now, 1);
 	if (!b.thread)
@@ -687,7 +687,7 @@ static int emit_insn(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 	b.main_thread = rb_machine_main_thread(pt->env.m, b.thread);
 	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
 	resolve(pt, b.thread, ip, &b.from_al);
-	int rc = pt->env.sink->branch(pt->env.sink->ctx, &b);
+	int rc = pt->env.sink->trace(pt->env.sink->ctx, &b);
 	if (rc)
 		pt->failed = rc;
 	return rc;
@@ -713,30 +713,30 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len, in
 	uint8_t modrm_reg = i + 1 < size ? (raw[i + 1] >> 3) & 7 : 0;
 	if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) {
 		*len = i + 2;           /* rel8 */
-		return RB_BR_BRANCH | RB_BR_CONDITIONAL;
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CONDITIONAL;
 	}
 	switch (op) {
 	case 0xe8:
 		*direct = 1;            /* a direct call or jump needs no trace */
-		return RB_BR_BRANCH | RB_BR_CALL;
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL;
 	case 0xe9: case 0xeb:
 		*direct = 1;
-		return RB_BR_BRANCH;
+		return RB_IP_FLAG_BRANCH;
 	case 0x9a:
-		return RB_BR_BRANCH | RB_BR_CALL;
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL;
 	case 0xea:
-		return RB_BR_BRANCH;
+		return RB_IP_FLAG_BRANCH;
 	case 0xc2: case 0xc3: case 0xca: case 0xcb:
-		return RB_BR_BRANCH | RB_BR_RETURN;
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN;
 	case 0xcf:      /* iret */
-		return RB_BR_BRANCH | RB_BR_RETURN | RB_BR_INTERRUPT;
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_INTERRUPT;
 	case 0xcc: case 0xcd: case 0xce: case 0xf1:
-		return RB_BR_BRANCH | RB_BR_CALL | RB_BR_INTERRUPT;
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_INTERRUPT;
 	case 0xff:
 		if (modrm_reg == 2 || modrm_reg == 3)
-			return RB_BR_BRANCH | RB_BR_CALL;
+			return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL;
 		if (modrm_reg == 4 || modrm_reg == 5)
-			return RB_BR_BRANCH;
+			return RB_IP_FLAG_BRANCH;
 		return 0;
 	case 0x0f:
 		if (i + 1 >= size)
@@ -744,12 +744,12 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len, in
 		op = raw[i + 1];
 		if (op >= 0x80 && op <= 0x8f) {
 			*len = i + 6;   /* rel32 (rel16 needs a 16-bit mode, not decoded here) */
-			return RB_BR_BRANCH | RB_BR_CONDITIONAL;
+			return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CONDITIONAL;
 		}
 		if (op == 0x05 || op == 0x34)    /* syscall, sysenter */
-			return RB_BR_BRANCH | RB_BR_CALL | RB_BR_SYSCALLRET;
+			return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_SYSCALLRET;
 		if (op == 0x07 || op == 0x35)    /* sysret, sysexit */
-			return RB_BR_BRANCH | RB_BR_RETURN | RB_BR_SYSCALLRET;
+			return RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_SYSCALLRET;
 		return 0;
 	}
 	return 0;
@@ -1020,13 +1020,13 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 	/* the trace began where the image is missing (perf shows that start too) */
 	if (q->need_begin && err == -pte_nomap) {
 		q->need_begin = 0;
-		if (emit_branch(pt, q, 0, pt->miss_ip, RB_BR_BRANCH | RB_BR_TRACE_BEGIN))
+		if (emit_branch(pt, q, 0, pt->miss_ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
 			return pt->failed;
 	}
 	q->unproven = 0;        /* the loss starts after the last packet */
 	if (q->pending) {   /* the branch's target is not known: it ends the trace */
 		q->pending = 0;
-		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_BR_TRACE_END))
+		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
 			return pt->failed;
 	}
 	q->state = Q_SYNC;
@@ -1063,10 +1063,10 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		q->need_begin = 0;
 		if (q->pending) {
 			q->pending = 0;
-			if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_BR_TRACE_END))
+			if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
 				return pt->failed;
 		}
-		return emit_branch(pt, q, 0, ev->variant.enabled.ip, RB_BR_BRANCH | RB_BR_TRACE_BEGIN);
+		return emit_branch(pt, q, 0, ev->variant.enabled.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN);
 	case ptev_disabled: {
 		/* the branch that left the traced region: its target is in the packet, if not suppressed */
 		uint64_t to = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
@@ -1075,7 +1075,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		if (!q->pending)
 			return 0;
 		q->pending = 0;
-		return emit_branch(pt, q, q->pend_from, to, q->pend_flags | RB_BR_TRACE_END);
+		return emit_branch(pt, q, q->pend_from, to, q->pend_flags | RB_IP_FLAG_TRACE_END);
 	}
 	case ptev_async_disabled:
 		/* the last branch went on to @at, where tracing stopped (the FUP proves the way there) */
@@ -1084,14 +1084,14 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		if (resolve_pending(pt, q, ev->variant.async_disabled.at))
 			return pt->failed;
 		return emit_branch(pt, q, ev->variant.async_disabled.at, ev->ip_suppressed ? 0 : ev->variant.async_disabled.ip,
-				   RB_BR_BRANCH | RB_BR_ASYNC | RB_BR_TRACE_END);
+				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC | RB_IP_FLAG_TRACE_END);
 	case ptev_async_branch:
 		if (prove(pt, q))
 			return pt->failed;
 		if (resolve_pending(pt, q, ev->variant.async_branch.from))
 			return pt->failed;
 		return emit_branch(pt, q, ev->variant.async_branch.from, ev->ip_suppressed ? 0 : ev->variant.async_branch.to,
-				   RB_BR_BRANCH | RB_BR_CALL | RB_BR_ASYNC | RB_BR_INTERRUPT);
+				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT);
 	case ptev_overflow: {
 		char detail[120];
 		uint64_t off = dec_offset(pt, q->dec, 0);
@@ -1103,7 +1103,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 			return pt->failed;
 		if (!ev->ip_suppressed) {
 			q->need_begin = 0;
-			return emit_branch(pt, q, 0, ev->variant.overflow.ip, RB_BR_BRANCH | RB_BR_TRACE_BEGIN);
+			return emit_branch(pt, q, 0, ev->variant.overflow.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN);
 		}
 		q->need_begin = 1;
 		return 0;
@@ -1120,7 +1120,7 @@ static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 		return 0;
 	q->pending = 0;
 	/* a conditional branch that fell through is not a branch taken */
-	if ((q->pend_flags & RB_BR_CONDITIONAL) && ip == q->pend_next)
+	if ((q->pend_flags & RB_IP_FLAG_CONDITIONAL) && ip == q->pend_next)
 		return 0;
 	return emit_branch(pt, q, q->pend_from, ip, q->pend_flags);
 }
@@ -1151,7 +1151,7 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 		return 0;
 	if (q->need_begin) {
 		q->need_begin = 0;
-		if (emit_branch(pt, q, 0, b->ip, RB_BR_BRANCH | RB_BR_TRACE_BEGIN))
+		if (emit_branch(pt, q, 0, b->ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
 			return pt->failed;
 	}
 	if (pt->insn_period) {          /* the instruction decoder: one instruction per block */

@@ -190,14 +190,9 @@ const char *rb_machine_dso_image(struct rb_machine *m, struct rb_dso *d)
 	d->image_tried = 1;
 	if (d->kernel || (d->long_name[0] != '/' && strcmp(d->long_name, "[vdso]")))
 		return NULL;            /* the kernel needs kcore or vmlinux; //anon has no file */
-	struct rb_symtab_elf_opts eo = {
-		.build_id = d->build_id_size ? d->build_id : NULL,
-		.build_id_len = (size_t)d->build_id_size,
-		.root = m->o.symfs,
-		.buildid_dir = m->buildid_dir,
-	};
 	char path[8192];
-	if (rb_elf_find_image(d->long_name, &eo, path, sizeof(path)) == 1)
+	if (rb_elf_find_image(d->long_name, m->o.symfs, m->buildid_dir, d->build_id_size ? d->build_id : NULL,
+			      (size_t)d->build_id_size, path, sizeof(path)) == 1)
 		d->image_path = strdup(path);
 	return d->image_path;
 }
@@ -670,6 +665,13 @@ void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpum
 			resolve_in(m, &m->kmaps, ip, al);
 		}
 	}
+}
+
+/* The mapping covering @ip, without symbol lookups: trace decoders read code through it. */
+const struct rb_map *rb_machine_find_map(struct rb_machine *m, struct rb_thread *t, uint64_t ip)
+{
+	struct rb_map *map = t && ip < rb_machine_kernel_start(m) ? maps_find(t->maps, ip) : NULL;
+	return map ? map : maps_find(&m->kmaps, ip);
 }
 
 /* ------------------------------------------------------------ life */

@@ -97,6 +97,8 @@ struct rb_thread *rb_machine_main_thread(struct rb_machine *m, struct rb_thread 
 /* Resolve @ip for @t with cpumode @cpumode (PD_MISC_*). Always fills @al. */
 void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
 			struct rb_addr_loc *al);
+/* The mapping covering @ip: @t's maps below kernel_start, else the kernel's; NULL if none. No symbols are loaded. */
+const struct rb_map *rb_machine_find_map(struct rb_machine *m, struct rb_thread *t, uint64_t ip);
 /* perf's fallback for an address in a mapping with no symbol: an "unknown" symbol at it, kept with the DSO. */
 const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso *dso, uint64_t addr);
 /*

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "intel_pt.h"
+#include "auxdec.h"
 #include "ordered.h"
 #include "session.h"
 
@@ -41,6 +42,8 @@ struct sess {
 	uint8_t aux_overwrite[512];   /* CPUs whose AUX records say overwrite (snapshot) mode, in file order */
 	uint64_t cpu_time[4096];      /* newest record time per CPU, in time order (start of a loss) */
 	struct rb_imc_perf *imc;      /* IMC PMUs: trace records and counters (imc_perf.h) */
+	struct rb_auxdec *auxdec;     /* the AUX trace decoder (AUXTRACE_INFO's type), NULL if none */
+	struct rb_auxdec_env aenv;
 };
 
 static int parse_cpus(struct sess *s, const char *list)
@@ -226,6 +229,154 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 	return emit_gap(s, &g);
 }
 
+/* ---- the AUX trace decoder (auxdec.h): its records in, its events out ---- */
+
+static int aux_branch(void *ctx, const struct rb_branch_ev *b)
+{
+	struct sess *s = ctx;
+	if ((s->o->time_start || s->o->time_end) &&
+	    (b->time < s->o->time_start || (s->o->time_end && b->time > s->o->time_end)))
+		return 0;
+	if (!cpu_selected(s, (uint32_t)b->cpu, b->cpu >= 0))
+		return 0;
+	struct pd_sample ps = { .type = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_ADDR | PD_SAMPLE_CPU | PD_SAMPLE_PERIOD,
+				.ip = b->ip, .addr = b->addr, .pid = (uint32_t)b->pid, .tid = (uint32_t)b->tid,
+				.cpu = (uint32_t)b->cpu, .period = 1, .time = b->time };
+	if (b->time)
+		ps.type |= PD_SAMPLE_TIME;
+	struct rb_sample_ev se = { .evsel = b->evsel, .s = &ps, .synth_name = b->name, .flags = b->flags };
+	se.es = b->evsel >= 0 ? pd_reader_evsel(s->r, (size_t)b->evsel) : NULL;
+	if (!se.es)
+		return 0;
+	uint64_t kstart = rb_machine_kernel_start(s->m);
+	se.misc = b->ip >= kstart ? PD_MISC_KERNEL : PD_MISC_USER;
+	se.thread = rb_machine_thread(s->m, b->pid, b->tid, 1);
+	if (!se.thread)
+		return -ENOMEM;
+	se.main_thread = rb_machine_main_thread(s->m, se.thread);
+	se.comm = rb_machine_sample_comm(s->m, se.thread);
+	rb_machine_resolve(s->m, se.thread, se.misc, b->ip, &se.al);
+	rb_machine_resolve(s->m, se.thread, b->addr >= kstart ? PD_MISC_KERNEL : PD_MISC_USER, b->addr, &se.to_al);
+	if (s->o->perf_export)
+		se.al.sym = rb_machine_export_sym(s->m, &se.al, se.al.addr);
+	s->st->branches++;
+	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
+}
+
+static int aux_range(void *ctx, const struct rb_range_ev *ev)
+{
+	struct sess *s = ctx;
+	return s->sink->range ? s->sink->range(s->sink->ctx, ev) : 0;
+}
+
+static int aux_gap(void *ctx, const struct rb_gap_ev *g) { return emit_gap(ctx, g); }
+
+static void aux_warn(void *ctx, const char *msg)
+{
+	struct sess *s = ctx;
+	struct pd_error w;
+	pd_error_clear(&w);
+	snprintf(w.msg, sizeof(w.msg), "%s", msg);
+	if (s->o->warn)
+		s->o->warn(s->o->warn_ctx, &w);
+}
+
+static void aux_element(void *ctx, const char *line)
+{
+	struct sess *s = ctx;
+	s->o->aux_element(s->o->aux_element_ctx, line);
+}
+
+/* AUXTRACE_INFO: the decoder for its PMU (CoreSight today; other types are listed, not decoded). */
+static int on_auxtrace_info(struct sess *s, const struct pd_record *rec)
+{
+	struct pd_event ev;
+	char msg[256];
+	if (s->auxdec || pd_event_parse(s->r, rec, &ev, NULL) < 0 || ev.u.auxtrace_info.type != PD_AUXTRACE_CS_ETM)
+		return 0;
+	struct rb_auxdec_env *v = &s->aenv;
+	v->r = s->r;
+	v->m = s->m;
+	v->path = s->o->path;
+	v->pipe_mode = pd_reader_info(s->r)->pipe_mode;
+	v->symfs = s->o->machine.symfs;
+	v->buildid_dir = s->o->machine.buildid_dir;
+	v->sess = s;
+	v->branch = aux_branch;
+	v->range = aux_range;
+	v->gap = aux_gap;
+	v->warn = aux_warn;
+	v->element = s->o->aux_element ? aux_element : NULL;
+	int rc = rb_cs_etm_new(&s->auxdec, v, &ev, msg, sizeof(msg));
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc) {
+		struct rb_gap_ev g = { .cpu = -1, .pid = -1, .tid = -1, .source = "cs_etm", .reason = "decoder error",
+				       .file_offset = rec->offset, .detail = msg };
+		return emit_gap(s, &g);
+	}
+	return 0;
+}
+
+static void on_time_conv(struct sess *s, const struct pd_record *rec)
+{
+	struct pd_event ev;
+	if (pd_event_parse(s->r, rec, &ev, NULL) < 0)
+		return;
+	s->aenv.has_time_conv = 1;
+	s->aenv.time_shift = ev.u.time_conv.time_shift;
+	s->aenv.time_mult = ev.u.time_conv.time_mult;
+	s->aenv.time_zero = ev.u.time_conv.time_zero;
+	s->aenv.time_cycles = ev.u.time_conv.has_cycles ? ev.u.time_conv.time_cycles : 0;
+	s->aenv.time_mask = ev.u.time_conv.has_cycles ? ev.u.time_conv.time_mask : 0;
+	s->aenv.cap_user_time_short = ev.u.time_conv.has_cycles && ev.u.time_conv.cap_user_time_short;
+}
+
+/* Kernel records the AUX decoder needs, in time order: AUX, ITRACE_START, AUX_OUTPUT_HW_ID. */
+static int aux_kernel_record(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
+{
+	if (!s->auxdec)
+		return 0;
+	int32_t cpu = (ev->sid.present & PD_SAMPLE_CPU) ? (int32_t)ev->sid.cpu : -1;
+	int32_t tid = (ev->sid.present & PD_SAMPLE_TID) ? (int32_t)ev->sid.tid : -1;
+	uint64_t t = (ev->sid.present & PD_SAMPLE_TIME) ? ev->sid.time : 0;
+	const struct rb_auxdec_ops *ops = s->auxdec->ops;
+	switch (ev->type) {
+	case PD_RECORD_AUX:
+		return ops->aux(s->auxdec, cpu, tid, t, ev->u.aux.aux_offset, ev->u.aux.aux_size, ev->u.aux.flags,
+				rec->offset);
+	case PD_RECORD_ITRACE_START:
+		return ops->itrace_start(s->auxdec, cpu, (int32_t)ev->u.itrace_start.pid,
+					 (int32_t)ev->u.itrace_start.tid, t);
+	case PD_RECORD_AUX_OUTPUT_HW_ID:
+		return ops->hw_id(s->auxdec, cpu, ev->u.aux_output_hw_id.hw_id);
+	}
+	return 0;
+}
+
+/* An AUXTRACE chunk for the decoder: in pipe mode its bytes now (they cannot be read again). */
+static int aux_chunk(struct sess *s, const struct pd_record *rec, const struct rb_aux_ev *a)
+{
+	if (!s->aenv.pipe_mode)
+		return s->auxdec->ops->chunk(s->auxdec, a, NULL);
+	uint8_t *buf = malloc(a->size ? a->size : 1);
+	if (!buf)
+		return -ENOMEM;
+	struct pd_error err;
+	int64_t n = pd_reader_read_payload(s->r, buf, a->size, &err);
+	int rc = 0;
+	if (n < 0 || (uint64_t)n != a->size) {
+		struct rb_gap_ev g = { .cpu = a->cpu, .pid = -1, .tid = a->tid, .source = "aux",
+				       .reason = "aux data missing", .bytes_lost = a->size, .file_offset = rec->offset,
+				       .detail = "the AUXTRACE payload could not be read from the stream" };
+		rc = emit_gap(s, &g);
+	} else {
+		rc = s->auxdec->ops->chunk(s->auxdec, a, buf);
+	}
+	free(buf);
+	return rc;
+}
+
 /* Per-queue continuity of the AUX chunks: a jump forward is data overwritten or lost. */
 struct auxq { uint64_t start, next; uint32_t nr; int seen; };
 
@@ -292,6 +443,8 @@ static int on_auxtrace(struct sess *s, const struct pd_record *rec)
 	s->st->aux_buffers++;
 	if (!rc && s->sink->aux_buffer)
 		rc = s->sink->aux_buffer(s->sink->ctx, &a);
+	if (!rc && s->auxdec)
+		rc = aux_chunk(s, rec, &a);
 	return rc;
 }
 
@@ -388,8 +541,13 @@ static int process(struct sess *s, const struct pd_record *rec)
 		return on_switch(s, &ev);
 	case PD_RECORD_LOST:
 	case PD_RECORD_LOST_SAMPLES:
-	case PD_RECORD_AUX:
 		return on_loss(s, rec, &ev);
+	case PD_RECORD_AUX:
+		rc = on_loss(s, rec, &ev);
+		return rc ? rc : aux_kernel_record(s, rec, &ev);
+	case PD_RECORD_ITRACE_START:
+	case PD_RECORD_AUX_OUTPUT_HW_ID:
+		return aux_kernel_record(s, rec, &ev);
 	}
 	return 0;
 }
@@ -584,6 +742,10 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 			rc = on_auxtrace_error(&s, &rec);
 		else if (rec.type == PD_RECORD_STAT || rec.type == PD_RECORD_STAT_ROUND || rec.type == PD_RECORD_CPU_MAP)
 			rc = imc_user_record(&s, &rec);
+		else if (rec.type == PD_RECORD_AUXTRACE_INFO)
+			rc = on_auxtrace_info(&s, &rec);
+		else if (rec.type == PD_RECORD_TIME_CONV)
+			on_time_conv(&s, &rec);
 		else if (rec.type >= 64)
 			;   /* user records: the reader applied what matters (attrs, features) */
 		else if (record_time(&s, &rec, &t)) {
@@ -606,6 +768,12 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	int irc = rb_imc_perf_finish(s.imc);   /* the last IMC batches */
 	if (!rc)
 		rc = irc;
+	/* the AUX trace, now that every record it depends on has been read */
+	if (s.auxdec) {
+		if (!rc)
+			rc = s.auxdec->ops->finish(s.auxdec);
+		s.auxdec->ops->free(s.auxdec);
+	}
 	if (more == 0)
 		pd_error_clear(&stats->stop);
 	stats->late = s.q.late;

@@ -10,6 +10,7 @@
 
 #include "pd.h"
 #include "machine.h"
+#include "auxdec.h"
 #include "imc_perf.h"
 
 struct rb_cc_node {               /* one call-chain entry, root first */
@@ -27,7 +28,13 @@ struct rb_sample_ev {
 	struct rb_addr_loc al;        /* the sample ip */
 	size_t nr_nodes;              /* call chain, root first; 0 if none */
 	const struct rb_cc_node *nodes;
+	/* A sample a trace decoder synthesized (a branch): evsel is the trace's event */
+	const char *synth_name;       /* the synthesized event's name ("branches:u"); NULL for recorded samples */
+	struct rb_addr_loc to_al;     /* s->addr (the branch target) resolved, when synth_name */
+	uint32_t flags;               /* PERF_IP_FLAG_* (auxdec.h RB_IP_FLAG_*), 0 for recorded samples */
 };
+
+struct rb_range_ev;              /* auxdec.h: instructions executed in sequence */
 
 struct rb_switch_ev {
 	uint64_t time;
@@ -65,19 +72,15 @@ struct rb_aux_ev {
 };
 
 /*
- * A branch decoded from hardware trace (Intel PT, CoreSight), perf's
- * synthesized "branches" sample: from and to, perf's PERF_IP_FLAG_* bits,
- * and the instructions executed since the previous branch of its queue.
- * A trace begin has from 0; a trace end, to 0 (unless the hardware said
- * where execution went).
+ * A branch decoded from hardware trace by a decoder that resolves its own
+ * threads and addresses (Intel PT), perf's synthesized "branches" sample:
+ * from and to, perf's PERF_IP_FLAG_* bits (RB_IP_FLAG_*, auxdec.h), and the
+ * instructions executed since the previous branch of its queue. A trace
+ * begin has from 0; a trace end, to 0 (unless the hardware said where
+ * execution went). Or an instruction sample.
  */
-enum {
-	RB_BR_BRANCH = 1, RB_BR_CALL = 2, RB_BR_RETURN = 4, RB_BR_CONDITIONAL = 8,
-	RB_BR_SYSCALLRET = 16, RB_BR_ASYNC = 32, RB_BR_INTERRUPT = 64, RB_BR_TX_ABORT = 128,
-	RB_BR_TRACE_BEGIN = 256, RB_BR_TRACE_END = 512, RB_BR_IN_TX = 1024,
-};
 enum { RB_EV_BRANCH, RB_EV_INSTRUCTION };
-struct rb_branch_ev {
+struct rb_trace_ev {
 	int kind;                     /* RB_EV_BRANCH, or RB_EV_INSTRUCTION: an instruction sample at from
 					 (perf's "instructions" event), insn_count the sampling period */
 	uint64_t time;                /* perf clock ns (0: the trace has no timing) */
@@ -107,10 +110,11 @@ struct rb_sink {
 	int (*context_switch)(void *ctx, const struct rb_switch_ev *ev);
 	int (*gap)(void *ctx, const struct rb_gap_ev *ev);
 	int (*aux_buffer)(void *ctx, const struct rb_aux_ev *ev);
-	int (*branch)(void *ctx, const struct rb_branch_ev *ev);
+	int (*trace)(void *ctx, const struct rb_trace_ev *ev);  /* Intel PT branches and instruction samples */
 	int (*aux_record)(void *ctx, const struct rb_aux_rec_ev *ev);
 	int (*imc_record)(void *ctx, const struct rb_imc_rec_ev *ev);      /* IMC trace records (imc_perf.h) */
 	int (*imc_counter)(void *ctx, const struct rb_imc_counter_ev *ev); /* IMC counter values */
+	int (*range)(void *ctx, const struct rb_range_ev *ev);   /* decoded instruction ranges; NULL: not wanted */
 	int (*end)(void *ctx);
 };
 
@@ -128,6 +132,9 @@ struct rb_session_opts {
 	int no_aux_decode;               /* do not decode AUX trace (branches), only account for it */
 	int no_branches;                 /* decode AUX trace but deliver no branch events (--itrace without b) */
 	uint64_t insn_period;            /* instruction samples every N instructions (--itrace=iN); 0: none */
+	/* every generic trace element a trace decoder sees, as a trc_pkt_lister "Idx:" line; NULL: none */
+	void (*aux_element)(void *ctx, const char *line);
+	void *aux_element_ctx;
 };
 
 struct rb_session_stats {

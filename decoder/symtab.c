@@ -1863,31 +1863,57 @@ static int is_code_image(const char *file, const uint8_t *id, size_t idlen)
 	return ok;
 }
 
-int rb_elf_find_image(const char *path, const struct rb_symtab_elf_opts *o, char *buf, size_t buflen)
+/* Build-ids equal on their common length, the longer one zero past it (simpleperf pads to 20 bytes). */
+static int same_build_id(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
-	const char *root = o && o->root ? o->root : "";
-	uint8_t id[BUILD_ID_MAX];
-	int idlen = elf_expected_id(root, path, o, id);
-	char cache[PATH_MAX], hex[2 * BUILD_ID_MAX + 1];
-	struct cands *c = calloc(1, sizeof(*c));
+	size_t n = alen < blen ? alen : blen;
+	const uint8_t *rest = alen > blen ? a : b;
+
+	if (memcmp(a, b, n) != 0)
+		return 0;
+	for (size_t i = n; i < (alen > blen ? alen : blen); i++)
+		if (rest[i])
+			return 0;
+	return 1;
+}
+
+int rb_elf_find_image(const char *path, const char *root, const char *buildid_dir, const uint8_t *build_id,
+		      size_t build_id_len, char *buf, size_t buflen)
+{
+	struct rb_symtab_elf_opts o = { NULL, 0, NULL, 0, root, buildid_dir };
+	char hex[2 * BUILD_ID_MAX + 1], cache[PATH_MAX], file[PATH_MAX];
+	struct cands *c;
 	int found = 0;
 
-	if (!path || !buf || !buflen || !c) {
-		free(c);
-		return c ? -EINVAL : -ENOMEM;
+	if (!path || !buf || !buflen)
+		return -EINVAL;
+	if (!(c = calloc(1, sizeof(*c))))
+		return -ENOMEM;
+	if (build_id_len > BUILD_ID_MAX)
+		build_id_len = BUILD_ID_MAX;
+	if (build_id_len) {
+		hex_id(build_id, build_id_len, hex);
+		cand_cache(c, cache_dir(&o, cache, sizeof(cache)), path, hex, 0);
 	}
-	/* perf's order for the object itself: the build-id cache, then the (--symfs) path */
-	if (idlen > 0) {
-		hex_id(id, (size_t)idlen, hex);
-		cand_cache(c, cache_dir(o, cache, sizeof(cache)), path, hex, 0);
+	if (root && root[0]) {
+		join(file, root, path);
+		cand_add(c, "%s", file);
 	}
-	join(cache, root, path);
-	cand_add(c, "%s", cache);
-	for (size_t i = 0; i < c->n && !found; i++)
-		if (is_code_image(c->path[i], id, idlen > 0 ? (size_t)idlen : 0) && strlen(c->path[i]) < buflen) {
+	if (path[0] == '/')
+		cand_add(c, "%s", path);
+	for (size_t i = 0; i < c->n && !found; i++) {
+		uint8_t id[BUILD_ID_MAX];
+		int n;
+		if (!is_code_image(c->path[i], NULL, 0))   /* not a debug-only file */
+			continue;
+		n = build_id_len ? rb_elf_build_id(c->path[i], id, sizeof(id)) : 0;
+		if (build_id_len && (n <= 0 || !same_build_id(id, (size_t)n, build_id, build_id_len)))
+			continue;
+		if (strlen(c->path[i]) < buflen) {
 			strcpy(buf, c->path[i]);
 			found = 1;
 		}
+	}
 	free(c);
 	return found;
 }

@@ -5,7 +5,8 @@ set -eu
 PKGS="build-essential autoconf automake pkg-config
 libipt-dev libopencsd-dev libopencsd-bin libcapstone-dev libsqlite3-dev
 libarchive-dev libjansson-dev libzstd-dev
-linux-perf python3 python3-pyside2.qtsql sqlite3"
+linux-perf python3 python3-pyside2.qtsql sqlite3
+binutils-aarch64-linux-gnu"
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -82,6 +82,8 @@ struct rb_store {
 	struct cstack **stacks;       /* call stacks of the threads with traced branches, by thread db id */
 	size_t nr_stacks;
 	size_t nr_evsels;
+	struct { const char *name; uint64_t id; } synth[8];   /* synthesized events; names live as long as the session */
+	size_t nr_synth;
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint64_t rows[S_COUNT];
 	struct imap syms, paths;
@@ -358,6 +360,20 @@ static uint64_t export_evsel(struct rb_store *st, int idx)
 	return st->evsel_db_id[idx];
 }
 
+/* A synthesized event (perf's "branches"): its own selected_events row, by name. */
+static uint64_t export_synth_evsel(struct rb_store *st, const char *name)
+{
+	for (size_t i = 0; i < st->nr_synth; i++)
+		if (!strcmp(st->synth[i].name, name))
+			return st->synth[i].id;
+	if (st->nr_synth == sizeof(st->synth) / sizeof(st->synth[0]))
+		return 0;
+	st->synth[st->nr_synth].name = name;
+	st->synth[st->nr_synth].id = ++st->last[S_EVSEL];
+	ROW(st, S_EVSEL, I(st->synth[st->nr_synth].id), T(name));
+	return st->synth[st->nr_synth++].id;
+}
+
 static void export_thread(struct rb_store *st, struct rb_thread *t, struct rb_thread *main)
 {
 	if (t->db_id)
@@ -505,7 +521,7 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_store *st = ctx;
 	const struct pd_sample *s = ev->s;
-	uint64_t evsel_id = export_evsel(st, ev->evsel);
+	uint64_t evsel_id = ev->synth_name ? export_synth_evsel(st, ev->synth_name) : export_evsel(st, ev->evsel);
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t id = ++st->last[S_SAMPLE];
 	uint64_t dso_id, sym_id, off;
@@ -515,9 +531,16 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	/* perf's defaults for what the sample does not carry */
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
 	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src : PERF_MEM_DATA_SRC_NONE;
+	/* a branch: its target, and perf's branch type (the flags PERF_BRANCH_MASK keeps) */
+	uint64_t to_dso = 0, to_sym = 0, to_off = 0, to_ip = 0;
+	if (ev->synth_name && (s->type & PD_SAMPLE_ADDR)) {
+		to_ip = s->addr;
+		export_al(st, &ev->to_al, ev->to_al.addr, &to_dso, &to_sym, &to_off);
+	}
+	uint32_t branch_type = ev->flags & 0x1bff, in_tx = !!(ev->flags & 0x400);
 	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(ev->thread->db_id), I(comm ? comm->db_id : 0), I(dso_id),
-	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(0), I(0), I(0), I(0), I(period), I(s->weight),
-	    I(s->transaction), I(data_src), I(0), I(0), I(cp), I(0), I(0), I(0));
+	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(to_dso), I(to_sym), I(to_off), I(to_ip), I(period),
+	    I(s->weight), I(s->transaction), I(data_src), I(branch_type), I(in_tx), I(cp), I(0), I(0), I(ev->flags));
 	return st->failed ? -1 : 0;
 }
 
@@ -564,14 +587,14 @@ static void call_row(struct rb_store *st, struct cstack *cs, const struct centry
 	    I(e->parent_id), I(cs->insns - e->insns0), I(0));
 }
 
-static void calls_branch(struct rb_store *st, struct cstack *cs, const struct rb_branch_ev *ev, uint64_t sample_id,
+static void calls_branch(struct rb_store *st, struct cstack *cs, const struct rb_trace_ev *ev, uint64_t sample_id,
 			 uint64_t to_sym_id)
 {
 	cs->branches++;
 	cs->insns += ev->insn_count;
 	cs->last_time = ev->time;
 	cs->last_sample = sample_id;
-	if ((ev->flags & RB_BR_RETURN) && ev->to) {
+	if ((ev->flags & RB_IP_FLAG_RETURN) && ev->to) {
 		/* the call this returns from: the newest whose next instruction is the target */
 		size_t k = cs->n;
 		while (k > 0 && !(ev->to > cs->v[k - 1].call_from && ev->to <= cs->v[k - 1].call_from + 15))
@@ -586,7 +609,7 @@ static void calls_branch(struct rb_store *st, struct cstack *cs, const struct rb
 		}
 		return;
 	}
-	if ((ev->flags & RB_BR_CALL) && ev->to && !(ev->flags & RB_BR_TRACE_END)) {
+	if ((ev->flags & RB_IP_FLAG_CALL) && ev->to && !(ev->flags & RB_IP_FLAG_TRACE_END)) {
 		if (cs->n == cs->cap) {
 			size_t n = cs->cap ? 2 * cs->cap : 64;
 			struct centry *v = realloc(cs->v, n * sizeof(*v));
@@ -633,7 +656,7 @@ static void calls_flush(struct rb_store *st)
 }
 
 /* A branch from hardware trace: a sample of perf's synthesized "branches" event. */
-static int sink_insn(struct rb_store *st, const struct rb_branch_ev *ev)
+static int sink_insn(struct rb_store *st, const struct rb_trace_ev *ev)
 {
 	if (!st->insns_evsel) {
 		st->insns_evsel = ++st->last[S_EVSEL];
@@ -649,7 +672,7 @@ static int sink_insn(struct rb_store *st, const struct rb_branch_ev *ev)
 	return st->failed ? -1 : 0;
 }
 
-static int sink_branch(void *ctx, const struct rb_branch_ev *ev)
+static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 {
 	struct rb_store *st = ctx;
 	if (ev->kind == RB_EV_INSTRUCTION)
@@ -671,7 +694,7 @@ static int sink_branch(void *ctx, const struct rb_branch_ev *ev)
 	ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(ev->thread->db_id),
 	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
 	    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(PERF_MEM_DATA_SRC_NONE),
-	    I(ev->flags & ~(uint32_t)RB_BR_IN_TX), I(!!(ev->flags & RB_BR_IN_TX)), I(0), I(ev->insn_count),
+	    I(ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX), I(!!(ev->flags & RB_IP_FLAG_IN_TX)), I(0), I(ev->insn_count),
 	    I(ev->cyc_count), I(0));
 	return st->failed ? -1 : 0;
 }
@@ -829,7 +852,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		rb_store_abort(st);
 		return -1;
 	}
-	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .branch = sink_branch,
+	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .trace = sink_branch,
 				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,
 				     .imc_record = sink_imc_record, .imc_counter = sink_imc_counter,
 				     .end = sink_end };
@@ -861,6 +884,7 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	stat_row(st, "records", stats->records);
 	stat_row(st, "samples", stats->samples);
 	stat_row(st, "samples_out_of_window", stats->samples_out_of_window);
+	stat_row(st, "branch_samples_from_trace", stats->branches);
 	stat_row(st, "malformed_records", stats->malformed);
 	stat_row(st, "records_below_flush", stats->late);
 	stat_row(st, "partial", stats->stop.code != 0 || stats->malformed != 0);
