@@ -27,7 +27,7 @@
  * can check term resolution against PMUs this machine lacks (the cpu PMU's
  * IA32_PERFEVTSELx formats, split bit ranges); --dry-run then shows the attr.
  */
-static const char *pmu_root(void)
+const char *events__pmu_root(void)
 {
 	const char *d = getenv("RBRECORD_SYSFS_PMUS");
 	return d && *d ? d : "/sys/bus/event_source/devices";
@@ -213,7 +213,7 @@ static int apply_term(struct ev_spec *ev, const char *pmu, const char *term, int
 	if (!strcmp(key, "period")) { ev->attr.sample_period = v; ev->attr.freq = 0; ev->has_period = 1; return 0; }
 	if (!strcmp(key, "freq")) { ev->attr.sample_freq = v; ev->attr.freq = 1; ev->has_period = 1; return 0; }
 
-	snprintf(path, sizeof(path), "%s/%s/format/%s", pmu_root(), pmu, key);
+	snprintf(path, sizeof(path), "%s/%s/format/%s", events__pmu_root(), pmu, key);
 	if (read_text(path, fmt, sizeof(fmt)) == 0) {
 		if (events__apply_format(&ev->attr, fmt, v) < 0)
 			return rec_fail(e, EINVAL, "event %s: format of term %s ('%s' in %s) is not understood",
@@ -224,12 +224,12 @@ static int apply_term(struct ev_spec *ev, const char *pmu, const char *term, int
 		events__apply_format(&ev->attr, perfevtsel_format(key), v);
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/%s/events/%s", pmu_root(), pmu, key);
+	snprintf(path, sizeof(path), "%s/%s/events/%s", events__pmu_root(), pmu, key);
 	char alias[1024];
 	if (!eq && depth == 0 && read_text(path, alias, sizeof(alias)) == 0)
 		return apply_terms(ev, pmu, alias, depth + 1, e);
 	return rec_fail(e, EINVAL, "event %s: PMU %s has no term or event named '%s' (looked in %s/%s/format and events)",
-			ev->name, pmu, key, pmu_root(), pmu);
+			ev->name, pmu, key, events__pmu_root(), pmu);
 }
 
 static int apply_terms(struct ev_spec *ev, const char *pmu, const char *terms, int depth, struct rec_err *e)
@@ -262,7 +262,7 @@ static int parse_pmu_event(struct ev_spec *ev, const char *s, size_t len, struct
 	pmu[pl] = 0;
 	memcpy(terms, slash + 1, tl);
 	terms[tl] = 0;
-	snprintf(path, sizeof(path), "%s/%s/type", pmu_root(), pmu);
+	snprintf(path, sizeof(path), "%s/%s/type", events__pmu_root(), pmu);
 	if (read_text(path, buf, sizeof(buf)) < 0)
 		return rec_fail(e, ENOENT, "event %s: no PMU named %s (%s is missing)", ev->name, pmu, path);
 	ev->attr.type = (uint32_t)strtoul(buf, NULL, 10);
@@ -383,6 +383,20 @@ static int parse_one(struct ev_spec *ev, const char *s, size_t len, struct rec_e
 		char *mods = strchr(last_slash, ':');
 		if (mods)
 			*mods++ = 0;
+		else if (last_slash[1] && last_slash != strchr(str, '/') && is_modifier_string(last_slash + 1))
+			mods = last_slash + 1;   /* perf's pmu/terms/u form */
+		if (mods == last_slash + 1) {
+			mods = strdup(mods);
+			last_slash[1] = 0;
+			if (!mods) {
+				rec_fail(e, ENOMEM, "out of memory");
+				goto err_out;
+			}
+			if (parse_pmu_event(ev, str, strlen(str), e) == 0)
+				rc = apply_modifiers(ev, mods, e);
+			free(mods);
+			goto err_out;
+		}
 		if (parse_pmu_event(ev, str, strlen(str), e) < 0)
 			goto err_out;
 		rc = mods ? apply_modifiers(ev, mods, e) : 0;
@@ -519,8 +533,10 @@ void events__free(struct ev_list *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		free(l->v[i].name);
+		free(l->v[i].filter);
+	}
 	free(l->v);
 	memset(l, 0, sizeof(*l));
 }
