@@ -6,6 +6,7 @@
  * the same branches (tests/rec_aux.test).
  *
  *   auxreplay [--aux-size BYTES] [--tsc-ctc N/D] IN DIRECT REPLAY
+ *   auxreplay --info IN      only AUXTRACE_INFO: the recorder's next to IN's
  *
  * IN is a recording with AUXTRACE records (pipe or file mode). DIRECT gets
  * every record as it is (file mode). REPLAY gets the same user records, but
@@ -190,6 +191,42 @@ static int replay_aux(struct queue *x, const struct pd_record *rec, const struct
 	return write_failed ? -1 : 0;
 }
 
+/* CoreSight: header words, then each CPU block's magic, cpu and the parameters both have. */
+static void show_cs_info(const uint8_t *in, size_t in_len, const struct pd_buf *ours)
+{
+	size_t ni = (in_len - 16) / 8, no = (ours->len - 16) / 8, same = 0, total = 0, blocks = 0;
+	size_t i = 3, o = 3;
+	uint64_t a, b;
+	for (size_t k = 0; k < 3; k++) {
+		memcpy(&a, in + 16 + 8 * k, 8);
+		memcpy(&b, ours->data + 16 + 8 * k, 8);
+		printf("cs_etm header[%zu] in=%#llx rbrecord=%#llx%s\n", k, (unsigned long long)a, (unsigned long long)b,
+		       a != b ? " DIFFERENT" : "");
+		same += a == b;
+		total++;
+	}
+	while (i + 3 <= ni && o + 3 <= no) {
+		uint64_t in_nr, our_nr;
+		memcpy(&in_nr, in + 16 + 8 * (i + 2), 8);
+		memcpy(&our_nr, ours->data + 16 + 8 * (o + 2), 8);
+		for (size_t k = 0; k < 2 + (in_nr < our_nr ? in_nr : our_nr) + 1; k++) {
+			if (k == 2)
+				continue;   /* the parameter count: rbrecord may append newer ones */
+			memcpy(&a, in + 16 + 8 * (i + k), 8);
+			memcpy(&b, ours->data + 16 + 8 * (o + k), 8);
+			if (a != b)
+				printf("cs_etm block %zu word %zu in=%#llx rbrecord=%#llx DIFFERENT\n", blocks, k,
+				       (unsigned long long)a, (unsigned long long)b);
+			same += a == b;
+			total++;
+		}
+		i += 3 + in_nr;
+		o += 3 + our_nr;
+		blocks++;
+	}
+	printf("auxtrace_info: cs_etm: %zu of %zu words equal over the header and %zu CPU blocks\n", same, total, blocks);
+}
+
 static void show_info(const uint8_t *perf, size_t perf_len, const struct pd_buf *ours)
 {
 	size_t np = perf_len > 16 ? (perf_len - 16) / 8 : 0, no = ours->len > 16 ? (ours->len - 16) / 8 : 0;
@@ -207,9 +244,72 @@ static void show_info(const uint8_t *perf, size_t perf_len, const struct pd_buf 
 	printf("auxtrace_info: %zu of %zu common words equal (in %zu words, rbrecord %zu)\n", same, cmp, np, no);
 }
 
+/* --info: the recorder's AUXTRACE_INFO for IN's CoreSight or Intel PT event, compared with IN's. */
+static int info_only(const char *in)
+{
+	struct pd_reader *r;
+	struct pd_record rec;
+	struct pd_error err;
+	struct rec_err re;
+	int rc;
+
+	if (pd_reader_open(&r, in, NULL, &err) < 0) {
+		fprintf(stderr, "auxreplay: %s\n", err.msg);
+		return 2;
+	}
+	while ((rc = pd_reader_next(r, &rec, &err)) == 1 && rec.type != PD_RECORD_AUXTRACE_INFO)
+		;
+	if (rc != 1) {
+		fprintf(stderr, "auxreplay: %s has no AUXTRACE_INFO\n", in);
+		return 2;
+	}
+	uint64_t w1;
+	uint32_t type;
+	memcpy(&type, rec.data + 8, 4);
+	memcpy(&w1, rec.data + 16 + (type == PD_AUXTRACE_CS_ETM ? 8 : 0), 8);
+	struct aux_pmu pmu;
+	uint32_t pmu_type = type == PD_AUXTRACE_CS_ETM ? (uint32_t)(w1 >> 32) : (uint32_t)w1;
+	if (!auxpmu__lookup(pmu_type, &pmu)) {
+		fprintf(stderr, "auxreplay: no AUX PMU with type %u under %s\n", pmu_type, events__pmu_root());
+		return 2;
+	}
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	for (size_t k = 0; k < pd_reader_nr_evsels(r); k++)
+		if (pd_reader_evsel(r, k)->attr.type == pmu_type)
+			memcpy(&attr, &pd_reader_evsel(r, k)->attr, sizeof(attr));
+	int cpus[256], n = 0;
+	if (type == PD_AUXTRACE_CS_ETM) {   /* the CPUs of IN's blocks */
+		size_t nw = (rec.size - 16u) / 8, i = 3;
+		while (i + 3 <= nw && n < 256) {
+			uint64_t cpu, nr;
+			memcpy(&cpu, rec.data + 16 + 8 * (i + 1), 8);
+			memcpy(&nr, rec.data + 16 + 8 * (i + 2), 8);
+			cpus[n++] = (int)cpu;
+			i += 3 + nr;
+		}
+	}
+	struct pd_buf ours = { 0 };
+	struct auxinfo_params ap = { .pmu = &pmu, .attr = &attr, .per_cpu_mmaps = 1, .cpus = cpus, .nr_cpus = n };
+	if (auxinfo__build(&ours, &ap, &re) < 0) {
+		fprintf(stderr, "auxreplay: %s\n", re.msg);
+		return 2;
+	}
+	if (type == PD_AUXTRACE_CS_ETM)
+		show_cs_info(rec.data, rec.size, &ours);
+	else
+		show_info(rec.data, rec.size, &ours);
+	pd_buf_free(&ours);
+	pd_reader_free(r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t aux_size = 16384;
+
+	if (argc == 3 && !strcmp(argv[1], "--info"))
+		return info_only(argv[2]);
 	uint32_t ctc_n = 0, ctc_d = 0;
 	int i = 1;
 

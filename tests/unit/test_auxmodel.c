@@ -15,6 +15,9 @@
  *      equal what the model had in the ring, overwritten bytes reported
  *   5. snapshots while the producer runs on another CPU
  *   6. backward (--overwrite) regular ring snapshots: newest whole records
+ *   7. AUXTRACE_INFO and address filters from a made-up sysfs tree (Intel PT
+ *      filter string, CoreSight ETMv4 / ETE / ETMv3 blocks and TRCCONFIGR,
+ *      SPE, BTS); the real-PMU comparisons are in tests/rec_aux.test
  *
  * AUXMODEL_RECORDS overrides the stress count (a short form under emulation).
  */
@@ -23,6 +26,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tap.h"
@@ -576,6 +580,155 @@ static void backward_ring(void)
 	km_fini(&m);
 }
 
+/* ----------------------------------------------- 7 AUXTRACE_INFO, filters */
+
+static char sysroot[256];
+
+static void put(const char *rel, const char *text)
+{
+	char path[512], *p;
+	snprintf(path, sizeof(path), "%s/%s", sysroot, rel);
+	for (p = path + strlen(sysroot) + 1; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%s\n", text);
+		fclose(f);
+	}
+}
+
+static uint64_t word(const struct pd_buf *b, size_t i)
+{
+	uint64_t v = 0;
+	if (16 + 8 * (i + 1) <= b->len)
+		memcpy(&v, b->data + 16 + 8 * i, 8);
+	return v;
+}
+
+static void auxinfo_from_sysfs(void)
+{
+	struct aux_pmu p;
+	struct pd_buf b = { 0 };
+	struct rec_err e;
+	struct perf_event_attr a;
+	char tmpl[] = "/tmp/auxmodel-sysfs.XXXXXX";
+
+	if (!mkdtemp(tmpl)) {
+		ok(0, "temporary sysfs tree");
+		return;
+	}
+	snprintf(sysroot, sizeof(sysroot), "%s", tmpl);
+	setenv("RBRECORD_SYSFS_PMUS", sysroot, 1);
+	put("intel_pt/type", "9");
+	put("intel_pt/format/tsc", "config:10");
+	put("intel_pt/format/mtc_period", "config:14-17");
+	put("intel_pt/nr_addr_filters", "2");
+	put("intel_pt/caps/event_trace", "1");
+	put("cs_etm/type", "11");
+	put("arm_spe_0/type", "12");
+	put("intel_bts/type", "13");
+	put("software/type", "1");
+	for (int c = 0; c < 3; c++) {
+		char f[64];
+		static const char *const devarch[] = { "0x47724a13", "0x47725a13" };
+		if (c < 2) {
+			const char *const files[] = { "trcidr/trcidr0", "trcidr/trcidr1", "trcidr/trcidr2", "trcidr/trcidr8",
+						      "mgmt/trcauthstatus" };
+			for (int k = 0; k < 5; k++) {
+				char v[16];
+				snprintf(f, sizeof(f), "cs_etm/cpu%d/%s", c, files[k]);
+				snprintf(v, sizeof(v), "0x%x", 0x100 * c + k + 1);
+				put(f, v);
+			}
+			snprintf(f, sizeof(f), "cs_etm/cpu%d/mgmt/trcdevarch", c);
+			put(f, devarch[c]);
+		} else {
+			put("cs_etm/cpu2/mgmt/etmccer", "0x1234");
+			put("cs_etm/cpu2/mgmt/etmidr", "0x410cf250");
+		}
+	}
+	put("cs_etm/cpu1/ts_source", "1");
+
+	ok(auxpmu__lookup(9, &p) == 1 && p.kind == AUX_INTEL_PT && auxpmu__lookup(12, &p) == 1 &&
+	   p.kind == AUX_ARM_SPE && !strcmp(p.name, "arm_spe_0") && auxpmu__lookup(1, &p) == 0 &&
+	   !strcmp(p.name, "software"), "AUX PMUs found by their sysfs type; software has none");
+
+	memset(&a, 0, sizeof(a));
+	auxpmu__lookup(9, &p);
+	struct auxinfo_params ip = { .pmu = &p, .attr = &a, .filter = "filter 0x1000/0x100", .per_cpu_mmaps = 1 };
+	int rc = auxinfo__build(&b, &ip, &e);
+	char fs[24] = { 0 };
+	memcpy(fs, b.data + 16 + 17 * 8, 24 <= b.len - 16 - 17 * 8 ? 24 : 0);
+	ok(rc == 0 && b.len == 16 + 8 * (17 + 3 + 1) && word(&b, 5) == 0x400 && word(&b, 11) == 0x3c000 &&
+	   word(&b, 16) == 19 && !strcmp(fs, "filter 0x1000/0x100") && word(&b, 20) == 1,
+	   "intel_pt: tsc and mtc_period masks, filter length 19 then the string NUL-padded to 24, then cap_event_trace");
+	pd_buf_free(&b);
+
+	/* CoreSight: cycacc (12), timestamp (28), contextid2 (15) */
+	auxpmu__lookup(11, &p);
+	a.config = 1ULL << 12 | 1ULL << 28 | 1ULL << 15;
+	int cpus[] = { 0, 1, 2 };
+	struct auxinfo_params cp = { .pmu = &p, .attr = &a, .cpus = cpus, .nr_cpus = 3, .snapshot = 1 };
+	memset(&b, 0, sizeof(b));
+	rc = auxinfo__build(&b, &cp, &e);
+	uint64_t cfgr = 1 << 4 | 1 << 11 | 1 << 7 | 1 << 15;
+	ok(rc == 0 && word(&b, 0) == 1 && word(&b, 1) == (11ULL << 32 | 3) && word(&b, 2) == 1,
+	   "cs_etm header: version 1, pmu type 11 and 3 CPUs, snapshot");
+	ok(word(&b, 3) == 0x4040404040404040ULL && word(&b, 4) == 0 && word(&b, 5) == 8 && word(&b, 6) == cfgr &&
+	   word(&b, 7) == 0x10 && word(&b, 8) == 0x1 && word(&b, 12) == 0x5 && word(&b, 13) == (uint64_t)-1,
+	   "cpu0 ETMv4: 8 parameters, TRCCONFIGR %#llx from the options, trace id 0x10, ID registers, ts_source -1 (absent)",
+	   (unsigned long long)word(&b, 6));
+	ok(word(&b, 14) == 0x5050505050505050ULL && word(&b, 15) == 1 && word(&b, 16) == 9 && word(&b, 18) == 0x12 &&
+	   word(&b, 24) == 0x47725a13 && word(&b, 25) == 1,
+	   "cpu1 ETE (TRCDEVARCH 0x47725a13): 9 parameters, trace id 0x12, TRCDEVARCH, ts_source 1");
+	ok(word(&b, 26) == 0x3030303030303030ULL && word(&b, 27) == 2 && word(&b, 28) == 4 && word(&b, 29) == a.config &&
+	   word(&b, 30) == 0x14 && word(&b, 31) == 0x1234 && word(&b, 32) == 0x410cf250 && b.len == 16 + 8 * 33,
+	   "cpu2 ETMv3: ETMCR = config, trace id 0x14, ETMCCER, ETMIDR; nothing after");
+	pd_buf_free(&b);
+	int cpus4[] = { 4 };
+	cp.cpus = cpus4;
+	cp.nr_cpus = 1;
+	memset(&b, 0, sizeof(b));
+	ok(auxinfo__build(&b, &cp, &e) < 0 && strstr(e.msg, "CPU 4") && strstr(e.msg, "etmccer"),
+	   "a CPU without metadata in sysfs: an error naming it and the file (%s)", e.msg);
+	pd_buf_free(&b);
+
+	auxpmu__lookup(12, &p);
+	struct auxinfo_params sp = { .pmu = &p, .attr = &a, .per_cpu_mmaps = 1 };
+	memset(&b, 0, sizeof(b));
+	ok(auxinfo__build(&b, &sp, &e) == 0 && b.len == 32 && word(&b, 0) == 12 && word(&b, 1) == 1,
+	   "arm_spe: pmu type and per-CPU mmaps");
+	pd_buf_free(&b);
+	auxpmu__lookup(13, &p);
+	struct perf_event_mmap_page pc;
+	memset(&pc, 0, sizeof(pc));
+	pc.cap_user_time_zero = 1;
+	pc.time_shift = 10;
+	pc.time_mult = 123;
+	pc.time_zero = 456;
+	struct auxinfo_params bp = { .pmu = &p, .attr = &a, .pc = &pc, .snapshot = 1 };
+	memset(&b, 0, sizeof(b));
+	ok(auxinfo__build(&b, &bp, &e) == 0 && b.len == 16 + 48 && word(&b, 0) == 13 && word(&b, 1) == 10 &&
+	   word(&b, 2) == 123 && word(&b, 3) == 456 && word(&b, 4) == 1 && word(&b, 5) == 1,
+	   "intel_bts: pmu type, time conversion from the control page, snapshot");
+	pd_buf_free(&b);
+
+	auxpmu__lookup(9, &p);
+	ok(auxinfo__check_filter(&p, "filter 0x1000/0x100,start 0x2000", &e) == 0, "filter: two ranges accepted");
+	ok(auxinfo__check_filter(&p, "filter 0x1000", &e) < 0 && strstr(e.msg, "needs a size"), "filter without size: %s", e.msg);
+	ok(auxinfo__check_filter(&p, "filter main/0x10", &e) < 0 && strstr(e.msg, "not an address"), "symbol: %s", e.msg);
+	ok(auxinfo__check_filter(&p, "start 0x1 start 0x2 stop 0x3", &e) < 0 && strstr(e.msg, "2 address filters"),
+	   "three ranges on a PMU with two filters: %s", e.msg);
+	ok(auxinfo__check_filter(&p, "jump 0x1", &e) < 0 && strstr(e.msg, "not an action"), "unknown action: %s", e.msg);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sysroot);
+	if (system(cmd) != 0)
+		diag("could not remove %s", sysroot);
+}
+
 int main(void)
 {
 	full_mode_basics();
@@ -587,5 +740,6 @@ int main(void)
 	snapshot_threaded(AUX_CS_ETM, "CoreSight threaded", 300);
 	snapshot_threaded(AUX_INTEL_PT, "Intel PT threaded", 300);
 	backward_ring();
+	auxinfo_from_sysfs();
 	return done_testing();
 }
