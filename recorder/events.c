@@ -249,6 +249,59 @@ static int apply_terms(struct ev_spec *ev, const char *pmu, const char *terms, i
 	return rc;
 }
 
+/* perf's intel_pt_pick_bit: the set bit nearest @target, the lower one on a tie. */
+static int pick_bit(unsigned long bits, int target)
+{
+	int pick = -1;
+
+	for (int pos = 0; bits; bits >>= 1, pos++) {
+		if (!(bits & 1))
+			continue;
+		if (pos <= target || pick < 0)
+			pick = pos;
+		if (pos >= target)
+			break;
+	}
+	return pick;
+}
+
+/* A PMU's sysfs file as a number (@base 10 or 16); @def when absent. */
+static unsigned long pmu_file(const char *pmu, const char *file, int base, unsigned long def)
+{
+	char path[512], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s/%s", events__pmu_root(), pmu, file);
+	return read_text(path, buf, sizeof(buf)) < 0 ? def : strtoul(buf, NULL, base);
+}
+
+/*
+ * perf's default terms for intel_pt, applied before the user's (which
+ * override them): tsc, mtc with the period nearest 3 that caps/mtc_periods
+ * offers, psb_period likewise, pt and branch where the format has them.
+ */
+static int intel_pt_defaults(struct ev_spec *ev, const char *pmu, struct rec_err *e)
+{
+	char buf[256], path[512], c[8];
+	size_t pos = (size_t)snprintf(buf, sizeof(buf), "tsc");
+	unsigned long mtc_periods = 0, psb_periods;
+
+	if (pmu_file(pmu, "caps/mtc", 10, 1)) {
+		mtc_periods = pmu_file(pmu, "caps/mtc_periods", 16, 0);
+		if (mtc_periods)
+			pos += (size_t)snprintf(buf + pos, sizeof(buf) - pos, ",mtc,mtc_period=%d", pick_bit(mtc_periods, 3));
+	}
+	if (pmu_file(pmu, "caps/psb_cyc", 10, 1) && mtc_periods &&
+	    (psb_periods = pmu_file(pmu, "caps/psb_periods", 16, 0)))
+		pos += (size_t)snprintf(buf + pos, sizeof(buf) - pos, ",psb_period=%d", pick_bit(psb_periods, 3));
+	snprintf(path, sizeof(path), "%s/%s/format/pt", events__pmu_root(), pmu);
+	if (read_text(path, c, sizeof(c)) == 0) {
+		snprintf(path, sizeof(path), "%s/%s/format/branch", events__pmu_root(), pmu);
+		if (read_text(path, c, sizeof(c)) == 0)
+			snprintf(buf + pos, sizeof(buf) - pos, ",pt,branch");
+	}
+	return apply_terms(ev, pmu, buf, 1, e);
+}
+
 /* pmu/terms/ */
 static int parse_pmu_event(struct ev_spec *ev, const char *s, size_t len, struct rec_err *e)
 {
@@ -266,6 +319,8 @@ static int parse_pmu_event(struct ev_spec *ev, const char *s, size_t len, struct
 	if (read_text(path, buf, sizeof(buf)) < 0)
 		return rec_fail(e, ENOENT, "event %s: no PMU named %s (%s is missing)", ev->name, pmu, path);
 	ev->attr.type = (uint32_t)strtoul(buf, NULL, 10);
+	if (!strcmp(pmu, "intel_pt") && intel_pt_defaults(ev, pmu, e) < 0)
+		return -1;
 	return apply_terms(ev, pmu, terms, 0, e);
 }
 
