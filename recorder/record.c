@@ -436,9 +436,9 @@ static int prepare_aux(struct record *s, struct rec_err *e)
 		}
 		return 0;
 	}
-	if (s->o.overwrite)
-		return rec_fail(e, EINVAL, "--overwrite with AUX event %s: a backward ring cannot own an AUX area "
-				"(use -S for AUX snapshots)", s->evl->v[s->aux_ev].name);
+	if (s->o.overwrite && !s->o.snapshot)
+		return rec_fail(e, EINVAL, "--overwrite with AUX event %s needs -S: the regular rings are then "
+				"snapshotted with the AUX areas", s->evl->v[s->aux_ev].name);
 	s->tracking = -1;
 	for (size_t i = 0; i < s->evl->n && s->tracking < 0; i++)
 		if ((int)i != s->aux_ev)
