@@ -601,6 +601,7 @@ int main(int argc, char **argv)
 	c.o.mmap_pages = (512 * 1024) / (size_t)sysconf(_SC_PAGESIZE);
 	if (parse_args(&c, argc, argv, &e) < 0) {
 		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		events__free(&c.evl);
 		return 129;
 	}
 	if (c.pmu_info)
@@ -611,8 +612,10 @@ int main(int argc, char **argv)
 	}
 	if (c.verbose || c.dry_run)
 		show_events(&c.evl);
-	if (c.dry_run)
+	if (c.dry_run) {
+		events__free(&c.evl);
 		return 0;
+	}
 	char **cmd = optind < argc ? argv + optind : NULL;
 	int ctl_fd = -1, ack_fd = -1;
 	if (c.control && open_control(c.control, &ctl_fd, &ack_fd, &e) < 0) {

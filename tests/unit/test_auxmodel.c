@@ -365,8 +365,10 @@ static int snap_is(const struct got *g, size_t before, uint64_t end, size_t n)
 {
 	if (g->len - before != n)
 		return 0;
+	/* a whole-buffer snapshot taken before the buffer was ever full starts with never-written zeros */
+	size_t unwritten = n > end ? (size_t)(n - end) : 0;
 	for (size_t i = 0; i < n; i++)
-		if (g->bytes[before + i] != pat(end - n + i))
+		if (g->bytes[before + i] != (i < unwritten ? 0 : pat(end - n + i)))
 			return 0;
 	return 1;
 }
