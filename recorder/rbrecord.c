@@ -640,6 +640,10 @@ int main(int argc, char **argv)
 			record__finish(s, &e);
 			record__free(s);
 		}
+		events__free(&c.evl);
+		free((void *)c.o.tids);
+		free(c.pids);
+		free(c.tids);
 		return 1;
 	}
 	if (c.verbose)
