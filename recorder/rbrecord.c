@@ -394,7 +394,11 @@ static void show_rings(const struct record *s)
 		int cpu, tid, fd;
 		size_t bytes;
 		record__ring_info(s, i, &cpu, &tid, &fd, &bytes);
-		fprintf(stderr, "rbrecord: ring %zu: cpu %d tid %d fd %d data %zu bytes\n", i, cpu, tid, fd, bytes);
+		if (st.aux)
+			fprintf(stderr, "rbrecord: ring %zu: cpu %d tid %d fd %d data %zu bytes, AUX area %zu bytes (%s)\n",
+				i, cpu, tid, fd, bytes, st.aux_bytes_per_ring, st.aux_pmu);
+		else
+			fprintf(stderr, "rbrecord: ring %zu: cpu %d tid %d fd %d data %zu bytes\n", i, cpu, tid, fd, bytes);
 	}
 }
 
