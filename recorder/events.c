@@ -200,6 +200,18 @@ static int apply_term(struct ev_spec *ev, const char *pmu, const char *term, int
 		return rec_fail(e, EINVAL, "event %s: empty or overlong term '%s' for PMU %s", ev->name, term, pmu);
 	memcpy(key, term, kl);
 	key[kl] = 0;
+	if (key[0] == '@' && !eq) {   /* CoreSight sink: cs_etm/@tmc_etr0/ sets sinkid from sinks/<name> */
+		char id[64], sf[256];
+		snprintf(path, sizeof(path), "%s/%s/sinks/%s", events__pmu_root(), pmu, key + 1);
+		if (read_text(path, id, sizeof(id)) < 0 || parse_u64(id, &v) < 0)
+			return rec_fail(e, ENOENT, "event %s: PMU %s has no sink %s (%s is missing or not a number)",
+					ev->name, pmu, key + 1, path);
+		snprintf(path, sizeof(path), "%s/%s/format/sinkid", events__pmu_root(), pmu);
+		if (read_text(path, sf, sizeof(sf)) < 0 || events__apply_format(&ev->attr, sf, v) < 0)
+			return rec_fail(e, EINVAL, "event %s: sink %s needs the sinkid term, and %s is missing or not "
+					"understood", ev->name, key + 1, path);
+		return 0;
+	}
 	if (eq && !strcmp(key, "name")) {
 		free(ev->name);
 		ev->name = strdup(eq + 1);
