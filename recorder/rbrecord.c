@@ -682,7 +682,7 @@ int main(int argc, char **argv)
 		}
 		if (!cmd && record__targets_gone(s))
 			stop_requested = SIGCHLD;   /* perf record -p ends when the process does */
-		rc = c.o.overwrite ? 0 : record__drain(s, &e);
+		rc = record__drain(s, &e);   /* forward rings (with --overwrite: none, or the AUX events') */
 		if (rc == 0 && (c.o.overwrite || c.o.snapshot) && snapshot_requested) {
 			snapshot_requested = 0;
 			rc = record__snapshot(s, &e);

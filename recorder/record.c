@@ -269,7 +269,7 @@ static void config_attr(const struct record *s, size_t i, struct perf_event_attr
 	}
 	if (a->freq)
 		a->sample_type |= PERF_SAMPLE_PERIOD;
-	if (s->o.overwrite) {
+	if (s->o.overwrite && (int)i != s->aux_ev) {   /* an AUX event's ring stays forward (split rings) */
 		a->write_backward = 1;
 	} else {
 		a->watermark = 1;   /* wake the poller when half the ring is full */
@@ -437,8 +437,8 @@ static int prepare_aux(struct record *s, struct rec_err *e)
 		return 0;
 	}
 	if (s->o.overwrite && !s->o.snapshot)
-		return rec_fail(e, EINVAL, "--overwrite with AUX event %s needs -S: the regular rings are then "
-				"snapshotted with the AUX areas", s->evl->v[s->aux_ev].name);
+		return rec_fail(e, EINVAL, "--overwrite with AUX event %s needs -S: the other events' backward rings "
+				"are then snapshotted with the AUX areas", s->evl->v[s->aux_ev].name);
 	s->tracking = -1;
 	for (size_t i = 0; i < s->evl->n && s->tracking < 0; i++)
 		if ((int)i != s->aux_ev)
@@ -487,8 +487,8 @@ static int apply_filters(struct record *s, struct rec_err *e)
 	return 0;
 }
 
-/* The AUX area after ring @key, mapped on its owner's fd at aux_offset. */
-static int map_aux(struct record *s, size_t key, struct rec_err *e)
+/* The AUX area after ring @key (queue @queue: the CPU or thread index), mapped on its owner's fd. */
+static int map_aux(struct record *s, size_t key, size_t queue, struct rec_err *e)
 {
 	struct ring *r = s->rings[key];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -505,12 +505,12 @@ static int map_aux(struct record *s, size_t key, struct rec_err *e)
 				err == EPERM || err == ENOMEM ? " (over perf_event_mlock_kb: use a smaller -m ,PAGES, or raise it)" : "");
 	}
 	s->aux_map[key] = m;
-	s->aux_ctx[key] = (struct aux_ctx){ s, key };
+	s->aux_ctx[key] = (struct aux_ctx){ s, queue };
 	struct aux_config cfg = {
 		.pc = r->pc, .data = m, .size = s->aux_size, .kind = s->auxpmu.kind,
 		.snapshot = s->o.snapshot, .snapshot_size = s->o.snapshot_size,
 		.alignment = s->auxpmu.kind == AUX_INTEL_BTS ? 24 : 0,   /* whole BTS branch records */
-		.idx = (uint32_t)key, .cpu = r->cpu,
+		.idx = (uint32_t)queue, .cpu = r->cpu,
 		.tid = per_thread ? r->tid : s->tids[0],
 		.ops = &kernel_aux_ops, .ops_ctx = &s->aux_ctx[key],
 	};
@@ -526,12 +526,17 @@ static int map_aux(struct record *s, size_t key, struct rec_err *e)
 /*
  * One ring per CPU (per thread in per-thread mode); every other fd there
  * writes into it. The AUX event's fd owns the ring: its AUX area is mapped
- * on that fd.
+ * on that fd. With --overwrite and an AUX event the rings are split, as
+ * perf splits them: the AUX event keeps a forward ring (the kernel's AUX
+ * records, and the control page we write aux_offset into), the other
+ * events write backwards into a second ring (the kernel refuses to mix
+ * directions in one ring).
  */
 static int map_rings(struct record *s, struct rec_err *e)
 {
 	int per_thread = s->cpus[0] == -1;
-	size_t nr = per_thread ? (size_t)s->nr_tids : (size_t)s->nr_cpus;
+	int split = s->aux_ev >= 0 && s->o.overwrite;
+	size_t nr = (per_thread ? (size_t)s->nr_tids : (size_t)s->nr_cpus) * (split ? 2 : 1);
 
 	s->rings = calloc(nr, sizeof(*s->rings));
 	s->aux = calloc(nr, sizeof(*s->aux));
@@ -545,14 +550,16 @@ static int map_rings(struct record *s, struct rec_err *e)
 			for (size_t j = 0; j < s->evl->n; j++) {
 				/* the AUX event first, then the others in order */
 				size_t i = s->aux_ev < 0 ? j : j == 0 ? (size_t)s->aux_ev : j <= (size_t)s->aux_ev ? j - 1 : j;
-				size_t key = per_thread ? (size_t)t : (size_t)c;
+				size_t queue = per_thread ? (size_t)t : (size_t)c;
+				int backward = split ? (int)i != s->aux_ev : s->o.overwrite;
+				size_t key = split ? 2 * queue + (size_t)backward : queue;
 				int fd = s->fds[fd_index(s, c, t, i)];
 				if (!s->rings[key]) {
 					if (ring__new(&s->rings[key], fd, s->cpus[c], per_thread ? s->tids[t] : -1,
-						      s->o.mmap_pages, s->o.overwrite, e) < 0)
+						      s->o.mmap_pages, backward, e) < 0)
 						return -1;
 					s->nr_rings++;
-					if (s->aux_ev >= 0 && map_aux(s, key, e) < 0)
+					if ((int)i == s->aux_ev && map_aux(s, key, queue, e) < 0)
 						return -1;
 					continue;
 				}
@@ -926,6 +933,8 @@ int record__drain(struct record *s, struct rec_err *e)
 	if (s->st.disk_full)
 		return write_error(s, e);
 	for (size_t i = 0; i < s->nr_rings; i++) {
+		if (s->rings[i]->overwrite)
+			continue;   /* backward rings are read on snapshots */
 		long n = ring__consume(s->rings[i], ring_record, s);
 		if (n < 0)
 			return write_error(s, e);
@@ -996,7 +1005,9 @@ static int snapshot(struct record *s, int stopped, struct rec_err *e)
 		}
 		total += n > 0;
 	}
-	for (size_t i = 0; s->o.overwrite && i < s->nr_rings; i++) {   /* the regular rings at the same moment */
+	for (size_t i = 0; i < s->nr_rings; i++) {   /* the backward rings at the same moment */
+		if (!s->rings[i]->overwrite)
+			continue;
 		long n = ring__snapshot(s->rings[i], ring_record, s, e);
 		if (n < 0) {
 			if (aux && !stopped)
@@ -1082,8 +1093,8 @@ int record__finish(struct record *s, struct rec_err *e)
 	ioctl_leaders(s, PERF_EVENT_IOC_DISABLE, &ignore);
 	if (!s->st.disk_full && (s->o.overwrite || (s->o.snapshot && s->o.snapshot_on_exit)))
 		rc = snapshot(s, 1, e);
-	if (!rc && !s->st.disk_full && !s->o.overwrite)
-		rc = record__drain(s, e);   /* the rest of the regular rings (-S: their AUX records) */
+	if (!rc && !s->st.disk_full)
+		rc = record__drain(s, e);   /* the rest of the forward rings (-S: their AUX records) */
 	if (rc == 0 && !s->st.disk_full && s->fmt_lost)
 		rc = lost_samples(s, e);
 	if (s->st.disk_full && s->reserve_fd >= 0) {
