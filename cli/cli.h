@@ -29,6 +29,10 @@ int cmd_script(int argc, char **argv);
 int cmd_gaps(int argc, char **argv);
 int cmd_elements(int argc, char **argv);
 int cmd_imc(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_coverage(int argc, char **argv);
+int cmd_autofdo(int argc, char **argv);
+int cmd_trace_elements(int argc, char **argv);   /* `elements` on a perf.data */
 struct rb_session_opts;
 /* The selection options every decoding command shares: 't' --time, 'C' --cpu, 's' --symfs,
  * 'k' --kallsyms. Returns 0, or -1 after printing why @arg is wrong. */

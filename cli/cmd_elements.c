@@ -18,6 +18,7 @@
 #include "config.h"
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include "cli.h"
 #include "cs_decode.h"
@@ -86,6 +87,10 @@ int cmd_elements(int argc, char **argv)
 	struct rb_cs_error err;
 	int c, rc;
 
+	/* a perf.data rather than a snapshot folder: the elements of its AUX trace */
+	struct stat sb;
+	if (argc > 1 && stat(argv[argc - 1], &sb) == 0 && S_ISREG(sb.st_mode))
+		return cmd_trace_elements(argc, argv);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {

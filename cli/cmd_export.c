@@ -80,6 +80,35 @@ int cli_session_option(int c, const char *arg, struct rb_session_opts *so)
 	case 'C': so->cpus = arg; return 0;
 	case 's': so->machine.symfs = arg; return 0;
 	case 'k': so->machine.kallsyms = arg; return 0;
+	case 'I': {
+		/* perf's --itrace letters we synthesize: b (branches), iN (an instruction sample every N
+		   instructions; N defaults to 100000 as perf's), e (errors: always reported as gaps) */
+		so->no_branches = 1;
+		so->insn_period = 0;
+		for (const char *p = arg; *p;) {
+			char l = *p++;
+			if (l == 'b') {
+				so->no_branches = 0;
+			} else if (l == 'e') {
+				;
+			} else if (l == 'i') {
+				char *end;
+				unsigned long long n = strtoull(p, &end, 10);
+				so->insn_period = end == p ? 100000 : n;
+				p = end;
+				if (*p == 'i')
+					p++;
+				if (!so->insn_period) {
+					cli_error("--itrace: an instruction period must be at least 1");
+					return -1;
+				}
+			} else {
+				cli_error("--itrace: '%c' is not supported (b, iN[i] and e are)", l);
+				return -1;
+			}
+		}
+		return 0;
+	}
 	}
 	return -1;
 }
@@ -94,6 +123,8 @@ static void export_usage(FILE *f)
 		"  -C, --cpu LIST        only samples and switches on these CPUs (0,2-3)\n"
 		"      --symfs DIR       look for objects under DIR\n"
 		"      --kallsyms FILE   kernel symbols (default: build-id cache, else the running kernel's)\n"
+		"      --itrace SPEC     what hardware trace gives: b branches (default), iN an instruction\n"
+		"                        sample every N instructions, e errors (always kept as gaps)\n"
 		"  -q, --quiet           no progress or summary\n", cli_prog);
 }
 
@@ -105,6 +136,7 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' }, { "force", no_argument, NULL, 'f' },
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
 		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
+		{ "itrace", required_argument, NULL, 'I' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -118,7 +150,7 @@ int cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'o': sto.path = optarg; break;
 		case 'f': sto.force = 1; break;
-		case 't': case 'C': case 's': case 'k':
+		case 't': case 'C': case 's': case 'k': case 'I':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;

@@ -18,7 +18,7 @@
 #include "cli.h"
 #include "imc.h"
 
-struct imc_out { int json; json_t *recs, *gaps; };
+struct imc_out { int json; int cpu; json_t *recs, *gaps; };
 
 static int print_rec(void *ctx, const struct rb_imc_record *r)
 {
@@ -40,9 +40,13 @@ static int print_gap(void *ctx, const struct rb_imc_gap *g)
 {
 	struct imc_out *o = ctx;
 	if (o->json)
-		return json_array_append_new(o->gaps, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "reason", g->reason,
-			"offset", (json_int_t)g->offset, "bytes", (json_int_t)g->bytes, "records", (json_int_t)g->records,
-			"time_before", (json_int_t)g->time_before, "time_after", (json_int_t)g->time_after));
+		/* the buffer's own fields, then the loss model's (as rbdecode gaps --json) */
+		return json_array_append_new(o->gaps, json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:i, s:I, s:I, s:I, s:I}",
+			"reason", g->reason, "offset", (json_int_t)g->offset, "bytes", (json_int_t)g->bytes,
+			"records", (json_int_t)g->records, "time_before", (json_int_t)g->time_before,
+			"time_after", (json_int_t)g->time_after, "source", "imc", "cpu", o->cpu,
+			"time_start", (json_int_t)g->time_before, "time_end", (json_int_t)g->time_after,
+			"bytes_lost", (json_int_t)g->bytes, "records_lost", (json_int_t)g->records));
 	printf("# gap: %s at offset %" PRIu64 " (%" PRIu64 " bytes, %" PRIu64 " records) between times %" PRIu64
 	       " and %" PRIu64 "\n", g->reason, g->offset, g->bytes, g->records, g->time_before, g->time_after);
 	return 0;
@@ -53,10 +57,11 @@ int cmd_imc(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "power10", no_argument, NULL, 'p' }, { "timebase-hz", required_argument, NULL, 'z' },
 		{ "anchor", required_argument, NULL, 'a' }, { "json", no_argument, NULL, 'j' },
+		{ "start-tb", required_argument, NULL, 's' }, { "cpu", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct rb_imc_opts o = { 0 };
-	struct imc_out out = { 0 };
+	struct imc_out out = { .cpu = -1 };
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
@@ -77,9 +82,23 @@ int cmd_imc(int argc, char **argv)
 			}
 			break;
 		case 'j': out.json = 1; break;
+		case 's':
+			o.start_tb = strtoull(optarg, &end, 0);
+			if (*end || !o.start_tb) {
+				cli_error("--start-tb wants the timebase at which tracing started, got '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			out.cpu = (int)strtol(optarg, &end, 10);
+			if (*end || out.cpu < 0) {
+				cli_error("--cpu wants the CPU the buffer belongs to, got '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		default:
 			fprintf(c == 'h' ? stdout : stderr, "usage: %s imc [--power10] [--timebase-hz HZ] "
-				"[--anchor TB,NS] [--json] DUMP\n", cli_prog);
+				"[--anchor TB,NS] [--start-tb TB] [--cpu N] [--json] DUMP\n", cli_prog);
 			return c == 'h' ? EXIT_OK : EXIT_USAGE;
 		}
 	}

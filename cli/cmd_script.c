@@ -3,7 +3,12 @@
  * in perf script's default layout (comm pid/tid [cpu] time: period event:
  * ip symbol+offset (object), then the call chain one entry per line), with
  * `--disasm` adding the instruction at each sample ip (capstone, read from
- * the object file through its mapping). `rbdecode gaps FILE` lists every
+ * the object file through its mapping) and `--show-switch-events` the
+ * context switches in between, as perf script prints them. Branch samples
+ * a trace decoder synthesized (CoreSight) add perf's flags field before the
+ * ip and "=> addr symbol (object)" after it, as perf script --itrace=b
+ * prints them; Intel PT branches come as trace events (script_branch).
+ * `rbdecode gaps FILE` lists every
  * loss the recording reports (kernel LOST / LOST_SAMPLES records, AUX
  * records flagged truncated, partial or collision, holes between AUX chunks,
  * AUXTRACE_ERROR records), as text or --json.
@@ -19,12 +24,13 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "auxdec.h"
 #include "session.h"
 
 struct script {
 	FILE *out;
 	struct pd_reader *r;
-	int disasm, json;
+	int disasm, json, switches;
 	const char *symfs;
 	csh cs;
 	int cs_ok;
@@ -67,6 +73,40 @@ static void print_insn(struct script *sc, const struct rb_addr_loc *al, uint64_t
 	}
 }
 
+/* perf script's flags field for a branch sample (perf_sample__sprintf_flags). */
+static void print_flags(FILE *o, uint32_t flags)
+{
+	static const struct { uint32_t f; const char *name; } names[] = {
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL, "call" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN, "return" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CONDITIONAL, "jcc" }, { RB_IP_FLAG_BRANCH, "jmp" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_INTERRUPT, "int" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_INTERRUPT, "iret" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_SYSCALLRET, "syscall" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_SYSCALLRET, "sysret" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC, "async" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT, "hw int" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TX_ABORT | RB_IP_FLAG_INTERRUPT, "tx abrt" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN, "tr strt" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_END, "tr end" },
+	};
+	char buf[64] = "";
+	uint32_t f = flags & ~(uint32_t)RB_IP_FLAG_IN_TX;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (f == names[i].f) {
+			snprintf(buf, sizeof(buf), "%s", names[i].name);
+			break;
+		}
+	if (!buf[0]) {
+		uint32_t rest = f & ~(uint32_t)(RB_IP_FLAG_TRACE_BEGIN | RB_IP_FLAG_TRACE_END);
+		const char *name = "";
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (rest == names[i].f)
+				name = names[i].name;
+		snprintf(buf, sizeof(buf), "%s%s%s", f & RB_IP_FLAG_TRACE_BEGIN ? "tr strt " : "",
+			 f & RB_IP_FLAG_TRACE_END ? "tr end  " : "", name);
+	}
+	fprintf(o, "%-15s ", buf);
+}
+
 static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct script *sc = ctx;
@@ -79,8 +119,15 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	if (s->type & PD_SAMPLE_CPU)
 		fprintf(o, " [%03u]", s->cpu);
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
-	fprintf(o, "%s %10" PRIu64 " %s: ", tbuf, period, ev->es->name ? ev->es->name : "event");
+	fprintf(o, "%s %10" PRIu64 " %s: ", tbuf, period,
+		ev->synth_name ? ev->synth_name : ev->es->name ? ev->es->name : "event");
+	if (ev->synth_name)
+		print_flags(o, ev->flags);
 	print_loc(o, s->ip, &ev->al);
+	if (ev->synth_name) {      /* a branch: its target, as perf script -F ip,addr prints it */
+		fputs(" => ", o);
+		print_loc(o, s->addr, &ev->to_al);
+	}
 	if (sc->disasm)
 		print_insn(sc, &ev->al, s->ip);
 	fputc('\n', o);
@@ -91,6 +138,188 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	}
 	if (ev->nr_nodes)
 		fputc('\n', o);
+	return ferror(o) ? -1 : 0;
+}
+
+/* perf script's name for a branch's flags (its sample_flags table) */
+static void branch_name(uint32_t f, char *buf, size_t n)
+{
+	static const struct { uint32_t f; const char *name; } names[] = {
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL, "call" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN, "return" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CONDITIONAL, "jcc" }, { RB_IP_FLAG_BRANCH, "jmp" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_INTERRUPT, "int" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_INTERRUPT, "iret" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_SYSCALLRET, "syscall" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_SYSCALLRET, "sysret" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC, "async" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT, "hw int" },
+		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TX_ABORT, "tx abrt" },
+	};
+	const char *pre = (f & RB_IP_FLAG_TRACE_BEGIN) ? "tr strt " : (f & RB_IP_FLAG_TRACE_END) ? "tr end  " : "";
+	uint32_t k = f & ~(uint32_t)(RB_IP_FLAG_TRACE_BEGIN | RB_IP_FLAG_TRACE_END | RB_IP_FLAG_IN_TX);
+	const char *name = k == RB_IP_FLAG_BRANCH && *pre ? "" : "?";
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].f == k && !(k == RB_IP_FLAG_BRANCH && *pre))
+			name = names[i].name;
+	snprintf(buf, n, "%s%s", pre, name);
+}
+
+/*
+ * Branch lines are the bulk of a trace's text (millions): they are built
+ * by hand in a buffer and written once, as printf costs most of the time.
+ */
+struct line { char *p; char b[4096]; };   /* l_str stops at 3500: a location fits after a flush at 1024 */
+
+static void l_str(struct line *l, const char *s, size_t max)
+{
+	while (*s && l->p < l->b + max)
+		*l->p++ = *s++;
+}
+
+static void l_pad(struct line *l, const char *s, int width, int left)
+{
+	size_t n = strlen(s);
+	if (n > 300)
+		n = 300;
+	if (!left)
+		for (int i = (int)n; i < width; i++)
+			*l->p++ = ' ';
+	memcpy(l->p, s, n);
+	l->p += n;
+	if (left)
+		for (int i = (int)n; i < width; i++)
+			*l->p++ = ' ';
+}
+
+static void l_uint(struct line *l, uint64_t v, int base, int width, char fill)
+{
+	char t[24];
+	int n = 0;
+	if (base == 16) {
+		do {
+			t[n++] = "0123456789abcdef"[v & 15];
+			v >>= 4;
+		} while (v);
+	} else {
+		do {
+			t[n++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+	}
+	for (int i = n; i < width; i++)
+		*l->p++ = fill;
+	while (n)
+		*l->p++ = t[--n];
+}
+
+static void l_int(struct line *l, int64_t v, int width, int left)
+{
+	char t[24];
+	struct line tmp;
+	tmp.p = tmp.b;
+	if (v < 0) {
+		*tmp.p++ = '-';
+		v = -v;
+	}
+	l_uint(&tmp, (uint64_t)v, 10, 0, ' ');
+	*tmp.p = 0;
+	memcpy(t, tmp.b, (size_t)(tmp.p - tmp.b) + 1);
+	l_pad(l, t, width, left);
+}
+
+/* " ip sym+0xoff (dso)", as print_loc */
+static void l_loc(struct line *l, uint64_t ip, const struct rb_addr_loc *al)
+{
+	l_uint(l, ip, 16, 16, ' ');
+	*l->p++ = ' ';
+	if (al->sym) {
+		l_str(l, al->sym->name, 3300);
+		if (al->addr > al->sym->start) {
+			l_str(l, "+0x", 4000);
+			l_uint(l, al->addr - al->sym->start, 16, 0, ' ');
+		}
+	} else {
+		l_str(l, "[unknown]", 4000);
+	}
+	l_str(l, " (", 4000);
+	l_str(l, al->dso ? al->dso->long_name : "[unknown]", 3500);
+	*l->p++ = ')';
+}
+
+static int script_branch(void *ctx, const struct rb_trace_ev *ev)
+{
+	struct script *sc = ctx;
+	struct line l;
+	static char kinds[1024][24];        /* perf's name per flags value, made once */
+	static uint8_t made[1024];
+	uint32_t f = ev->flags & 1023;
+	if (!made[f]) {
+		branch_name(f, kinds[f], sizeof(kinds[f]));
+		made[f] = 1;
+	}
+	const char *kind = kinds[f];
+	int insn = ev->kind == RB_EV_INSTRUCTION;
+	l.p = l.b;
+	l_pad(&l, ev->comm ? ev->comm->name : ev->thread->comm->name, 16, 0);
+	*l.p++ = ' ';
+	l_int(&l, ev->thread->pid, 6, 0);
+	*l.p++ = '/';
+	l_int(&l, ev->thread->tid, 6, 1);
+	if (ev->cpu >= 0) {
+		l_str(&l, " [", 1000);
+		l_uint(&l, (uint64_t)ev->cpu, 10, 3, '0');
+		*l.p++ = ']';
+	}
+	*l.p++ = ' ';
+	l_uint(&l, ev->time / 1000000000, 10, 0, ' ');
+	*l.p++ = '.';
+	l_uint(&l, ev->time % 1000000000, 10, 9, '0');
+	l_str(&l, ": ", 1000);
+	l_uint(&l, ev->insn_count, 10, 10, ' ');
+	if (insn) {
+		l_str(&l, " instructions: ", 1000);
+		l_loc(&l, ev->from, &ev->from_al);
+		*l.p++ = '\n';
+		fwrite_unlocked(l.b, 1, (size_t)(l.p - l.b), sc->out);
+		return ferror(sc->out) ? -1 : 0;
+	}
+	l_str(&l, " branches: ", 1000);
+	l_pad(&l, kind, 14, 1);
+	*l.p++ = ' ';
+	if (l.p > l.b + 1024)
+		fwrite(l.b, 1, (size_t)(l.p - l.b), sc->out), l.p = l.b;
+	l_loc(&l, ev->from, &ev->from_al);
+	l_str(&l, " => ", 1000);
+	/* the second location may be long: keep room for it */
+	if (l.p > l.b + 1024)
+		fwrite(l.b, 1, (size_t)(l.p - l.b), sc->out), l.p = l.b;
+	l_loc(&l, ev->to, &ev->to_al);
+	if (sc->disasm && ev->from) {
+		fwrite(l.b, 1, (size_t)(l.p - l.b), sc->out);
+		l.p = l.b;
+		print_insn(sc, &ev->from_al, ev->from);
+	}
+	*l.p++ = '\n';
+	fwrite_unlocked(l.b, 1, (size_t)(l.p - l.b), sc->out);
+	return ferror(sc->out) ? -1 : 0;
+}
+
+/* --show-switch-events: a switch as perf script prints it (perf_event__fprintf_switch). */
+static int script_switch(void *ctx, const struct rb_switch_ev *sw)
+{
+	struct script *sc = ctx;
+	FILE *o = sc->out;
+	char unknown[24];
+	snprintf(unknown, sizeof(unknown), ":%d", sw->tid);    /* perf's name for a thread without COMM */
+	fprintf(o, "%16s %6d/%-6d", sw->a && sw->a->comm ? sw->a->comm->name : unknown, sw->pid, sw->tid);
+	if (sw->cpu >= 0)
+		fprintf(o, " [%03d]", sw->cpu);
+	fprintf(o, " %" PRIu64 ".%06" PRIu64 ": PERF_RECORD_SWITCH%s %s", sw->time / 1000000000,
+		sw->time % 1000000000 / 1000, sw->cpu_wide ? "_CPU_WIDE" : "",
+		!sw->out ? "IN         " : !sw->preempt ? "OUT        " : "OUT preempt");
+	if (sw->cpu_wide)
+		fprintf(o, "  %s pid/tid: %5d/%-5d", sw->out ? "next" : "prev", sw->np_pid, sw->np_tid);
+	fputc('\n', o);
 	return ferror(o) ? -1 : 0;
 }
 
@@ -116,8 +345,10 @@ static int run_text(int argc, char **argv, int gaps_mode)
 {
 	static const struct option longopts[] = {
 		{ "disasm", no_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
+		{ "show-switch-events", no_argument, NULL, 'w' },
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
 		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
+		{ "itrace", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct script sc = { .out = stdout };
@@ -130,14 +361,16 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		switch (c) {
 		case 'd': sc.disasm = 1; break;
 		case 'j': sc.json = 1; break;
-		case 't': case 'C': case 's': case 'k':
+		case 'w': sc.switches = 1; break;
+		case 't': case 'C': case 's': case 'k': case 'I':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'h':
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] %s FILE\n",
-				cli_prog, gaps_mode ? "gaps" : "script", gaps_mode ? "[--json]" : "[--disasm]");
+			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--itrace=b|iN|bi...] %s FILE\n",
+				cli_prog, gaps_mode ? "gaps" : "script",
+				gaps_mode ? "[--json]" : "[--disasm] [--show-switch-events]");
 			return c == 'h' ? EXIT_OK : EXIT_USAGE;
 		}
 	}
@@ -154,6 +387,9 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		if (!sc.cs_ok)
 			cli_error("capstone could not be initialised: no disassembly");
 	}
+	/* millions of lines: big writes */
+	static char obuf[1 << 20];
+	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	struct rb_sink sink = { .ctx = &sc };
 	if (gaps_mode) {
 		sink.gap = gaps_gap;
@@ -164,6 +400,9 @@ static int run_text(int argc, char **argv, int gaps_mode)
 			       "bytes_lost", "records_lost", "offset", "detail");
 	} else {
 		sink.sample = script_sample;
+		sink.trace = script_branch;
+		if (sc.switches)
+			sink.context_switch = script_switch;
 	}
 	struct rb_session_stats stats;
 	struct pd_error err;

@@ -53,11 +53,19 @@ static void usage(FILE *f)
 		"        (as perf report --stats); FILE may be '-' for a pipe-mode stream\n"
 		"  [export] FILE -o OUT.db [--force] [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F]\n"
 		"        decode into SQLite with perf's export-to-sqlite schema, plus gaps\n"
-		"  script [--disasm] [--time S,E] [-C CPUS] FILE     samples as text, as perf script\n"
+		"  script [--disasm] [--show-switch-events] [--time S,E] [-C CPUS] FILE\n"
+		"        samples (and switches) as text, in time order, as perf script\n"
 		"  gaps [--json] FILE                                every reported loss\n"
+		"  coverage [--time S,E] [--json] FILE               per CPU, the fraction of the window the\n"
+		"        AUX trace covers (data present and not in a gap)\n"
 		"  elements [--pkt-mon | --packets] [--src-addr-n] [--dstream-format] [--multi-session] SNAPSHOT_DIR\n"
 		"        CoreSight trace snapshot packets and elements, as trc_pkt_lister -decode\n"
-		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--json] DUMP\n"
+		"  dump --packets FILE\n"
+		"        the Intel PT packets of every AUX chunk, as perf report -D shows them\n"
+		"  elements [--symfs DIR] PERF.DATA                  the CoreSight elements of its AUX trace\n"
+		"  autofdo [--symfs DIR] PERF.DATA                   instruction-range and branch counts\n"
+		"        per object from its AUX trace, as simpleperf inject writes them\n"
+		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--start-tb TB] [--cpu N] [--json] DUMP\n"
 		"        a raw POWER trace-imc buffer in time order, with its gaps\n"
 		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
 		cli_prog);
@@ -85,8 +93,14 @@ int main(int argc, char **argv)
 		return cmd_script(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gaps"))
 		return cmd_gaps(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "dump"))
+		return cmd_dump(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "coverage"))
+		return cmd_coverage(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "imc"))
 		return cmd_imc(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "autofdo"))
+		return cmd_autofdo(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-") || (argv[1][0] != '-' && access(argv[1], F_OK) == 0))

@@ -3,8 +3,8 @@
  * or not) and find the wrap point: the valid record whose tb1 is not above
  * the previous valid one. Records after that point were written before the
  * wrap (they are older) and come first; records before it come after. A run
- * of invalid records is one gap; the wrap itself is a gap of unknown size
- * (the records overwritten there are gone), reported with the times around it.
+ * of invalid records is one gap; the wrap is a gap before the oldest record
+ * (the records overwritten there are gone), sized when the start is known.
  */
 #include "config.h"
 #include <stdlib.h>
@@ -77,6 +77,51 @@ static int emit_range(const struct rb_imc_record *v, size_t from, size_t to, con
 	return 0;
 }
 
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Median timebase distance between consecutive valid records in time order; 0 if fewer than two. */
+static uint64_t median_spacing(const struct rb_imc_record *v, size_t n, size_t wrap)
+{
+	uint64_t *d = malloc((n ? n : 1) * sizeof(*d));
+	size_t nd = 0, prev = n;
+	if (!d)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = (wrap + k) % n;      /* time order: [wrap, n) then [0, wrap) */
+		if (!valid(&v[i]))
+			continue;
+		if (prev < n && v[i].tb1 > v[prev].tb1)
+			d[nd++] = v[i].tb1 - v[prev].tb1;
+		prev = i;
+	}
+	qsort(d, nd, sizeof(*d), by_u64);
+	uint64_t m = nd ? d[nd / 2] : 0;
+	free(d);
+	return m;
+}
+
+/* The loss of a wrapped buffer: everything written before its oldest surviving record. */
+static int wrap_gap(const struct rb_imc_record *v, size_t n, size_t wrap, const struct rb_imc_opts *o,
+		    const struct rb_imc_sink *s)
+{
+	size_t oldest = wrap;
+	while (oldest < n && !valid(&v[oldest]))
+		oldest++;
+	struct rb_imc_gap g = { v[wrap].offset, 0, 0, "imc wrap", 0, oldest < n ? v[oldest].time : 0 };
+	uint64_t sp = median_spacing(v, n, wrap);
+	if (o->start_tb && oldest < n && sp && v[oldest].tb1 > o->start_tb) {
+		uint64_t periods = (v[oldest].tb1 - o->start_tb + sp / 2) / sp;   /* the oldest is the periods-th */
+		g.records = periods ? periods - 1 : 0;
+		g.bytes = g.records * RB_IMC_RECORD_SIZE;
+		g.time_before = rb_imc_tb_to_ns(o, o->start_tb);
+	}
+	return s->gap(s->ctx, &g);
+}
+
 int rb_imc_decode(const uint8_t *buf, size_t len, const struct rb_imc_opts *o, const struct rb_imc_sink *s)
 {
 	size_t n = len / RB_IMC_RECORD_SIZE;
@@ -101,17 +146,9 @@ int rb_imc_decode(const uint8_t *buf, size_t len, const struct rb_imc_opts *o, c
 		rc = emit_range(v, 0, n, s);
 	} else {
 		/* [wrap, n) is older than [0, wrap): the hardware came round and overwrote from the start */
-		rc = emit_range(v, wrap, n, s);
-		if (!rc && s->gap) {
-			size_t last_old = n, first_new = n;
-			for (size_t i = n; i-- > wrap;)
-				if (valid(&v[i])) { last_old = i; break; }
-			for (size_t i = 0; i < wrap; i++)
-				if (valid(&v[i])) { first_new = i; break; }
-			struct rb_imc_gap g = { v[wrap].offset, 0, 0, "wrap boundary",
-						last_old < n ? v[last_old].time : 0, first_new < n ? v[first_new].time : 0 };
-			rc = s->gap(s->ctx, &g);
-		}
+		rc = s->gap ? wrap_gap(v, n, wrap, o, s) : 0;
+		if (!rc)
+			rc = emit_range(v, wrap, n, s);
 		if (!rc)
 			rc = emit_range(v, 0, wrap, s);
 	}

@@ -27,7 +27,7 @@ struct rb_imc_record {
 struct rb_imc_gap {
 	uint64_t offset, bytes;   /* region of the buffer */
 	uint64_t records;
-	const char *reason;       /* "invalid record" or "wrap boundary" */
+	const char *reason;       /* "invalid record", "imc wrap" or "partial record" */
 	uint64_t time_before, time_after;   /* perf times around it, 0 if unknown */
 };
 
@@ -35,6 +35,9 @@ struct rb_imc_opts {
 	int power10;              /* read the privilege bits from val */
 	uint64_t timebase_hz;     /* 0: no time conversion (POWER's timebase is nominally 512 MHz) */
 	uint64_t anchor_tb, anchor_ns;   /* a timebase value and the perf time it corresponds to */
+	uint64_t start_tb;        /* timebase when the hardware started writing at the buffer start
+				     (LDBAR programmed); 0 if unknown. Sizes a wrap: the records
+				     overwritten are those written between it and the oldest survivor */
 };
 
 struct rb_imc_sink {
@@ -45,7 +48,11 @@ struct rb_imc_sink {
 
 /*
  * Decode @len bytes of buffer. A trailing part shorter than a record is a
- * gap. Returns the first non-zero sink result, or 0.
+ * gap. A wrapped buffer's loss (its oldest records, overwritten) is one
+ * "imc wrap" gap reported before the oldest surviving record: from start_tb
+ * to that record, sized (when start_tb is known) as the records the hardware
+ * wrote in between at the buffer's median record spacing, the first one a
+ * spacing after start_tb. Returns the first non-zero sink result, or 0.
  */
 int rb_imc_decode(const uint8_t *buf, size_t len, const struct rb_imc_opts *o, const struct rb_imc_sink *s);
 /* Timebase → perf time with @o's frequency and anchor; 0 if no frequency. */

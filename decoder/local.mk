@@ -8,9 +8,11 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/machine.h %D%/machine.c \
 	%D%/session.h %D%/session.c \
 	%D%/unpack.h %D%/unpack.c \
-	%D%/imc.h %D%/imc.c \
-	%D%/cs_snapshot.h %D%/cs_snapshot.c %D%/cs_decode.h %D%/cs_decode.c
+	%D%/intel_pt.h %D%/intel_pt.c \
+	%D%/imc.h %D%/imc.c %D%/imc_perf.h %D%/imc_perf.c \
+	%D%/cs_snapshot.h %D%/cs_snapshot.c %D%/cs_decode.h %D%/cs_decode.c \
+	%D%/auxdec.h %D%/cs_etm.c
 %C%_libdecoder_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
 %C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) $(LIBARCHIVE_CFLAGS) $(OPENCSD_CFLAGS)
-DECODER_LIBS = %D%/libdecoder.a
+DECODER_LIBS = %D%/libdecoder.a $(IPT_LIBS)
 endif

@@ -183,6 +183,20 @@ static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_st
 	}
 }
 
+const char *rb_machine_dso_image(struct rb_machine *m, struct rb_dso *d)
+{
+	if (d->image_tried)
+		return d->image_path;
+	d->image_tried = 1;
+	if (d->kernel || (d->long_name[0] != '/' && strcmp(d->long_name, "[vdso]")))
+		return NULL;            /* the kernel needs kcore or vmlinux; //anon has no file */
+	char path[8192];
+	if (rb_elf_find_image(d->long_name, m->o.symfs, m->buildid_dir, d->build_id_size ? d->build_id : NULL,
+			      (size_t)d->build_id_size, path, sizeof(path)) == 1)
+		d->image_path = strdup(path);
+	return d->image_path;
+}
+
 static size_t uslot(struct rb_sym *const *h, size_t cap, uint64_t addr)
 {
 	size_t mask = cap - 1, i = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
@@ -653,6 +667,13 @@ void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpum
 	}
 }
 
+/* The mapping covering @ip, without symbol lookups: trace decoders read code through it. */
+const struct rb_map *rb_machine_find_map(struct rb_machine *m, struct rb_thread *t, uint64_t ip)
+{
+	struct rb_map *map = t && ip < rb_machine_kernel_start(m) ? maps_find(t->maps, ip) : NULL;
+	return map ? map : maps_find(&m->kmaps, ip);
+}
+
 /* ------------------------------------------------------------ life */
 
 struct rb_machine *rb_machine_new(const struct rb_machine_opts *o)
@@ -693,6 +714,7 @@ void rb_machine_free(struct rb_machine *m)
 		free(d->extra);
 		free(d->uhash);
 		free(d->syms_path);
+		free(d->image_path);
 		free(d->long_name);
 		free(d);
 	}

@@ -35,6 +35,8 @@ struct rb_dso {
 	struct rb_sym **uhash;   /* the same, hashed by start address (power-of-two size) */
 	size_t ucap;
 	uint64_t db_id;
+	int image_tried;         /* runtime image looked for (rb_machine_dso_image) */
+	char *image_path;        /* the file holding its code, NULL if none was found */
 };
 
 struct rb_map {
@@ -95,6 +97,8 @@ struct rb_thread *rb_machine_main_thread(struct rb_machine *m, struct rb_thread 
 /* Resolve @ip for @t with cpumode @cpumode (PD_MISC_*). Always fills @al. */
 void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
 			struct rb_addr_loc *al);
+/* The mapping covering @ip: @t's maps below kernel_start, else the kernel's; NULL if none. No symbols are loaded. */
+const struct rb_map *rb_machine_find_map(struct rb_machine *m, struct rb_thread *t, uint64_t ip);
 /* perf's fallback for an address in a mapping with no symbol: an "unknown" symbol at it, kept with the DSO. */
 const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso *dso, uint64_t addr);
 /*
@@ -108,6 +112,13 @@ const struct rb_sym *rb_machine_export_sym(struct rb_machine *m, const struct rb
 const struct rb_sym *rb_machine_find_unknown(const struct rb_dso *d, uint64_t addr);
 /* Lowest kernel address (kernel_start), for telling kernel ips apart. */
 uint64_t rb_machine_kernel_start(const struct rb_machine *m);
+
+/*
+ * The file holding @d's code as loaded (for trace decoders that must read
+ * the instructions): the build-id cache, the --symfs folder or the recorded
+ * path, with the build-id checked when it is known. NULL if none.
+ */
+const char *rb_machine_dso_image(struct rb_machine *m, struct rb_dso *d);
 
 /* Iterate: all DSOs (for reporting which had no symbols). */
 size_t rb_machine_nr_dsos(const struct rb_machine *m);

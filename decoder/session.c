@@ -4,6 +4,8 @@
  * ordered_events); records without one, and user records, are handled as
  * they come. Each released record updates the machine (COMM, FORK, EXIT,
  * MMAP, MMAP2) or becomes an event for the sink (SAMPLE, SWITCH, LOST).
+ * IMC PMUs' samples and counter values go through imc_perf.h; every loss
+ * becomes one rb_gap_ev (the loss model: doc/schema.md).
  */
 #include "config.h"
 #include <errno.h>
@@ -11,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "intel_pt.h"
+#include "auxdec.h"
 #include "ordered.h"
 #include "session.h"
 
@@ -34,6 +38,12 @@ struct sess {
 	struct auxq *auxq;            /* per AUX queue, by mmap index */
 	size_t nr_auxq;
 	uint64_t aux_time[4096];      /* newest AUX record time per CPU, in file order */
+	struct rb_pt *pt;             /* Intel PT decoding, NULL if none */
+	uint8_t aux_overwrite[512];   /* CPUs whose AUX records say overwrite (snapshot) mode, in file order */
+	uint64_t cpu_time[4096];      /* newest record time per CPU, in time order (start of a loss) */
+	struct rb_imc_perf *imc;      /* IMC PMUs: trace records and counters (imc_perf.h) */
+	struct rb_auxdec *auxdec;     /* the AUX trace decoder (AUXTRACE_INFO's type), NULL if none */
+	struct rb_auxdec_env aenv;
 };
 
 static int parse_cpus(struct sess *s, const char *list)
@@ -146,12 +156,20 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 		for (size_t i = 0; s->o->perf_export && i < se.nr_nodes; i++)
 			s->nodes[i].al.sym = rb_machine_export_sym(s->m, &s->nodes[i].al, s->nodes[i].ip);
 	}
-	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
+	int rc = s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
+	return rc ? rc : rb_imc_perf_sample(s->imc, rec->evsel, ps, rec->misc);
 }
 
 static int on_switch(struct sess *s, const struct pd_event *ev)
 {
-	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1 };
+	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1,
+				   .cpu_wide = ev->type == PD_RECORD_SWITCH_CPU_WIDE,
+				   .np_pid = (int32_t)ev->u.context_switch.next_prev_pid,
+				   .np_tid = (int32_t)ev->u.context_switch.next_prev_tid };
+	if (ev->sid.present & PD_SAMPLE_TID) {
+		sw.pid = (int32_t)ev->sid.pid;
+		sw.tid = (int32_t)ev->sid.tid;
+	}
 	if (ev->sid.present & PD_SAMPLE_CPU)
 		sw.cpu = (int32_t)ev->sid.cpu;
 	if (!cpu_selected(s, ev->sid.cpu, !!(ev->sid.present & PD_SAMPLE_CPU)))
@@ -164,6 +182,7 @@ static int on_switch(struct sess *s, const struct pd_event *ev)
 		sw.b = rb_machine_thread(s->m, (int32_t)ev->u.context_switch.next_prev_pid,
 					 (int32_t)ev->u.context_switch.next_prev_tid, 0);
 	s->st->switches++;
+	rb_imc_perf_switch(s->imc, sw.cpu, sw.time, !sw.out);
 	return s->sink->context_switch ? s->sink->context_switch(s->sink->ctx, &sw) : 0;
 }
 
@@ -179,6 +198,12 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 			       .tid = -1, .source = "kernel", .file_offset = rec->offset, .detail = "" };
 	if (ev->sid.present & PD_SAMPLE_CPU)
 		g.cpu = (int32_t)ev->sid.cpu;
+	/* what was lost came after the previous record of that CPU's ring */
+	if (ev->type != PD_RECORD_AUX && g.cpu >= 0 && g.cpu < 4096 && s->cpu_time[g.cpu] &&
+	    s->cpu_time[g.cpu] < g.time_end)
+		g.time_start = s->cpu_time[g.cpu];
+	if (ev->type != PD_RECORD_AUX && g.cpu >= 0 && g.cpu < 4096 && g.time_end > s->cpu_time[g.cpu])
+		s->cpu_time[g.cpu] = g.time_end;
 	if (ev->sid.present & PD_SAMPLE_TID) {
 		g.pid = (int32_t)ev->sid.pid;
 		g.tid = (int32_t)ev->sid.tid;
@@ -193,6 +218,9 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 		uint64_t f = ev->u.aux.flags;
 		if (!(f & (PD_AUX_FLAG_TRUNCATED | PD_AUX_FLAG_PARTIAL | PD_AUX_FLAG_COLLISION)))
 			return 0;
+		/* a decoder that owns the data reports the truncation itself, with when the trace resumed */
+		if ((f & PD_AUX_FLAG_TRUNCATED) && s->pt && rb_pt_owns_aux(s->pt, g.cpu, g.tid))
+			return 0;
 		g.source = "aux";
 		g.reason = (f & PD_AUX_FLAG_TRUNCATED) ? "aux truncated" :
 			   (f & PD_AUX_FLAG_COLLISION) ? "aux collision" : "aux partial";
@@ -201,8 +229,156 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 	return emit_gap(s, &g);
 }
 
+/* ---- the AUX trace decoder (auxdec.h): its records in, its events out ---- */
+
+static int aux_branch(void *ctx, const struct rb_branch_ev *b)
+{
+	struct sess *s = ctx;
+	if ((s->o->time_start || s->o->time_end) &&
+	    (b->time < s->o->time_start || (s->o->time_end && b->time > s->o->time_end)))
+		return 0;
+	if (!cpu_selected(s, (uint32_t)b->cpu, b->cpu >= 0))
+		return 0;
+	struct pd_sample ps = { .type = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_ADDR | PD_SAMPLE_CPU | PD_SAMPLE_PERIOD,
+				.ip = b->ip, .addr = b->addr, .pid = (uint32_t)b->pid, .tid = (uint32_t)b->tid,
+				.cpu = (uint32_t)b->cpu, .period = 1, .time = b->time };
+	if (b->time)
+		ps.type |= PD_SAMPLE_TIME;
+	struct rb_sample_ev se = { .evsel = b->evsel, .s = &ps, .synth_name = b->name, .flags = b->flags };
+	se.es = b->evsel >= 0 ? pd_reader_evsel(s->r, (size_t)b->evsel) : NULL;
+	if (!se.es)
+		return 0;
+	uint64_t kstart = rb_machine_kernel_start(s->m);
+	se.misc = b->ip >= kstart ? PD_MISC_KERNEL : PD_MISC_USER;
+	se.thread = rb_machine_thread(s->m, b->pid, b->tid, 1);
+	if (!se.thread)
+		return -ENOMEM;
+	se.main_thread = rb_machine_main_thread(s->m, se.thread);
+	se.comm = rb_machine_sample_comm(s->m, se.thread);
+	rb_machine_resolve(s->m, se.thread, se.misc, b->ip, &se.al);
+	rb_machine_resolve(s->m, se.thread, b->addr >= kstart ? PD_MISC_KERNEL : PD_MISC_USER, b->addr, &se.to_al);
+	if (s->o->perf_export)
+		se.al.sym = rb_machine_export_sym(s->m, &se.al, se.al.addr);
+	s->st->branches++;
+	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
+}
+
+static int aux_range(void *ctx, const struct rb_range_ev *ev)
+{
+	struct sess *s = ctx;
+	return s->sink->range ? s->sink->range(s->sink->ctx, ev) : 0;
+}
+
+static int aux_gap(void *ctx, const struct rb_gap_ev *g) { return emit_gap(ctx, g); }
+
+static void aux_warn(void *ctx, const char *msg)
+{
+	struct sess *s = ctx;
+	struct pd_error w;
+	pd_error_clear(&w);
+	snprintf(w.msg, sizeof(w.msg), "%s", msg);
+	if (s->o->warn)
+		s->o->warn(s->o->warn_ctx, &w);
+}
+
+static void aux_element(void *ctx, const char *line)
+{
+	struct sess *s = ctx;
+	s->o->aux_element(s->o->aux_element_ctx, line);
+}
+
+/* AUXTRACE_INFO: the decoder for its PMU (CoreSight today; other types are listed, not decoded). */
+static int on_auxtrace_info(struct sess *s, const struct pd_record *rec)
+{
+	struct pd_event ev;
+	char msg[256];
+	if (s->auxdec || pd_event_parse(s->r, rec, &ev, NULL) < 0 || ev.u.auxtrace_info.type != PD_AUXTRACE_CS_ETM)
+		return 0;
+	struct rb_auxdec_env *v = &s->aenv;
+	v->r = s->r;
+	v->m = s->m;
+	v->path = s->o->path;
+	v->pipe_mode = pd_reader_info(s->r)->pipe_mode;
+	v->symfs = s->o->machine.symfs;
+	v->buildid_dir = s->o->machine.buildid_dir;
+	v->sess = s;
+	v->branch = aux_branch;
+	v->range = aux_range;
+	v->gap = aux_gap;
+	v->warn = aux_warn;
+	v->element = s->o->aux_element ? aux_element : NULL;
+	int rc = rb_cs_etm_new(&s->auxdec, v, &ev, msg, sizeof(msg));
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc) {
+		struct rb_gap_ev g = { .cpu = -1, .pid = -1, .tid = -1, .source = "cs_etm", .reason = "decoder error",
+				       .file_offset = rec->offset, .detail = msg };
+		return emit_gap(s, &g);
+	}
+	return 0;
+}
+
+static void on_time_conv(struct sess *s, const struct pd_record *rec)
+{
+	struct pd_event ev;
+	if (pd_event_parse(s->r, rec, &ev, NULL) < 0)
+		return;
+	s->aenv.has_time_conv = 1;
+	s->aenv.time_shift = ev.u.time_conv.time_shift;
+	s->aenv.time_mult = ev.u.time_conv.time_mult;
+	s->aenv.time_zero = ev.u.time_conv.time_zero;
+	s->aenv.time_cycles = ev.u.time_conv.has_cycles ? ev.u.time_conv.time_cycles : 0;
+	s->aenv.time_mask = ev.u.time_conv.has_cycles ? ev.u.time_conv.time_mask : 0;
+	s->aenv.cap_user_time_short = ev.u.time_conv.has_cycles && ev.u.time_conv.cap_user_time_short;
+}
+
+/* Kernel records the AUX decoder needs, in time order: AUX, ITRACE_START, AUX_OUTPUT_HW_ID. */
+static int aux_kernel_record(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
+{
+	if (!s->auxdec)
+		return 0;
+	int32_t cpu = (ev->sid.present & PD_SAMPLE_CPU) ? (int32_t)ev->sid.cpu : -1;
+	int32_t tid = (ev->sid.present & PD_SAMPLE_TID) ? (int32_t)ev->sid.tid : -1;
+	uint64_t t = (ev->sid.present & PD_SAMPLE_TIME) ? ev->sid.time : 0;
+	const struct rb_auxdec_ops *ops = s->auxdec->ops;
+	switch (ev->type) {
+	case PD_RECORD_AUX:
+		return ops->aux(s->auxdec, cpu, tid, t, ev->u.aux.aux_offset, ev->u.aux.aux_size, ev->u.aux.flags,
+				rec->offset);
+	case PD_RECORD_ITRACE_START:
+		return ops->itrace_start(s->auxdec, cpu, (int32_t)ev->u.itrace_start.pid,
+					 (int32_t)ev->u.itrace_start.tid, t);
+	case PD_RECORD_AUX_OUTPUT_HW_ID:
+		return ops->hw_id(s->auxdec, cpu, ev->u.aux_output_hw_id.hw_id);
+	}
+	return 0;
+}
+
+/* An AUXTRACE chunk for the decoder: in pipe mode its bytes now (they cannot be read again). */
+static int aux_chunk(struct sess *s, const struct pd_record *rec, const struct rb_aux_ev *a)
+{
+	if (!s->aenv.pipe_mode)
+		return s->auxdec->ops->chunk(s->auxdec, a, NULL);
+	uint8_t *buf = malloc(a->size ? a->size : 1);
+	if (!buf)
+		return -ENOMEM;
+	struct pd_error err;
+	int64_t n = pd_reader_read_payload(s->r, buf, a->size, &err);
+	int rc = 0;
+	if (n < 0 || (uint64_t)n != a->size) {
+		struct rb_gap_ev g = { .cpu = a->cpu, .pid = -1, .tid = a->tid, .source = "aux",
+				       .reason = "aux data missing", .bytes_lost = a->size, .file_offset = rec->offset,
+				       .detail = "the AUXTRACE payload could not be read from the stream" };
+		rc = emit_gap(s, &g);
+	} else {
+		rc = s->auxdec->ops->chunk(s->auxdec, a, buf);
+	}
+	free(buf);
+	return rc;
+}
+
 /* Per-queue continuity of the AUX chunks: a jump forward is data overwritten or lost. */
-struct auxq { uint64_t next; uint32_t nr; int seen; };
+struct auxq { uint64_t start, next; uint32_t nr; int seen; };
 
 static struct auxq *aux_queue(struct sess *s, uint32_t idx)
 {
@@ -231,14 +407,24 @@ static int on_auxtrace(struct sess *s, const struct pd_record *rec)
 			       .size = ev.u.auxtrace.size, .reference = ev.u.auxtrace.reference,
 			       .file_offset = rec->payload_offset, .snapshot_nr = q->nr++ };
 	int rc = 0;
-	if (q->seen && a.aux_offset != q->next) {
+	/*
+	 * perf pads each payload to 8 bytes and starts the next chunk where the
+	 * data ended, so a chunk may begin up to 7 bytes before the previous
+	 * one's end: that is padding, not an overlap.
+	 */
+	if (q->seen && a.aux_offset < q->next && q->next - a.aux_offset < 8 && a.aux_offset >= q->start)
+		q->next = a.aux_offset;
+	/* a decoded queue's holes and overlaps are reported by its decoder, with their times */
+	if (q->seen && a.aux_offset != q->next && !(s->pt && rb_pt_has_queue(s->pt, a.queue))) {
 		char detail[160];
 		struct rb_gap_ev g = { .cpu = a.cpu, .pid = -1, .tid = a.tid, .source = "aux",
 				       .file_offset = rec->offset, .detail = detail };
 		/* no time of its own: the newest AUX record of that CPU read so far */
 		g.time_start = g.time_end = a.cpu >= 0 && (size_t)a.cpu < 4096 ? s->aux_time[a.cpu] : 0;
 		if (a.aux_offset > q->next) {
-			g.reason = "aux hole";
+			/* in snapshot mode the ring overwrote what was not captured */
+			g.reason = a.cpu >= 0 && a.cpu < 4096 && (s->aux_overwrite[a.cpu / 8] >> (a.cpu % 8) & 1) ?
+				   "snapshot overwrite" : "aux hole";
 			g.bytes_lost = a.aux_offset - q->next;
 			snprintf(detail, sizeof(detail), "queue %u: chunk %u starts at %#" PRIx64 ", %" PRIu64
 				 " bytes after the previous one ended", a.queue, a.snapshot_nr, a.aux_offset, g.bytes_lost);
@@ -251,11 +437,14 @@ static int on_auxtrace(struct sess *s, const struct pd_record *rec)
 		rc = emit_gap(s, &g);
 	}
 	q->seen = 1;
+	q->start = a.aux_offset;
 	if (a.aux_offset + a.size > q->next || a.aux_offset > q->next)
 		q->next = a.aux_offset + a.size;
 	s->st->aux_buffers++;
 	if (!rc && s->sink->aux_buffer)
 		rc = s->sink->aux_buffer(s->sink->ctx, &a);
+	if (!rc && s->auxdec)
+		rc = aux_chunk(s, rec, &a);
 	return rc;
 }
 
@@ -273,6 +462,41 @@ static int on_auxtrace_error(struct sess *s, const struct pd_record *rec)
 	return emit_gap(s, &g);
 }
 
+static void note_cpu_time(struct sess *s, const struct pd_event *ev);
+
+/*
+ * What a record in time order tells beyond its usual handling: IMC
+ * READ values, AUX / ITRACE_START for the sink's coverage, and each CPU's
+ * newest time (losses on that CPU start there; noted after the record's own
+ * loss is reported, so a LOST record does not start at itself).
+ */
+static int track_record(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
+{
+	int rc = 0;
+	if (rec->type != PD_RECORD_LOST && rec->type != PD_RECORD_LOST_SAMPLES)
+		note_cpu_time(s, ev);       /* a loss notes its own end once reported (on_loss) */
+	if (rec->type == PD_RECORD_READ)
+		rc = rb_imc_perf_record(s->imc, ev, rec->evsel);
+	else if ((rec->type == PD_RECORD_AUX || rec->type == PD_RECORD_ITRACE_START) && s->sink->aux_record &&
+		 cpu_selected(s, ev->sid.cpu, !!(ev->sid.present & PD_SAMPLE_CPU))) {
+		struct rb_aux_rec_ev a = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1,
+					   .itrace_start = rec->type == PD_RECORD_ITRACE_START };
+		if (ev->sid.present & PD_SAMPLE_CPU)
+			a.cpu = (int32_t)ev->sid.cpu;
+		if (ev->sid.present & PD_SAMPLE_TID) {
+			a.pid = (int32_t)ev->sid.pid;
+			a.tid = (int32_t)ev->sid.tid;
+		}
+		if (!a.itrace_start) {
+			a.aux_offset = ev->u.aux.aux_offset;
+			a.aux_size = ev->u.aux.aux_size;
+			a.flags = ev->u.aux.flags;
+		}
+		rc = s->sink->aux_record(s->sink->ctx, &a);
+	}
+	return rc;
+}
+
 /* One record, in time order. */
 static int process(struct sess *s, const struct pd_record *rec)
 {
@@ -285,6 +509,11 @@ static int process(struct sess *s, const struct pd_record *rec)
 		return 0;
 	}
 	int kernel = (rec->misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
+	if (s->pt)
+		rb_pt_sideband(s->pt, &ev);
+	int rc = track_record(s, rec, &ev);
+	if (rc)
+		return rc;
 	switch (rec->type) {
 	case PD_RECORD_SAMPLE:
 		return on_sample(s, rec, &ev);
@@ -312,10 +541,28 @@ static int process(struct sess *s, const struct pd_record *rec)
 		return on_switch(s, &ev);
 	case PD_RECORD_LOST:
 	case PD_RECORD_LOST_SAMPLES:
-	case PD_RECORD_AUX:
 		return on_loss(s, rec, &ev);
+	case PD_RECORD_AUX:
+		rc = on_loss(s, rec, &ev);
+		return rc ? rc : aux_kernel_record(s, rec, &ev);
+	case PD_RECORD_ITRACE_START:
+	case PD_RECORD_AUX_OUTPUT_HW_ID:
+		return aux_kernel_record(s, rec, &ev);
 	}
 	return 0;
+}
+
+/* The time of the record just handled on its CPU: where the next loss there starts. */
+static void note_cpu_time(struct sess *s, const struct pd_event *ev)
+{
+	const struct pd_sample *ps = &ev->u.sample;
+	if (ev->type == PD_RECORD_SAMPLE ? (ps->type & PD_SAMPLE_CPU) && (ps->type & PD_SAMPLE_TIME) && ps->cpu < 4096 :
+	    (ev->sid.present & PD_SAMPLE_CPU) && (ev->sid.present & PD_SAMPLE_TIME) && ev->sid.cpu < 4096) {
+		uint32_t cpu = ev->type == PD_RECORD_SAMPLE ? ps->cpu : ev->sid.cpu;
+		uint64_t t = ev->type == PD_RECORD_SAMPLE ? ps->time : ev->sid.time;
+		if (t > s->cpu_time[cpu])
+			s->cpu_time[cpu] = t;
+	}
 }
 
 static int deliver(void *ctx, const struct rb_oq_item *it)
@@ -324,6 +571,13 @@ static int deliver(void *ctx, const struct rb_oq_item *it)
 				 .evsel = it->evsel };
 	memcpy(&rec.type, it->data, 4);
 	memcpy(&rec.misc, it->data + 4, 2);
+	struct sess *s = ctx;
+	/* the trace up to this record's time is decoded with the state before it */
+	if (s->pt) {
+		int rc = rb_pt_run_until(s->pt, it->time);
+		if (rc)
+			return rc;
+	}
 	return process(ctx, &rec);
 }
 
@@ -370,8 +624,15 @@ static void note_aux_time(struct sess *s, const struct pd_record *rec, uint64_t 
 	const struct pd_evsel *es = rec->evsel >= 0 ? pd_reader_evsel(s->r, (size_t)rec->evsel) : NULL;
 	struct pd_sample_id sid;
 	if (es && pd_sample_id_parse(es, rec->data, rec->size, &sid, NULL) == 0 &&
-	    (sid.present & PD_SAMPLE_CPU) && sid.cpu < 4096)
+	    (sid.present & PD_SAMPLE_CPU) && sid.cpu < 4096) {
 		s->aux_time[sid.cpu] = t;
+		uint64_t flags;
+		if (rec->size >= 32) {
+			memcpy(&flags, rec->data + 24, 8);
+			if (flags & PD_AUX_FLAG_OVERWRITE)
+				s->aux_overwrite[sid.cpu / 8] |= (uint8_t)(1u << (sid.cpu % 8));
+		}
+	}
 }
 
 /* Pipe mode carries build-ids as records (perf writes them at the end). */
@@ -384,6 +645,27 @@ static void build_id_record(struct sess *s, const struct pd_record *rec)
 	const char *name = ev.u.build_id.filename;
 	rb_machine_set_build_id(s->m, kernel && !strncmp(name, "[kernel.kallsyms]", 17) ? "[kernel.kallsyms]" : name,
 				ev.u.build_id.build_id, ev.u.build_id.size, kernel && name[0] == '[');
+}
+
+/* perf stat record's counter values (IMC counting events), in file order. */
+static int imc_user_record(struct sess *s, const struct pd_record *rec)
+{
+	struct pd_event ev;
+	if (pd_event_parse(s->r, rec, &ev, NULL) < 0)
+		return 0;
+	return rb_imc_perf_record(s->imc, &ev, rec->evsel);
+}
+
+static int imc_record_out(void *ctx, const struct rb_imc_rec_ev *ev)
+{
+	const struct rb_sink *k = ((struct sess *)ctx)->sink;
+	return k->imc_record ? k->imc_record(k->ctx, ev) : 0;
+}
+
+static int imc_counter_out(void *ctx, const struct rb_imc_counter_ev *ev)
+{
+	const struct rb_sink *k = ((struct sess *)ctx)->sink;
+	return k->imc_counter ? k->imc_counter(k->ctx, ev) : 0;
 }
 
 static int any_comm_exec(struct pd_reader *r)
@@ -422,7 +704,24 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		return -ENOMEM;
 	}
 	load_build_ids(&s);
+	struct rb_imc_out imc_out = { &s, imc_record_out, imc_counter_out };
+	if (!(s.imc = rb_imc_perf_new(s.r, &imc_out))) {
+		rb_machine_free(s.m);
+		pd_reader_free(s.r);
+		return -ENOMEM;
+	}
 	rc = sink->begin ? sink->begin(sink->ctx, s.r, s.m) : 0;
+	if (!rc && !o->no_aux_decode && strcmp(o->path, "-")) {
+		struct rb_pt_env env = { .m = s.m, .sink = sink, .st = stats, .perf_export = o->perf_export,
+					 .insn_period = o->insn_period, .no_branches = o->no_branches,
+					 .warn = o->warn, .warn_ctx = o->warn_ctx };
+		struct pd_error perr;
+		if (rb_pt_open(&s.pt, o->path, &env, &perr) < 0 && o->warn) {
+			snprintf(perr.msg + strlen(perr.msg), sizeof(perr.msg) - strlen(perr.msg),
+				 " (Intel PT trace not decoded)");
+			o->warn(o->warn_ctx, &perr);
+		}
+	}
 
 	const struct pd_file_info *fi = pd_reader_info(s.r);
 	uint64_t total = fi->pipe_mode ? 0 : fi->data_size;
@@ -441,6 +740,12 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 			rc = on_auxtrace(&s, &rec);
 		else if (rec.type == PD_RECORD_AUXTRACE_ERROR)
 			rc = on_auxtrace_error(&s, &rec);
+		else if (rec.type == PD_RECORD_STAT || rec.type == PD_RECORD_STAT_ROUND || rec.type == PD_RECORD_CPU_MAP)
+			rc = imc_user_record(&s, &rec);
+		else if (rec.type == PD_RECORD_AUXTRACE_INFO)
+			rc = on_auxtrace_info(&s, &rec);
+		else if (rec.type == PD_RECORD_TIME_CONV)
+			on_time_conv(&s, &rec);
 		else if (rec.type >= 64)
 			;   /* user records: the reader applied what matters (attrs, features) */
 		else if (record_time(&s, &rec, &t)) {
@@ -457,6 +762,18 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	int frc = rb_oq_flush_all(&s.q, deliver, &s);
 	if (!rc)
 		rc = frc;
+	if (!rc && s.pt)
+		rc = rb_pt_run_until(s.pt, UINT64_MAX);
+	rb_pt_free(s.pt);
+	int irc = rb_imc_perf_finish(s.imc);   /* the last IMC batches */
+	if (!rc)
+		rc = irc;
+	/* the AUX trace, now that every record it depends on has been read */
+	if (s.auxdec) {
+		if (!rc)
+			rc = s.auxdec->ops->finish(s.auxdec);
+		s.auxdec->ops->free(s.auxdec);
+	}
 	if (more == 0)
 		pd_error_clear(&stats->stop);
 	stats->late = s.q.late;

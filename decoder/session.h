@@ -10,6 +10,8 @@
 
 #include "pd.h"
 #include "machine.h"
+#include "auxdec.h"
+#include "imc_perf.h"
 
 struct rb_cc_node {               /* one call-chain entry, root first */
 	uint64_t ip;
@@ -26,7 +28,13 @@ struct rb_sample_ev {
 	struct rb_addr_loc al;        /* the sample ip */
 	size_t nr_nodes;              /* call chain, root first; 0 if none */
 	const struct rb_cc_node *nodes;
+	/* A sample a trace decoder synthesized (a branch): evsel is the trace's event */
+	const char *synth_name;       /* the synthesized event's name ("branches:u"); NULL for recorded samples */
+	struct rb_addr_loc to_al;     /* s->addr (the branch target) resolved, when synth_name */
+	uint32_t flags;               /* PERF_IP_FLAG_* (auxdec.h RB_IP_FLAG_*), 0 for recorded samples */
 };
+
+struct rb_range_ev;              /* auxdec.h: instructions executed in sequence */
 
 struct rb_switch_ev {
 	uint64_t time;
@@ -34,6 +42,9 @@ struct rb_switch_ev {
 	int out, preempt;
 	struct rb_thread *a;          /* the thread the record belongs to (NULL if unknown) */
 	struct rb_thread *b;          /* SWITCH_CPU_WIDE: the next / previous thread */
+	int cpu_wide;                 /* 1: SWITCH_CPU_WIDE */
+	int32_t pid, tid;             /* the record's own thread, -1 if it has none */
+	int32_t np_pid, np_tid;       /* SWITCH_CPU_WIDE: next / previous pid and tid as recorded */
 };
 
 /*
@@ -60,6 +71,38 @@ struct rb_aux_ev {
 	uint32_t snapshot_nr;         /* order of this chunk in its queue, from 0 */
 };
 
+/*
+ * A branch decoded from hardware trace by a decoder that resolves its own
+ * threads and addresses (Intel PT), perf's synthesized "branches" sample:
+ * from and to, perf's PERF_IP_FLAG_* bits (RB_IP_FLAG_*, auxdec.h), and the
+ * instructions executed since the previous branch of its queue. A trace
+ * begin has from 0; a trace end, to 0 (unless the hardware said where
+ * execution went). Or an instruction sample.
+ */
+enum { RB_EV_BRANCH, RB_EV_INSTRUCTION };
+struct rb_trace_ev {
+	int kind;                     /* RB_EV_BRANCH, or RB_EV_INSTRUCTION: an instruction sample at from
+					 (perf's "instructions" event), insn_count the sampling period */
+	uint64_t time;                /* perf clock ns (0: the trace has no timing) */
+	int32_t cpu;                  /* -1 when not known */
+	uint32_t queue;
+	const char *source;           /* "intel_pt", "cs_etm" */
+	struct rb_thread *thread, *main_thread;
+	struct rb_comm *comm;
+	uint64_t from, to;
+	struct rb_addr_loc from_al, to_al;
+	uint32_t flags;               /* RB_BR_* */
+	uint64_t insn_count, cyc_count;
+};
+
+/* A PERF_RECORD_AUX (data reached the AUX ring) or ITRACE_START (tracing began in a task), in time order. */
+struct rb_aux_rec_ev {
+	uint64_t time;
+	int32_t cpu, pid, tid;        /* -1 when not known */
+	int itrace_start;             /* 1: ITRACE_START (no offset, size or flags) */
+	uint64_t aux_offset, aux_size, flags;
+};
+
 struct rb_sink {
 	void *ctx;
 	int (*begin)(void *ctx, struct pd_reader *r, struct rb_machine *m);
@@ -67,6 +110,11 @@ struct rb_sink {
 	int (*context_switch)(void *ctx, const struct rb_switch_ev *ev);
 	int (*gap)(void *ctx, const struct rb_gap_ev *ev);
 	int (*aux_buffer)(void *ctx, const struct rb_aux_ev *ev);
+	int (*trace)(void *ctx, const struct rb_trace_ev *ev);  /* Intel PT branches and instruction samples */
+	int (*aux_record)(void *ctx, const struct rb_aux_rec_ev *ev);
+	int (*imc_record)(void *ctx, const struct rb_imc_rec_ev *ev);      /* IMC trace records (imc_perf.h) */
+	int (*imc_counter)(void *ctx, const struct rb_imc_counter_ev *ev); /* IMC counter values */
+	int (*range)(void *ctx, const struct rb_range_ev *ev);   /* decoded instruction ranges; NULL: not wanted */
 	int (*end)(void *ctx);
 };
 
@@ -81,11 +129,19 @@ struct rb_session_opts {
 	void *progress_ctx;
 	pd_warn_fn warn;
 	void *warn_ctx;
+	int no_aux_decode;               /* do not decode AUX trace (branches), only account for it */
+	int no_branches;                 /* decode AUX trace but deliver no branch events (--itrace without b) */
+	uint64_t insn_period;            /* instruction samples every N instructions (--itrace=iN); 0: none */
+	/* every generic trace element a trace decoder sees, as a trc_pkt_lister "Idx:" line; NULL: none */
+	void (*aux_element)(void *ctx, const char *line);
+	void *aux_element_ctx;
 };
 
 struct rb_session_stats {
 	uint64_t records, samples, samples_out_of_window, malformed, late;
 	uint64_t switches, gaps, aux_buffers;
+	uint64_t branches, instructions; /* decoded from AUX trace */
+	uint64_t insn_samples;
 	struct pd_error stop;            /* why reading stopped early; code 0 if it did not */
 };
 

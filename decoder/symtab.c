@@ -1841,6 +1841,83 @@ int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *bui
 	return found;
 }
 
+/* An ELF file whose build-id is @id (when given) and that holds code bytes (not a debug-only file). */
+static int is_code_image(const char *file, const uint8_t *id, size_t idlen)
+{
+	struct mfile f;
+	struct elf e;
+	struct shdr sh;
+	uint8_t got[BUILD_ID_MAX];
+	int ok = 0;
+
+	if (!is_regular_file(file) || mfile_open(&f, file, NULL, 0))
+		return 0;
+	if (elf_parse(&e, file, &f, NULL, 0) == 0 &&
+	    (!idlen || (elf_build_id(&e, got, sizeof(got)) == (int)idlen && !memcmp(got, id, idlen))))
+		for (size_t i = 1; i < e.shnum && !ok; i++) {
+			read_shdr(&e, i, &sh);
+			ok = sh.type == SHT_PROGBITS && (sh.flags & SHF_EXECINSTR) && sh.size &&
+			     in_file(&e, sh.offset, sh.size);
+		}
+	mfile_close(&f);
+	return ok;
+}
+
+/* Build-ids equal on their common length, the longer one zero past it (simpleperf pads to 20 bytes). */
+static int same_build_id(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	size_t n = alen < blen ? alen : blen;
+	const uint8_t *rest = alen > blen ? a : b;
+
+	if (memcmp(a, b, n) != 0)
+		return 0;
+	for (size_t i = n; i < (alen > blen ? alen : blen); i++)
+		if (rest[i])
+			return 0;
+	return 1;
+}
+
+int rb_elf_find_image(const char *path, const char *root, const char *buildid_dir, const uint8_t *build_id,
+		      size_t build_id_len, char *buf, size_t buflen)
+{
+	struct rb_symtab_elf_opts o = { NULL, 0, NULL, 0, root, buildid_dir };
+	char hex[2 * BUILD_ID_MAX + 1], cache[PATH_MAX], file[PATH_MAX];
+	struct cands *c;
+	int found = 0;
+
+	if (!path || !buf || !buflen)
+		return -EINVAL;
+	if (!(c = calloc(1, sizeof(*c))))
+		return -ENOMEM;
+	if (build_id_len > BUILD_ID_MAX)
+		build_id_len = BUILD_ID_MAX;
+	if (build_id_len) {
+		hex_id(build_id, build_id_len, hex);
+		cand_cache(c, cache_dir(&o, cache, sizeof(cache)), path, hex, 0);
+	}
+	if (root && root[0]) {
+		join(file, root, path);
+		cand_add(c, "%s", file);
+	}
+	if (path[0] == '/')
+		cand_add(c, "%s", path);
+	for (size_t i = 0; i < c->n && !found; i++) {
+		uint8_t id[BUILD_ID_MAX];
+		int n;
+		if (!is_code_image(c->path[i], NULL, 0))   /* not a debug-only file */
+			continue;
+		n = build_id_len ? rb_elf_build_id(c->path[i], id, sizeof(id)) : 0;
+		if (build_id_len && (n <= 0 || !same_build_id(id, (size_t)n, build_id, build_id_len)))
+			continue;
+		if (strlen(c->path[i]) < buflen) {
+			strcpy(buf, c->path[i]);
+			found = 1;
+		}
+	}
+	free(c);
+	return found;
+}
+
 /* ------------------------------------------------------------------ */
 /* kallsyms (perf's kallsyms__parse + dso__load_kallsyms)              */
 

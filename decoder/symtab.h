@@ -161,4 +161,15 @@ int rb_elf_build_id(const char *path, uint8_t *id, size_t max);
 int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *build_id,
 			  size_t build_id_len, char *buf, size_t buflen);
 
+/*
+ * Find the runtime image (the file with the code) of the object recorded as
+ * @path: perf's build-id cache under @buildid_dir (NULL: $HOME/.debug; an
+ * unpacked archive's folder), then @root@path (--symfs), then @path itself.
+ * A file is taken only if its build-id matches @build_id (when given; a
+ * shorter id padded with zeros matches). Returns 1 and the file name in @buf,
+ * 0 if none, <0 on bad arguments or no memory.
+ */
+int rb_elf_find_image(const char *path, const char *root, const char *buildid_dir, const uint8_t *build_id,
+		      size_t build_id_len, char *buf, size_t buflen);
+
 #endif

@@ -44,3 +44,18 @@ ORDER BY time LIMIT 50;
 
 -- Q: how the run went
 SELECT name, value FROM decode_stats ORDER BY name;
+
+-- Q: IMC trace records per CPU and privilege (0 guest kernel, 1 guest user, 2 kernel, 3 user), with their time span
+SELECT cpu, privilege, count(*) AS records, min(time) AS first, max(time) AS last, sum(time_estimated) AS estimated
+FROM imc_records GROUP BY cpu, privilege ORDER BY cpu, privilege;
+
+-- Q: IMC counter rates per interval (count scaled by enabled / running, per second)
+SELECT e.name, c.cpu, c.time,
+       (c.value - p.value) * 1.0 * (c.enabled - p.enabled) / max(c.running - p.running, 1)
+         / max((c.time - p.time) / 1e9, 1e-9) AS per_second
+FROM imc_counters c
+JOIN imc_counters p ON p.evsel_id = c.evsel_id AND p.cpu = c.cpu AND p.tid = c.tid
+     AND p.time = (SELECT max(time) FROM imc_counters q WHERE q.evsel_id = c.evsel_id AND q.cpu = c.cpu
+                   AND q.tid = c.tid AND q.time < c.time)
+JOIN selected_events e ON e.id = c.evsel_id
+ORDER BY e.name, c.cpu, c.time;

@@ -27,7 +27,7 @@
  * can check term resolution against PMUs this machine lacks (the cpu PMU's
  * IA32_PERFEVTSELx formats, split bit ranges); --dry-run then shows the attr.
  */
-static const char *pmu_root(void)
+const char *events__pmu_root(void)
 {
 	const char *d = getenv("RBRECORD_SYSFS_PMUS");
 	return d && *d ? d : "/sys/bus/event_source/devices";
@@ -200,6 +200,18 @@ static int apply_term(struct ev_spec *ev, const char *pmu, const char *term, int
 		return rec_fail(e, EINVAL, "event %s: empty or overlong term '%s' for PMU %s", ev->name, term, pmu);
 	memcpy(key, term, kl);
 	key[kl] = 0;
+	if (key[0] == '@' && !eq) {   /* CoreSight sink: cs_etm/@tmc_etr0/ sets sinkid from sinks/<name> */
+		char id[64], sf[256];
+		snprintf(path, sizeof(path), "%s/%s/sinks/%s", events__pmu_root(), pmu, key + 1);
+		if (read_text(path, id, sizeof(id)) < 0 || parse_u64(id, &v) < 0)
+			return rec_fail(e, ENOENT, "event %s: PMU %s has no sink %s (%s is missing or not a number)",
+					ev->name, pmu, key + 1, path);
+		snprintf(path, sizeof(path), "%s/%s/format/sinkid", events__pmu_root(), pmu);
+		if (read_text(path, sf, sizeof(sf)) < 0 || events__apply_format(&ev->attr, sf, v) < 0)
+			return rec_fail(e, EINVAL, "event %s: sink %s needs the sinkid term, and %s is missing or not "
+					"understood", ev->name, key + 1, path);
+		return 0;
+	}
 	if (eq && !strcmp(key, "name")) {
 		free(ev->name);
 		ev->name = strdup(eq + 1);
@@ -213,7 +225,7 @@ static int apply_term(struct ev_spec *ev, const char *pmu, const char *term, int
 	if (!strcmp(key, "period")) { ev->attr.sample_period = v; ev->attr.freq = 0; ev->has_period = 1; return 0; }
 	if (!strcmp(key, "freq")) { ev->attr.sample_freq = v; ev->attr.freq = 1; ev->has_period = 1; return 0; }
 
-	snprintf(path, sizeof(path), "%s/%s/format/%s", pmu_root(), pmu, key);
+	snprintf(path, sizeof(path), "%s/%s/format/%s", events__pmu_root(), pmu, key);
 	if (read_text(path, fmt, sizeof(fmt)) == 0) {
 		if (events__apply_format(&ev->attr, fmt, v) < 0)
 			return rec_fail(e, EINVAL, "event %s: format of term %s ('%s' in %s) is not understood",
@@ -224,12 +236,12 @@ static int apply_term(struct ev_spec *ev, const char *pmu, const char *term, int
 		events__apply_format(&ev->attr, perfevtsel_format(key), v);
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/%s/events/%s", pmu_root(), pmu, key);
+	snprintf(path, sizeof(path), "%s/%s/events/%s", events__pmu_root(), pmu, key);
 	char alias[1024];
 	if (!eq && depth == 0 && read_text(path, alias, sizeof(alias)) == 0)
 		return apply_terms(ev, pmu, alias, depth + 1, e);
 	return rec_fail(e, EINVAL, "event %s: PMU %s has no term or event named '%s' (looked in %s/%s/format and events)",
-			ev->name, pmu, key, pmu_root(), pmu);
+			ev->name, pmu, key, events__pmu_root(), pmu);
 }
 
 static int apply_terms(struct ev_spec *ev, const char *pmu, const char *terms, int depth, struct rec_err *e)
@@ -249,6 +261,59 @@ static int apply_terms(struct ev_spec *ev, const char *pmu, const char *terms, i
 	return rc;
 }
 
+/* perf's intel_pt_pick_bit: the set bit nearest @target, the lower one on a tie. */
+static int pick_bit(unsigned long bits, int target)
+{
+	int pick = -1;
+
+	for (int pos = 0; bits; bits >>= 1, pos++) {
+		if (!(bits & 1))
+			continue;
+		if (pos <= target || pick < 0)
+			pick = pos;
+		if (pos >= target)
+			break;
+	}
+	return pick;
+}
+
+/* A PMU's sysfs file as a number (@base 10 or 16); @def when absent. */
+static unsigned long pmu_file(const char *pmu, const char *file, int base, unsigned long def)
+{
+	char path[512], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s/%s", events__pmu_root(), pmu, file);
+	return read_text(path, buf, sizeof(buf)) < 0 ? def : strtoul(buf, NULL, base);
+}
+
+/*
+ * perf's default terms for intel_pt, applied before the user's (which
+ * override them): tsc, mtc with the period nearest 3 that caps/mtc_periods
+ * offers, psb_period likewise, pt and branch where the format has them.
+ */
+static int intel_pt_defaults(struct ev_spec *ev, const char *pmu, struct rec_err *e)
+{
+	char buf[256], path[512], c[8];
+	size_t pos = (size_t)snprintf(buf, sizeof(buf), "tsc");
+	unsigned long mtc_periods = 0, psb_periods;
+
+	if (pmu_file(pmu, "caps/mtc", 10, 1)) {
+		mtc_periods = pmu_file(pmu, "caps/mtc_periods", 16, 0);
+		if (mtc_periods)
+			pos += (size_t)snprintf(buf + pos, sizeof(buf) - pos, ",mtc,mtc_period=%d", pick_bit(mtc_periods, 3));
+	}
+	if (pmu_file(pmu, "caps/psb_cyc", 10, 1) && mtc_periods &&
+	    (psb_periods = pmu_file(pmu, "caps/psb_periods", 16, 0)))
+		pos += (size_t)snprintf(buf + pos, sizeof(buf) - pos, ",psb_period=%d", pick_bit(psb_periods, 3));
+	snprintf(path, sizeof(path), "%s/%s/format/pt", events__pmu_root(), pmu);
+	if (read_text(path, c, sizeof(c)) == 0) {
+		snprintf(path, sizeof(path), "%s/%s/format/branch", events__pmu_root(), pmu);
+		if (read_text(path, c, sizeof(c)) == 0)
+			snprintf(buf + pos, sizeof(buf) - pos, ",pt,branch");
+	}
+	return apply_terms(ev, pmu, buf, 1, e);
+}
+
 /* pmu/terms/ */
 static int parse_pmu_event(struct ev_spec *ev, const char *s, size_t len, struct rec_err *e)
 {
@@ -262,10 +327,12 @@ static int parse_pmu_event(struct ev_spec *ev, const char *s, size_t len, struct
 	pmu[pl] = 0;
 	memcpy(terms, slash + 1, tl);
 	terms[tl] = 0;
-	snprintf(path, sizeof(path), "%s/%s/type", pmu_root(), pmu);
+	snprintf(path, sizeof(path), "%s/%s/type", events__pmu_root(), pmu);
 	if (read_text(path, buf, sizeof(buf)) < 0)
 		return rec_fail(e, ENOENT, "event %s: no PMU named %s (%s is missing)", ev->name, pmu, path);
 	ev->attr.type = (uint32_t)strtoul(buf, NULL, 10);
+	if (!strcmp(pmu, "intel_pt") && intel_pt_defaults(ev, pmu, e) < 0)
+		return -1;
 	return apply_terms(ev, pmu, terms, 0, e);
 }
 
@@ -383,6 +450,20 @@ static int parse_one(struct ev_spec *ev, const char *s, size_t len, struct rec_e
 		char *mods = strchr(last_slash, ':');
 		if (mods)
 			*mods++ = 0;
+		else if (last_slash[1] && last_slash != strchr(str, '/') && is_modifier_string(last_slash + 1))
+			mods = last_slash + 1;   /* perf's pmu/terms/u form */
+		if (mods == last_slash + 1) {
+			mods = strdup(mods);
+			last_slash[1] = 0;
+			if (!mods) {
+				rec_fail(e, ENOMEM, "out of memory");
+				goto err_out;
+			}
+			if (parse_pmu_event(ev, str, strlen(str), e) == 0)
+				rc = apply_modifiers(ev, mods, e);
+			free(mods);
+			goto err_out;
+		}
 		if (parse_pmu_event(ev, str, strlen(str), e) < 0)
 			goto err_out;
 		rc = mods ? apply_modifiers(ev, mods, e) : 0;
@@ -519,8 +600,10 @@ void events__free(struct ev_list *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		free(l->v[i].name);
+		free(l->v[i].filter);
+	}
 	free(l->v);
 	memset(l, 0, sizeof(*l));
 }

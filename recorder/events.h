@@ -19,6 +19,7 @@ struct ev_spec {
 	int is_tracepoint;            /* sample RAW, period 1 */
 	int has_period;               /* a period= or freq= term was given */
 	int mod_excl;                 /* :u / :k / :h was given (no EACCES fallback) */
+	char *filter;                 /* --filter after this event: address filter or tracepoint filter */
 };
 
 struct ev_list {
@@ -30,6 +31,9 @@ struct ev_list {
 /* Parse one -e argument (comma-separated events and groups) and append. 0 or -1 with @e set. */
 int events__parse(struct ev_list *l, const char *str, struct rec_err *e);
 void events__free(struct ev_list *l);
+
+/* Where PMUs are described: /sys/bus/event_source/devices, or $RBRECORD_SYSFS_PMUS (tests). */
+const char *events__pmu_root(void);
 
 /* Bits of a PMU format spec such as "config:0-7,21" scattered from @value into @attr. 0 or -1. */
 int events__apply_format(struct perf_event_attr *attr, const char *format, uint64_t value);

@@ -5,6 +5,7 @@ rbrecord_SOURCES = \
 	%D%/util.h %D%/util.c \
 	%D%/events.h %D%/events.c \
 	%D%/ring.h %D%/ring.c \
+	%D%/auxring.h %D%/auxring.c %D%/auxinfo.h %D%/auxinfo.c \
 	%D%/synth.h %D%/synth.c %D%/feature.c \
 	%D%/tracing.h %D%/tracing.c \
 	%D%/record.h %D%/record.c \

@@ -26,6 +26,7 @@
 #include "pmuinfo.h"
 
 static volatile sig_atomic_t stop_requested, child_exited, snapshot_requested;
+static int pending_snapshot_acks;   /* control 'snapshot' commands to acknowledge once taken */
 
 static void on_stop(int sig) { stop_requested = sig; }
 static void on_child(int sig) { child_exited = 1; }
@@ -46,8 +47,14 @@ static void usage(FILE *f)
 		"      --per-thread      one ring per thread, events not bound to a CPU\n"
 		"  -c, --count N         sample every N events\n"
 		"  -F, --freq HZ         sample at HZ per second (default 4000)\n"
-		"  -m, --mmap-pages N    data pages per ring, a power of two (or a size: 64K, 1M)\n"
+		"  -m, --mmap-pages N[,M] data pages per ring, and AUX area pages (a power of two, or a size: 64K, 1M)\n"
 		"      --overwrite       backward rings: keep the newest data, written on SIGUSR2 and at exit\n"
+		"  -S, --snapshot[=[e]SIZE]  AUX snapshot mode: the AUX area runs free, read on SIGUSR2 or a\n"
+		"                        'snapshot' control command; SIZE bytes at most (K, M); e: also at exit\n"
+		"      --filter FILTER   for the preceding -e: an address filter of an AUX-area PMU\n"
+		"                        ('filter 0x400000/0x1000@/bin/ls', start, stop, tracestop) or a tracepoint filter\n"
+		"      --control fifo:CTL[,ACK] | fd:CTL[,ACK]\n"
+		"                        commands 'snapshot', 'enable', 'disable', 'stop', 'ping'; 'ack' on ACK\n"
 		"  -k, --clockid CLOCK   monotonic, monotonic_raw, realtime, boottime, tai, or a number\n"
 		"  -q, --quiet           no summary\n"
 		"  -v, --verbose         show the events' attrs and the rings\n"
@@ -112,24 +119,105 @@ static int add_threads(int pid, int **v, int *n)
 	return 0;
 }
 
-static int parse_pages(const char *s, size_t *pages)
+/* "N", "64K", "4M" into bytes (@unit: what a bare number counts). 0 or -1. */
+static int parse_size(const char *s, const char **rest, unsigned long long unit, unsigned long long *out)
 {
 	char *end;
 	unsigned long long v = strtoull(s, &end, 10);
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
 	if (end == s)
 		return -1;
 	if (*end == 'K' || *end == 'k')
-		v = v * 1024 / page;
+		v *= 1024, end++;
 	else if (*end == 'M' || *end == 'm')
-		v = v * 1024 * 1024 / page;
-	else if (*end)
-		return -1;
-	if (!v || (v & (v - 1)))
-		return -1;
-	*pages = (size_t)v;
+		v *= 1024 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		v *= 1024ULL * 1024 * 1024, end++;
+	else
+		v *= unit;
+	*rest = end;
+	*out = v;
 	return 0;
+}
+
+/* -m DATA[,AUX]: page counts or sizes, each a power of two pages. */
+static int parse_pages(const char *s, size_t *pages, size_t *aux_pages)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned long long v;
+	const char *rest = s;
+
+	if (*s != ',') {
+		if (parse_size(s, &rest, page, &v) < 0)
+			return -1;
+		v /= page;
+		if (!v || (v & (v - 1)))
+			return -1;
+		*pages = (size_t)v;
+	}
+	if (*rest == ',') {
+		if (parse_size(rest + 1, &rest, page, &v) < 0)
+			return -1;
+		v /= page;
+		if (!v || (v & (v - 1)))
+			return -1;
+		*aux_pages = (size_t)v;
+	}
+	return *rest ? -1 : 0;
+}
+
+/* -S[e][SIZE] */
+static int parse_snapshot(const char *s, struct rec_opts *o)
+{
+	unsigned long long v;
+	const char *rest;
+
+	o->snapshot = 1;
+	if (!s)
+		return 0;
+	if (*s == 'e') {
+		o->snapshot_on_exit = 1;
+		s++;
+	}
+	if (!*s)
+		return 0;
+	if (parse_size(s, &rest, 1, &v) < 0 || *rest || !v)
+		return -1;
+	o->snapshot_size = (size_t)v;
+	return 0;
+}
+
+/* --control fifo:CTL[,ACK] or fd:CTL[,ACK]: the command descriptor (and the ack one, or -1). */
+static int open_control(const char *spec, int *ctl, int *ack, struct rec_err *e)
+{
+	char *copy = strdup(spec), *comma;
+	int rc = 0;
+
+	*ctl = *ack = -1;
+	if (!copy)
+		return rec_fail(e, ENOMEM, "out of memory");
+	comma = strchr(copy, ',');
+	if (comma)
+		*comma++ = 0;
+	if (!strncmp(copy, "fifo:", 5)) {
+		/* read-write: the FIFO never reports end-of-file between two writers */
+		*ctl = open(copy + 5, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		if (*ctl < 0)
+			rc = rec_fail(e, errno, "--control: cannot open FIFO %s: %s", copy + 5, strerror(errno));
+		else if (comma && (*ack = open(comma, O_RDWR | O_CLOEXEC)) < 0)
+			rc = rec_fail(e, errno, "--control: cannot open ack FIFO %s: %s", comma, strerror(errno));
+	} else if (!strncmp(copy, "fd:", 3)) {
+		*ctl = atoi(copy + 3);
+		*ack = comma ? atoi(comma) : -1;
+		if (fcntl(*ctl, F_GETFD) < 0 || (*ack >= 0 && fcntl(*ack, F_GETFD) < 0))
+			rc = rec_fail(e, EBADF, "--control %s: descriptor not open", spec);
+		else
+			fcntl(*ctl, F_SETFL, fcntl(*ctl, F_GETFL) | O_NONBLOCK);
+	} else {
+		rc = rec_fail(e, EINVAL, "--control %s: expected fifo:CTL[,ACK] or fd:CTL[,ACK]", spec);
+	}
+	free(copy);
+	return rc;
 }
 
 static int parse_clockid(const char *s)
@@ -214,6 +302,48 @@ static int start_command(struct child *c)
 	return n == (ssize_t)sizeof(e) ? e : 0;
 }
 
+/*
+ * Commands on the control descriptor, one per line, as perf record's
+ * --control: snapshot, enable, disable, stop, ping. Each is acknowledged
+ * with "ack" on the ack descriptor once done.
+ */
+static int control_commands(struct record *s, int ctl, int ack, struct rec_err *e)
+{
+	static char line[256];
+	static size_t len;
+	ssize_t n;
+
+	while ((n = read(ctl, line + len, sizeof(line) - 1 - len)) > 0) {
+		len += (size_t)n;
+		char *nl;
+		while ((nl = memchr(line, '\n', len))) {
+			*nl = 0;
+			int rc = 0;
+			if (!strcmp(line, "snapshot"))
+				snapshot_requested = 1;
+			else if (!strcmp(line, "stop"))
+				stop_requested = SIGTERM;
+			else if (!strcmp(line, "enable") || !strcmp(line, "disable"))
+				rc = record__set_enabled(s, line[0] == 'e', e);
+			else if (strcmp(line, "ping") && line[0])
+				fprintf(stderr, "rbrecord: control: unknown command '%s' (snapshot, enable, disable, stop, ping)\n",
+					line);
+			if (rc < 0)
+				return -1;
+			if (ack >= 0 && line[0] && strcmp(line, "snapshot") && write(ack, "ack\n", 4) < 0)
+				return rec_fail(e, errno, "--control: writing the ack: %s", strerror(errno));
+			if (!strcmp(line, "snapshot"))
+				pending_snapshot_acks++;
+			size_t used = (size_t)(nl + 1 - line);
+			memmove(line, nl + 1, len - used);
+			len -= used;
+		}
+		if (len == sizeof(line) - 1)
+			len = 0;   /* an overlong line: dropped */
+	}
+	return 0;
+}
+
 static void install_signals(void)
 {
 	struct sigaction sa;
@@ -264,12 +394,17 @@ static void show_rings(const struct record *s)
 		int cpu, tid, fd;
 		size_t bytes;
 		record__ring_info(s, i, &cpu, &tid, &fd, &bytes);
-		fprintf(stderr, "rbrecord: ring %zu: cpu %d tid %d fd %d data %zu bytes\n", i, cpu, tid, fd, bytes);
+		if (st.aux)
+			fprintf(stderr, "rbrecord: ring %zu: cpu %d tid %d fd %d data %zu bytes, AUX area %zu bytes (%s)\n",
+				i, cpu, tid, fd, bytes, st.aux_bytes_per_ring, st.aux_pmu);
+		else
+			fprintf(stderr, "rbrecord: ring %zu: cpu %d tid %d fd %d data %zu bytes\n", i, cpu, tid, fd, bytes);
 	}
 }
 
 struct cli {
 	struct rec_opts o;
+	const char *control;          /* --control spec */
 	struct ev_list evl;
 	int all_cpus, per_thread, quiet, verbose, pmu_info, json, dry_run;
 	int *pids, nr_pids, *tids, nr_tids;
@@ -278,7 +413,8 @@ struct cli {
 
 static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 {
-	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE };
+	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE, OPT_FILTER,
+	       OPT_CONTROL };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
 		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
@@ -289,6 +425,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		{ "quiet", no_argument, NULL, 'q' }, { "verbose", no_argument, NULL, 'v' },
 		{ "pmu-info", no_argument, NULL, OPT_PMU_INFO }, { "json", no_argument, NULL, OPT_JSON },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN }, { "help", no_argument, NULL, 'h' },
+		{ "snapshot", optional_argument, NULL, 'S' }, { "filter", required_argument, NULL, OPT_FILTER },
+		{ "control", required_argument, NULL, OPT_CONTROL },
 #ifdef HAVE_LIBARCHIVE
 		{ "archive", required_argument, NULL, OPT_ARCHIVE },
 #endif
@@ -296,7 +434,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	};
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "+e:o:aC:p:t:c:F:m:k:qvh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+e:o:aC:p:t:c:F:m:k:qvhS::", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'e':
 			if (events__parse(&c->evl, optarg, e) < 0)
@@ -328,9 +466,22 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 				return rec_fail(e, EINVAL, "-F %s: expected a positive frequency", optarg);
 			break;
 		case 'm':
-			if (parse_pages(optarg, &c->o.mmap_pages) < 0)
-				return rec_fail(e, EINVAL, "-m %s: expected a power-of-two page count or size", optarg);
+			if (parse_pages(optarg, &c->o.mmap_pages, &c->o.aux_pages) < 0)
+				return rec_fail(e, EINVAL, "-m %s: expected DATA[,AUX], each a power-of-two page count "
+						"or size (64K, 4M)", optarg);
 			break;
+		case 'S':
+			if (parse_snapshot(optarg, &c->o) < 0)
+				return rec_fail(e, EINVAL, "-S%s: expected -S[e][SIZE] (SIZE in bytes, or with K / M)", optarg);
+			break;
+		case OPT_FILTER:
+			if (!c->evl.n)
+				return rec_fail(e, EINVAL, "--filter %s: it applies to the -e before it, and there is none", optarg);
+			free(c->evl.v[c->evl.n - 1].filter);
+			if (!(c->evl.v[c->evl.n - 1].filter = strdup(optarg)))
+				return rec_fail(e, ENOMEM, "out of memory");
+			break;
+		case OPT_CONTROL: c->control = optarg; break;
 		case OPT_OVERWRITE: c->o.overwrite = 1; break;
 		case 'k':
 			if ((c->o.clockid = parse_clockid(optarg)) < 0)
@@ -454,6 +605,7 @@ int main(int argc, char **argv)
 	c.o.mmap_pages = (512 * 1024) / (size_t)sysconf(_SC_PAGESIZE);
 	if (parse_args(&c, argc, argv, &e) < 0) {
 		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		events__free(&c.evl);
 		return 129;
 	}
 	if (c.pmu_info)
@@ -464,9 +616,16 @@ int main(int argc, char **argv)
 	}
 	if (c.verbose || c.dry_run)
 		show_events(&c.evl);
-	if (c.dry_run)
+	if (c.dry_run) {
+		events__free(&c.evl);
 		return 0;
+	}
 	char **cmd = optind < argc ? argv + optind : NULL;
+	int ctl_fd = -1, ack_fd = -1;
+	if (c.control && open_control(c.control, &ctl_fd, &ack_fd, &e) < 0) {
+		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		return 129;
+	}
 	install_signals();
 	raise_nofile();
 	if (cmd && fork_command(&child, cmd) < 0) {
@@ -485,6 +644,10 @@ int main(int argc, char **argv)
 			record__finish(s, &e);
 			record__free(s);
 		}
+		events__free(&c.evl);
+		free((void *)c.o.tids);
+		free(c.pids);
+		free(c.tids);
 		return 1;
 	}
 	if (c.verbose)
@@ -505,24 +668,28 @@ int main(int argc, char **argv)
 			}
 			child_exited = 0;
 		}
-		int rc = record__poll(s, 250);
+		int ctl_ready = 0;
+		int rc = record__poll_extra(s, 250, ctl_fd, &ctl_ready);
 		if (rc < 0 && rc != -EINTR) {
 			fprintf(stderr, "rbrecord: poll failed: %s\n", strerror(-rc));
 			failed = 1;
 			break;
 		}
+		if (ctl_ready && control_commands(s, ctl_fd, ack_fd, &e) < 0) {
+			fprintf(stderr, "rbrecord: %s\n", e.msg);
+			failed = 1;
+			break;
+		}
 		if (!cmd && record__targets_gone(s))
 			stop_requested = SIGCHLD;   /* perf record -p ends when the process does */
-		if (c.o.overwrite) {
-			if (snapshot_requested) {
-				snapshot_requested = 0;
-				rc = record__snapshot(s, &e);
-			} else {
-				rc = 0;
-			}
-		} else {
-			rc = record__drain(s, &e);
+		rc = record__drain(s, &e);   /* forward rings (with --overwrite: none, or the AUX events') */
+		if (rc == 0 && (c.o.overwrite || c.o.snapshot) && snapshot_requested) {
+			snapshot_requested = 0;
+			rc = record__snapshot(s, &e);
 		}
+		for (; pending_snapshot_acks > 0; pending_snapshot_acks--)
+			if (ack_fd >= 0 && write(ack_fd, "ack\n", 4) < 0)
+				break;
 		if (rc < 0) {
 			fprintf(stderr, "rbrecord: %s%s\n", e.msg,
 				e.err == ENOSPC ? ": disk full, recording stopped; finishing the file" : "");
@@ -551,6 +718,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rbrecord: wrote %.3f MB to %s (%llu records, %llu LOST records)\n",
 			(double)st.bytes / 1e6, strcmp(c.o.output, "-") ? c.o.output : "<stdout>",
 			(unsigned long long)st.records, (unsigned long long)st.lost_records);
+		if (st.aux)
+			fprintf(stderr, "rbrecord: AUX (%s, %zu KiB per ring): %llu bytes in %llu AUXTRACE records; "
+				"%llu AUX records (%llu truncated, %llu partial, %llu collision), %llu ITRACE_START, "
+				"%llu AUX_OUTPUT_HW_ID\n", st.aux_pmu, st.aux_bytes_per_ring / 1024,
+				(unsigned long long)st.aux_bytes, (unsigned long long)st.aux_chunks,
+				(unsigned long long)st.aux_records, (unsigned long long)st.aux_truncated,
+				(unsigned long long)st.aux_partial, (unsigned long long)st.aux_collision,
+				(unsigned long long)st.itrace_start, (unsigned long long)st.aux_hw_id);
+		if (c.o.snapshot || c.o.overwrite)
+			fprintf(stderr, "rbrecord: %llu snapshots%s", (unsigned long long)st.snapshots,
+				c.o.snapshot ? "" : "\n");
+		if (c.o.snapshot)
+			fprintf(stderr, ", %llu AUX bytes; %llu reads found the buffer wrapped, %llu bytes known overwritten "
+				"before a snapshot\n", (unsigned long long)st.snap_aux_bytes,
+				(unsigned long long)st.snap_wrapped, (unsigned long long)st.snap_overwritten);
 	}
 	if (st.disk_full)
 		fprintf(stderr, "rbrecord: the disk filled up: %s keeps what was written before%s\n", c.o.output,
@@ -560,6 +742,11 @@ int main(int argc, char **argv)
 	if (c.archive && !failed && strcmp(c.o.output, "-") && pack(c.o.output, c.archive, c.quiet))
 		failed = 1;
 #endif
+	if (c.control && !strncmp(c.control, "fifo:", 5)) {
+		close(ctl_fd);
+		if (ack_fd >= 0)
+			close(ack_fd);
+	}
 	events__free(&c.evl);
 	free((void *)c.o.tids);
 	free(c.pids);

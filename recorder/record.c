@@ -13,6 +13,13 @@
  * FINISHED_ROUND after each pass over all rings (perf's ordering promise:
  * nothing after a round is older than what came before the previous one).
  *
+ * An event of a PMU with an AUX area (intel_pt, intel_bts, cs_etm, arm_spe)
+ * owns the ring of its CPU (thread) and maps the AUX area after it; the
+ * AUX area is drained after the ring on each pass (AUXTRACE records), or,
+ * with -S, read only on a snapshot (recorder/auxring.c). AUXTRACE_INFO
+ * follows ID_INDEX as perf writes it; the sideband (mmap, comm, task,
+ * context switches) then goes on a separate tracking event (dummy:u).
+ *
  * A full disk stops the recording: a reserve of space, taken at open as an
  * unnamed file in the output's directory, is released so that the writer
  * can still write the feature sections and the header.
@@ -27,10 +34,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "pd.h"
+#include "auxinfo.h"
+#include "auxring.h"
 #include "record.h"
 #include "synth.h"
 #include "tracing.h"
@@ -74,6 +84,15 @@ struct record {
 	struct rec_err werr;         /* first write error */
 	int targets_gone;            /* thread-bound events all hung up: nothing more will come */
 	int fmt_lost;                /* the kernel reports each event's lost samples (PERF_FORMAT_LOST, 6.0+) */
+	int tracking;                /* event carrying the sideband: mmap, comm, task (, switches) */
+	int aux_ev;                  /* the AUX-area event, -1 if none */
+	struct aux_pmu auxpmu;       /* its PMU */
+	size_t aux_size;             /* AUX area bytes per ring */
+	struct aux_ring *aux;        /* [rings_cap]: the AUX area after each ring, valid where aux_map is */
+	void **aux_map;              /* [rings_cap] mapping, NULL if none */
+	struct aux_ctx { struct record *s; size_t key; } *aux_ctx;   /* ops context per ring */
+	struct aux_counts counts;    /* over the kernel's AUX, ITRACE_START, AUX_OUTPUT_HW_ID records */
+	uint64_t snapshots;
 };
 
 /* ------------------------------------------------------------ paths */
@@ -132,6 +151,7 @@ static void note_record(struct record *s, const uint8_t *rec)
 	uint64_t v;
 
 	s->st.records++;
+	aux_counts_note(&s->counts, h);
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		s->st.samples++;
@@ -185,6 +205,23 @@ static int ring_record(void *ctx, struct ring *r, const struct perf_event_header
 	return write_rec(ctx, h);
 }
 
+/* One AUXTRACE record and its payload, straight from the AUX area to the writer. */
+static int aux_chunk(void *ctx, struct aux_ring *a, const struct aux_chunk *c)
+{
+	struct record *s = ctx;
+	struct pd_error pe;
+
+	if (aux_chunk_write(s->w, c, &pe) < 0) {
+		if (pe.code == PD_ERR_NOSPC)
+			s->st.disk_full = 1;
+		if (!s->werr.err)
+			rec_fail(&s->werr, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
+		return -1;
+	}
+	s->st.records++;
+	return 0;
+}
+
 /* ------------------------------------------------------------- open */
 
 static long perf_event_open(struct perf_event_attr *a, int pid, int cpu, int group_fd)
@@ -214,19 +251,25 @@ static void config_attr(const struct record *s, size_t i, struct perf_event_attr
 			a->freq = 1;
 		}
 	}
+	if ((int)i == s->aux_ev) {   /* perf: every trace-enable transition, no frequency */
+		a->sample_period = 1;
+		a->freq = 0;
+	}
 	a->disabled = leader;
 	a->enable_on_exec = leader && s->o.enable_on_exec;
 	a->inherit = s->o.inherit;
-	if (i == 0) {   /* the tracking event: perf puts the sideband on the first one */
+	if ((int)i == s->tracking) {   /* the tracking event: perf puts the sideband on one event */
 		a->mmap = 1;
 		a->mmap2 = 1;
 		a->comm = 1;
 		a->comm_exec = 1;
 		a->task = 1;
+		/* trace decoders follow the scheduler through switch records (Intel PT's have_sched_switch) */
+		a->context_switch = s->aux_ev >= 0;
 	}
 	if (a->freq)
 		a->sample_type |= PERF_SAMPLE_PERIOD;
-	if (s->o.overwrite) {
+	if (s->o.overwrite && (int)i != s->aux_ev) {   /* an AUX event's ring stays forward (split rings) */
 		a->write_backward = 1;
 	} else {
 		a->watermark = 1;   /* wake the poller when half the ring is full */
@@ -341,26 +384,183 @@ static int open_events(struct record *s, struct rec_err *e)
 	return 0;
 }
 
-/* One ring per CPU (per thread in per-thread mode); every other fd there writes into it. */
+/* ------------------------------------------------------------- AUX */
+
+static int aux_ioctl_ring(struct aux_ctx *x, unsigned long req)
+{
+	struct record *s = x->s;
+	int per_thread = s->cpus[0] == -1;
+
+	for (int c = 0; c < s->nr_cpus; c++)
+		for (int t = 0; t < s->nr_tids; t++)
+			if ((size_t)(per_thread ? t : c) == x->key &&
+			    ioctl(s->fds[fd_index(s, c, t, (size_t)s->aux_ev)], req, 0) < 0)
+				return -1;
+	return 0;
+}
+
+/* The AUX event of a ring stops (the driver publishes aux_head) and starts again. */
+static int aux_disable(void *ctx) { return aux_ioctl_ring(ctx, PERF_EVENT_IOC_DISABLE); }
+static int aux_enable(void *ctx) { return aux_ioctl_ring(ctx, PERF_EVENT_IOC_ENABLE); }
+static uint64_t aux_reference(void *ctx) { return auxinfo__reference(((struct aux_ctx *)ctx)->s->auxpmu.kind); }
+static const struct aux_ops kernel_aux_ops = { aux_disable, aux_enable, aux_reference };
+
+/*
+ * Which event is the AUX one, which carries the sideband; the errors a user
+ * can make with AUX options. perf adds a dummy:u tracking event when every
+ * event is an AUX one; so do we.
+ */
+static int prepare_aux(struct record *s, struct rec_err *e)
+{
+	struct aux_pmu p;
+
+	s->aux_ev = -1;
+	s->tracking = 0;
+	for (size_t i = 0; i < s->evl->n; i++) {
+		if (!auxpmu__lookup(s->evl->v[i].attr.type, &p))
+			continue;
+		if (s->aux_ev >= 0)
+			return rec_fail(e, EINVAL, "events %s and %s both write an AUX area: a ring has one, record "
+					"one AUX event at a time", s->evl->v[s->aux_ev].name, s->evl->v[i].name);
+		if (s->evl->v[i].nr_members > 1 || s->evl->v[i].leader != (int)i)
+			return rec_fail(e, EINVAL, "event %s writes an AUX area: it cannot be in a group", s->evl->v[i].name);
+		s->aux_ev = (int)i;
+		s->auxpmu = p;
+	}
+	if (s->aux_ev < 0) {
+		if (s->o.snapshot) {
+			auxpmu__lookup(s->evl->v[0].attr.type, &p);
+			return rec_fail(e, EINVAL, "-S / --snapshot reads AUX areas, but event %s belongs to PMU %s, "
+					"which has no AUX area (AUX-area PMUs: intel_pt, intel_bts, cs_etm, arm_spe; "
+					"--overwrite snapshots the regular ring)", s->evl->v[0].name, p.name);
+		}
+		return 0;
+	}
+	if (s->o.overwrite && !s->o.snapshot)
+		return rec_fail(e, EINVAL, "--overwrite with AUX event %s needs -S: the other events' backward rings "
+				"are then snapshotted with the AUX areas", s->evl->v[s->aux_ev].name);
+	s->tracking = -1;
+	for (size_t i = 0; i < s->evl->n && s->tracking < 0; i++)
+		if ((int)i != s->aux_ev)
+			s->tracking = (int)i;
+	if (s->tracking < 0) {
+		if (events__parse(s->evl, "dummy:u", e) < 0)
+			return -1;
+		s->tracking = (int)s->evl->n - 1;
+	}
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t pages = s->o.aux_pages;
+	if (!pages)   /* perf's defaults: 4 MiB privileged, 128 KiB otherwise */
+		pages = (geteuid() == 0 ? (4u << 20) : (128u << 10)) / page;
+	if (!pages || (pages & (pages - 1)))
+		return rec_fail(e, EINVAL, "-m ,%zu: the AUX area must be a power-of-two number of pages", pages);
+	s->aux_size = pages * page;
+	if (s->o.snapshot_size > s->aux_size)
+		return rec_fail(e, EINVAL, "-S%zu: the snapshot size exceeds the AUX area (%zu bytes; raise it with -m ,PAGES)",
+				s->o.snapshot_size, s->aux_size);
+	return 0;
+}
+
+/* --filter: address filters on AUX events, filter expressions on tracepoints. */
+static int apply_filters(struct record *s, struct rec_err *e)
+{
+	for (size_t i = 0; i < s->evl->n; i++) {
+		const struct ev_spec *ev = &s->evl->v[i];
+		struct aux_pmu p;
+		if (!ev->filter)
+			continue;
+		if (auxpmu__lookup(ev->attr.type, &p)) {
+			if (auxinfo__check_filter(&p, ev->filter, e) < 0)
+				return -1;
+		} else if (!ev->is_tracepoint) {
+			return rec_fail(e, EINVAL, "--filter '%s': event %s (PMU %s) takes no filter: address filters need "
+					"an AUX-area PMU, expressions a tracepoint", ev->filter, ev->name, p.name);
+		}
+		for (int c = 0; c < s->nr_cpus; c++)
+			for (int t = 0; t < s->nr_tids; t++) {
+				int fd = s->fds[fd_index(s, c, t, i)];
+				if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, ev->filter) < 0)
+					return rec_fail(e, errno, "--filter '%s' on event %s (cpu %d): the kernel refused it: %s",
+							ev->filter, ev->name, s->cpus[c], strerror(errno));
+			}
+	}
+	return 0;
+}
+
+/* The AUX area after ring @key (queue @queue: the CPU or thread index), mapped on its owner's fd. */
+static int map_aux(struct record *s, size_t key, size_t queue, struct rec_err *e)
+{
+	struct ring *r = s->rings[key];
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int per_thread = s->cpus[0] == -1;
+
+	r->pc->aux_offset = r->mmap_len;   /* right after the data pages */
+	r->pc->aux_size = s->aux_size;
+	void *m = mmap(NULL, s->aux_size, s->o.snapshot ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+		       (off_t)r->pc->aux_offset);
+	if (m == MAP_FAILED) {
+		int err = errno;
+		return rec_fail(e, err, "mmap of the %zu KiB AUX area of event %s (PMU %s) on fd %d (cpu %d) failed: %s%s",
+				s->aux_size / 1024, s->evl->v[s->aux_ev].name, s->auxpmu.name, r->fd, r->cpu, strerror(err),
+				err == EPERM || err == ENOMEM ? " (over perf_event_mlock_kb: use a smaller -m ,PAGES, or raise it)" : "");
+	}
+	s->aux_map[key] = m;
+	s->aux_ctx[key] = (struct aux_ctx){ s, queue };
+	struct aux_config cfg = {
+		.pc = r->pc, .data = m, .size = s->aux_size, .kind = s->auxpmu.kind,
+		.snapshot = s->o.snapshot, .snapshot_size = s->o.snapshot_size,
+		.alignment = s->auxpmu.kind == AUX_INTEL_BTS ? 24 : 0,   /* whole BTS branch records */
+		.idx = (uint32_t)queue, .cpu = r->cpu,
+		.tid = per_thread ? r->tid : s->tids[0],
+		.ops = &kernel_aux_ops, .ops_ctx = &s->aux_ctx[key],
+	};
+	if (s->o.snapshot && s->auxpmu.kind == AUX_INTEL_PT)
+		cfg.pt_ref_size = aux__pt_ref_size(auxinfo__pt_psb_period(&s->auxpmu, &s->evl->v[s->aux_ev].attr),
+						   s->aux_size, s->o.snapshot_size ? s->o.snapshot_size : s->aux_size);
+	if (aux__init(&s->aux[key], &cfg) < 0)
+		return rec_fail(e, ENOMEM, "AUX area of ring %zu: out of memory", key);
+	(void)page;
+	return 0;
+}
+
+/*
+ * One ring per CPU (per thread in per-thread mode); every other fd there
+ * writes into it. The AUX event's fd owns the ring: its AUX area is mapped
+ * on that fd. With --overwrite and an AUX event the rings are split, as
+ * perf splits them: the AUX event keeps a forward ring (the kernel's AUX
+ * records, and the control page we write aux_offset into), the other
+ * events write backwards into a second ring (the kernel refuses to mix
+ * directions in one ring).
+ */
 static int map_rings(struct record *s, struct rec_err *e)
 {
 	int per_thread = s->cpus[0] == -1;
-	size_t nr = per_thread ? (size_t)s->nr_tids : (size_t)s->nr_cpus;
+	int split = s->aux_ev >= 0 && s->o.overwrite;
+	size_t nr = (per_thread ? (size_t)s->nr_tids : (size_t)s->nr_cpus) * (split ? 2 : 1);
 
 	s->rings = calloc(nr, sizeof(*s->rings));
-	if (!s->rings)
+	s->aux = calloc(nr, sizeof(*s->aux));
+	s->aux_map = calloc(nr, sizeof(*s->aux_map));
+	s->aux_ctx = calloc(nr, sizeof(*s->aux_ctx));
+	if (!s->rings || !s->aux || !s->aux_map || !s->aux_ctx)
 		return rec_fail(e, ENOMEM, "out of memory");
 	s->rings_cap = nr;
 	for (int c = 0; c < s->nr_cpus; c++)
 		for (int t = 0; t < s->nr_tids; t++)
-			for (size_t i = 0; i < s->evl->n; i++) {
-				size_t key = per_thread ? (size_t)t : (size_t)c;
+			for (size_t j = 0; j < s->evl->n; j++) {
+				/* the AUX event first, then the others in order */
+				size_t i = s->aux_ev < 0 ? j : j == 0 ? (size_t)s->aux_ev : j <= (size_t)s->aux_ev ? j - 1 : j;
+				size_t queue = per_thread ? (size_t)t : (size_t)c;
+				int backward = split ? (int)i != s->aux_ev : s->o.overwrite;
+				size_t key = split ? 2 * queue + (size_t)backward : queue;
 				int fd = s->fds[fd_index(s, c, t, i)];
 				if (!s->rings[key]) {
 					if (ring__new(&s->rings[key], fd, s->cpus[c], per_thread ? s->tids[t] : -1,
-						      s->o.mmap_pages, s->o.overwrite, e) < 0)
+						      s->o.mmap_pages, backward, e) < 0)
 						return -1;
 					s->nr_rings++;
+					if ((int)i == s->aux_ev && map_aux(s, key, queue, e) < 0)
+						return -1;
 					continue;
 				}
 				if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[key]->fd) < 0)
@@ -463,7 +663,7 @@ int record__open(struct record **out, const struct rec_opts *o, struct ev_list *
 	s->o = *o;
 	s->evl = evl;
 	s->reserve_fd = -1;
-	if (setup_targets(s, e) < 0)
+	if (setup_targets(s, e) < 0 || prepare_aux(s, e) < 0)
 		goto err_out;
 	s->nr_fds = (size_t)s->nr_cpus * (size_t)s->nr_tids * evl->n;
 	s->fds = malloc(s->nr_fds * sizeof(*s->fds));
@@ -474,7 +674,7 @@ int record__open(struct record **out, const struct rec_opts *o, struct ev_list *
 	}
 	for (size_t i = 0; i < s->nr_fds; i++)
 		s->fds[i] = -1;
-	if (open_events(s, e) < 0 || map_rings(s, e) < 0)
+	if (open_events(s, e) < 0 || apply_filters(s, e) < 0 || map_rings(s, e) < 0)
 		goto err_out;
 	s->pipe = !strcmp(o->output, "-");
 	pd_writer_opts_init(&wo);
@@ -562,6 +762,34 @@ static int set_static_features(struct record *s, int argc, char **argv, struct r
 	return set_tracing_data(s, e);
 }
 
+/* PERF_RECORD_AUXTRACE_INFO for the AUX event's PMU, as perf writes it. */
+static int auxtrace_info(struct record *s, struct rec_err *e)
+{
+	const struct ev_spec *ev = &s->evl->v[s->aux_ev];
+	struct perf_event_attr a;
+	struct pd_buf b = { 0 };
+	int cpu_wide = s->tids[0] == -1;
+
+	config_attr(s, (size_t)s->aux_ev, &a);
+	struct auxinfo_params p = {
+		.pmu = &s->auxpmu, .attr = &a, .pc = s->rings[0]->pc, .snapshot = s->o.snapshot,
+		.per_cpu_mmaps = s->cpus[0] != -1,
+		/* the tracking event records switches: CPU-wide ones when it is not bound to a task */
+		.have_sched_switch = cpu_wide ? 3 : 2,
+		.filter = ev->filter, .cpus = s->cpus, .nr_cpus = s->nr_cpus,
+	};
+	auxinfo__tsc_ctc(&p.tsc_ctc_n, &p.tsc_ctc_d);
+	if (auxinfo__build(&b, &p, e) < 0) {
+		pd_buf_free(&b);
+		return -1;
+	}
+	int rc = write_rec(s, b.data);
+	pd_buf_free(&b);
+	if (rc < 0)
+		return rec_fail(e, s->werr.err, "writing AUXTRACE_INFO: %s", s->werr.msg);
+	return 0;
+}
+
 static int synthesize(struct record *s, struct rec_err *e)
 {
 	struct synth sy = { write_rec, s, TRAILER_SIZE };
@@ -582,6 +810,8 @@ static int synthesize(struct record *s, struct rec_err *e)
 	if (!rc)
 		rc = synth__id_index(&sy, idx, s->nr_fds);
 	free(idx);
+	if (!rc && s->aux_ev >= 0 && auxtrace_info(s, e) < 0)
+		return -1;
 	if (!rc)
 		rc = synth__kernel_mmap(&sy);
 	if (!rc)
@@ -643,12 +873,22 @@ int record__enable(struct record *s, struct rec_err *e)
 	return ioctl_leaders(s, PERF_EVENT_IOC_ENABLE, e);
 }
 
+int record__set_enabled(struct record *s, int on, struct rec_err *e)
+{
+	return ioctl_leaders(s, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, e);
+}
+
 /* ------------------------------------------------------------- loop */
 
 int record__poll(struct record *s, int ms)
 {
+	return record__poll_extra(s, ms, -1, NULL);
+}
+
+int record__poll_extra(struct record *s, int ms, int extra_fd, int *extra_ready)
+{
 	size_t hup;
-	int rc = ring__poll(s->rings, s->nr_rings, ms, &hup);
+	int rc = ring__poll_extra(s->rings, s->nr_rings, ms, &hup, extra_fd, extra_ready);
 
 	if (rc >= 0 && hup == s->nr_rings && s->tids[0] != -1)
 		s->targets_gone = 1;   /* every thread we follow has exited */
@@ -693,27 +933,98 @@ int record__drain(struct record *s, struct rec_err *e)
 	if (s->st.disk_full)
 		return write_error(s, e);
 	for (size_t i = 0; i < s->nr_rings; i++) {
+		if (s->rings[i]->overwrite)
+			continue;   /* backward rings are read on snapshots */
 		long n = ring__consume(s->rings[i], ring_record, s);
 		if (n < 0)
 			return write_error(s, e);
 		total += n;
+		/* then the trace its AUX records announced (full-trace mode) */
+		if (s->aux_map && s->aux_map[i] && !s->o.snapshot) {
+			n = aux__consume(&s->aux[i], aux_chunk, s);
+			if (n < 0)
+				return write_error(s, e);
+			total += n > 0;
+		}
 	}
+	return total ? end_pass(s, e) : 0;
+}
+
+/* AUX areas of every ring: stop all AUX events first, so that the snapshots cover one moment. */
+static int aux_snapshot_begin(struct record *s, struct rec_err *e)
+{
+	for (size_t i = 0; i < s->nr_rings; i++)
+		if (s->aux_map[i] && aux__snapshot_begin(&s->aux[i]) < 0)
+			return rec_fail(e, errno, "PERF_EVENT_IOC_DISABLE of AUX event %s on cpu %d failed: %s",
+					s->evl->v[s->aux_ev].name, s->rings[i]->cpu, strerror(errno));
+	return 0;
+}
+
+static int aux_snapshot_end(struct record *s, struct rec_err *e)
+{
+	int rc = 0;
+	for (size_t i = 0; i < s->nr_rings; i++)
+		if (s->aux_map[i] && aux__snapshot_end(&s->aux[i]) < 0 && rc == 0)
+			rc = rec_fail(e, errno, "PERF_EVENT_IOC_ENABLE of AUX event %s on cpu %d failed: %s",
+				      s->evl->v[s->aux_ev].name, s->rings[i]->cpu, strerror(errno));
+	return rc;
+}
+
+static long aux_snapshot_read(struct record *s)
+{
+	long total = 0;
+	for (size_t i = 0; i < s->nr_rings; i++) {
+		if (!s->aux_map[i])
+			continue;
+		long n = aux__snapshot_read(&s->aux[i], aux_chunk, s);
+		if (n < 0)
+			return -1;
+		total += n;
+	}
+	return total;
+}
+
+/* @stopped: the events are already disabled (end of recording): read without restarting. */
+static int snapshot(struct record *s, int stopped, struct rec_err *e)
+{
+	long total = 0;
+	int aux = s->aux_ev >= 0 && s->o.snapshot;
+
+	if (s->st.disk_full)
+		return write_error(s, e);
+	if (aux && !stopped && aux_snapshot_begin(s, e) < 0) {
+		aux_snapshot_end(s, e);
+		return -1;
+	}
+	if (aux) {
+		long n = aux_snapshot_read(s);
+		if (n < 0) {
+			if (!stopped)
+				aux_snapshot_end(s, e);
+			return write_error(s, e);
+		}
+		total += n > 0;
+	}
+	for (size_t i = 0; i < s->nr_rings; i++) {   /* the backward rings at the same moment */
+		if (!s->rings[i]->overwrite)
+			continue;
+		long n = ring__snapshot(s->rings[i], ring_record, s, e);
+		if (n < 0) {
+			if (aux && !stopped)
+				aux_snapshot_end(s, e);
+			return s->werr.err ? write_error(s, e) : -1;
+		}
+		total += n;
+	}
+	if (aux && !stopped && aux_snapshot_end(s, e) < 0)
+		return -1;
+	s->snapshots++;
 	return total ? end_pass(s, e) : 0;
 }
 
 int record__snapshot(struct record *s, struct rec_err *e)
 {
-	long total = 0;
-
-	if (s->st.disk_full)
-		return write_error(s, e);
-	for (size_t i = 0; i < s->nr_rings; i++) {
-		long n = ring__snapshot(s->rings[i], ring_record, s, e);
-		if (n < 0)
-			return s->werr.err ? write_error(s, e) : -1;
-		total += n;
-	}
-	return total ? end_pass(s, e) : 0;
+	return snapshot(s, 0, e);
 }
 
 /* ----------------------------------------------------------- finish */
@@ -780,8 +1091,10 @@ int record__finish(struct record *s, struct rec_err *e)
 
 	/* stop the events first so the last drain sees everything they will ever write */
 	ioctl_leaders(s, PERF_EVENT_IOC_DISABLE, &ignore);
-	if (!s->st.disk_full)
-		rc = s->o.overwrite ? record__snapshot(s, e) : record__drain(s, e);
+	if (!s->st.disk_full && (s->o.overwrite || (s->o.snapshot && s->o.snapshot_on_exit)))
+		rc = snapshot(s, 1, e);
+	if (!rc && !s->st.disk_full)
+		rc = record__drain(s, e);   /* the rest of the forward rings (-S: their AUX records) */
 	if (rc == 0 && !s->st.disk_full && s->fmt_lost)
 		rc = lost_samples(s, e);
 	if (s->st.disk_full && s->reserve_fd >= 0) {
@@ -803,6 +1116,27 @@ void record__stats(const struct record *s, struct rec_stats *st)
 	*st = s->st;
 	st->nr_rings = s->nr_rings;
 	st->nr_fds = s->nr_fds;
+	st->aux = s->aux_ev >= 0;
+	if (st->aux)
+		snprintf(st->aux_pmu, sizeof(st->aux_pmu), "%s", s->auxpmu.name);
+	st->aux_bytes_per_ring = s->aux_size;
+	for (size_t i = 0; s->aux_map && i < s->nr_rings; i++) {
+		if (!s->aux_map[i])
+			continue;
+		st->aux_bytes += s->aux[i].bytes;
+		st->aux_chunks += s->aux[i].chunks;
+		st->snap_wrapped += s->aux[i].snap_wrapped;
+		st->snap_overwritten += s->aux[i].overwritten;
+		if (s->o.snapshot)
+			st->snap_aux_bytes += s->aux[i].bytes;
+	}
+	st->aux_records = s->counts.aux_records;
+	st->aux_truncated = s->counts.truncated;
+	st->aux_partial = s->counts.partial;
+	st->aux_collision = s->counts.collision;
+	st->itrace_start = s->counts.itrace_start;
+	st->aux_hw_id = s->counts.hw_id;
+	st->snapshots = s->snapshots;
 	if (s->w)
 		st->bytes = pd_writer_data_size(s->w);
 }
@@ -819,6 +1153,14 @@ void record__free(struct record *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; s->aux_map && i < s->rings_cap; i++)
+		if (s->aux_map[i]) {
+			aux__fini(&s->aux[i]);
+			munmap(s->aux_map[i], s->aux_size);
+		}
+	free(s->aux);
+	free(s->aux_map);
+	free(s->aux_ctx);
 	for (size_t i = 0; s->rings && i < s->rings_cap; i++)
 		ring__free(s->rings[i]);
 	free(s->rings);

@@ -39,6 +39,10 @@ struct rec_opts {
 	size_t mmap_pages;          /* -m, data pages per ring (power of two) */
 	int overwrite;              /* --overwrite: backward rings, snapshots */
 	int clockid;                /* -k, -1 for perf's default clock */
+	size_t aux_pages;           /* -m ,N: AUX area pages per ring (0: perf's default) */
+	int snapshot;               /* -S: AUX areas read-only, read on SIGUSR2 / control command */
+	size_t snapshot_size;       /* -S SIZE: most bytes per AUX snapshot (0: the whole area) */
+	int snapshot_on_exit;       /* -Se: one more snapshot when the recording ends */
 	const char *output;         /* -o ("-" = pipe mode on stdout) */
 };
 
@@ -53,8 +57,16 @@ int record__poll(struct record *s, int ms);
 int record__targets_gone(const struct record *s);
 /* Forward rings: drain all of them, then FINISHED_ROUND if anything was written. 0 or -1. */
 int record__drain(struct record *s, struct rec_err *e);
-/* --overwrite: snapshot every ring (pause, read back, resume). 0 or -1. */
+/*
+ * A snapshot at one moment: AUX areas (-S: stop the AUX event, read the
+ * newest bytes, restart it) and backward rings (--overwrite: pause, read
+ * back, resume). 0 or -1.
+ */
 int record__snapshot(struct record *s, struct rec_err *e);
+/* Wait for a watermark wake-up or @extra_fd (>= 0) readable: *@extra_ready. As record__poll. */
+int record__poll_extra(struct record *s, int ms, int extra_fd, int *extra_ready);
+/* Stop (0) or restart (1) every event, as perf's control "disable" / "enable". */
+int record__set_enabled(struct record *s, int on, struct rec_err *e);
 /* Final drain (forward rings) or snapshot (overwrite), end features, close the file. 0 or -1. */
 int record__finish(struct record *s, struct rec_err *e);
 void record__free(struct record *s);
@@ -68,6 +80,17 @@ struct rec_stats {
 	uint64_t bytes;             /* data bytes written */
 	size_t nr_rings, nr_fds;
 	int disk_full;              /* the recording stopped on ENOSPC */
+	/* AUX areas */
+	int aux;                    /* an AUX event is recorded */
+	char aux_pmu[64];           /* its PMU */
+	size_t aux_bytes_per_ring;
+	uint64_t aux_bytes, aux_chunks;          /* AUXTRACE payload written, records */
+	uint64_t aux_records, aux_truncated, aux_partial, aux_collision;   /* kernel PERF_RECORD_AUX */
+	uint64_t itrace_start, aux_hw_id;
+	uint64_t snapshots;                      /* snapshots taken (signal, control command, exit) */
+	uint64_t snap_aux_bytes;                 /* AUX bytes they wrote */
+	uint64_t snap_wrapped;                   /* AUX reads that found the buffer wrapped */
+	uint64_t snap_overwritten;               /* bytes overwritten before a snapshot (monotonic-head PMUs) */
 };
 void record__stats(const struct record *s, struct rec_stats *st);
 /* Ring @i's owner (for --show-rings and the tests). */

@@ -31,6 +31,42 @@
 
 #define BOUNCE_SIZE 65536   /* header.size is a u16 */
 
+static int fd_pause(void *ctx, int on)
+{
+	struct ring *r = ctx;
+	return ioctl(r->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, on) < 0 ? -errno : 0;
+}
+
+static const struct ring_ops fd_ops = { fd_pause };
+
+int ring__new_mem(struct ring **out, void *base, size_t page, size_t data_size, int cpu, int tid,
+		  int overwrite, const struct ring_ops *ops, void *ops_ctx, struct rec_err *e)
+{
+	struct ring *r;
+
+	*out = NULL;
+	if (!data_size || (data_size & (data_size - 1)))
+		return rec_fail(e, EINVAL, "ring of %zu bytes is not a power of two", data_size);
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->bounce = malloc(BOUNCE_SIZE))) {
+		free(r);
+		return rec_fail(e, ENOMEM, "out of memory");
+	}
+	r->fd = -1;
+	r->cpu = cpu;
+	r->tid = tid;
+	r->overwrite = overwrite;
+	r->base = base;
+	r->mmap_len = 0;   /* not ours to unmap */
+	r->data_size = data_size;
+	r->pc = base;
+	r->data = (const uint8_t *)base + page;
+	r->ops = ops;
+	r->ops_ctx = ops_ctx;
+	*out = r;
+	return 0;
+}
+
 int ring__new(struct ring **out, int fd, int cpu, int tid, size_t data_pages, int overwrite,
 	      struct rec_err *e)
 {
@@ -67,6 +103,8 @@ int ring__new(struct ring **out, int fd, int cpu, int tid, size_t data_pages, in
 	}
 	r->pc = r->base;
 	r->data = (const uint8_t *)r->base + page;
+	r->ops = &fd_ops;
+	r->ops_ctx = r;
 	*out = r;
 	return 0;
 err_out:
@@ -78,7 +116,7 @@ void ring__free(struct ring *r)
 {
 	if (!r)
 		return;
-	if (r->base != MAP_FAILED && r->base)
+	if (r->base != MAP_FAILED && r->base && r->mmap_len)
 		munmap(r->base, r->mmap_len);
 	free(r->bounce);
 	free(r);
@@ -137,9 +175,10 @@ long ring__consume(struct ring *r, ring_record_fn fn, void *ctx)
 
 static int pause_output(struct ring *r, int on, struct rec_err *e)
 {
-	if (ioctl(r->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, on) < 0)
-		return rec_fail(e, errno, "PERF_EVENT_IOC_PAUSE_OUTPUT(%d) on fd %d (cpu %d) failed: %s",
-				on, r->fd, r->cpu, strerror(errno));
+	int rc = r->ops && r->ops->pause ? r->ops->pause(r->ops_ctx, on) : -ENOTSUP;
+	if (rc < 0)
+		return rec_fail(e, -rc, "PERF_EVENT_IOC_PAUSE_OUTPUT(%d) on fd %d (cpu %d) failed: %s",
+				on, r->fd, r->cpu, strerror(-rc));
 	return 0;
 }
 
@@ -178,9 +217,10 @@ long ring__snapshot(struct ring *r, ring_record_fn fn, void *ctx, struct rec_err
 	return rc < 0 ? rc : n;
 }
 
-int ring__poll(struct ring **rings, size_t n, int timeout_ms, size_t *nr_hup)
+int ring__poll_extra(struct ring **rings, size_t n, int timeout_ms, size_t *nr_hup, int extra_fd, int *extra_ready)
 {
-	struct pollfd stackfds[64], *fds = n <= 64 ? stackfds : calloc(n, sizeof(*fds));
+	struct pollfd stackfds[65], *fds = n < 65 ? stackfds : calloc(n + 1, sizeof(*fds));
+	size_t nfds = n;
 	int rc;
 
 	if (!fds)
@@ -190,14 +230,27 @@ int ring__poll(struct ring **rings, size_t n, int timeout_ms, size_t *nr_hup)
 		fds[i].events = POLLIN;
 		fds[i].revents = 0;
 	}
-	rc = poll(fds, n, timeout_ms);
+	if (extra_fd >= 0) {
+		fds[n].fd = extra_fd;
+		fds[n].events = POLLIN;
+		fds[n].revents = 0;
+		nfds++;
+	}
+	rc = poll(fds, nfds, timeout_ms);
 	if (rc < 0)
 		rc = -errno;
 	*nr_hup = 0;
 	for (size_t i = 0; rc > 0 && i < n; i++)
 		if (fds[i].revents & (POLLHUP | POLLERR))
 			(*nr_hup)++;
+	if (extra_ready)
+		*extra_ready = rc > 0 && extra_fd >= 0 && (fds[n].revents & POLLIN);
 	if (fds != stackfds)
 		free(fds);
 	return rc;
+}
+
+int ring__poll(struct ring **rings, size_t n, int timeout_ms, size_t *nr_hup)
+{
+	return ring__poll_extra(rings, n, timeout_ms, nr_hup, -1, NULL);
 }

@@ -319,36 +319,42 @@ int synth__id_index(const struct synth *s, const struct id_index_entry *v, size_
 	return rc;
 }
 
-int synth__time_conv(const struct synth *s, const struct perf_event_mmap_page *pc)
+void synth__read_time(const struct perf_event_mmap_page *pc, struct time_conv *t)
 {
-	struct recbuf r;
 	uint32_t seq;
-	uint64_t shift, mult, zero, cycles = 0, mask = 0;
-	int cap_zero, cap_short;
 
+	memset(t, 0, sizeof(*t));
 	/* the control page is updated under pc->lock (a seqcount): retry until stable */
 	do {
 		seq = __atomic_load_n(&pc->lock, __ATOMIC_ACQUIRE);
-		cap_zero = pc->cap_user_time_zero;
-		cap_short = pc->cap_user_time_short;
-		shift = pc->time_shift;
-		mult = pc->time_mult;
-		zero = pc->time_zero;
-		if (cap_short) {
-			cycles = pc->time_cycles;
-			mask = pc->time_mask;
+		t->cap_zero = pc->cap_user_time_zero;
+		t->cap_short = pc->cap_user_time_short;
+		t->shift = pc->time_shift;
+		t->mult = pc->time_mult;
+		t->zero = pc->time_zero;
+		if (t->cap_short) {
+			t->cycles = pc->time_cycles;
+			t->mask = pc->time_mask;
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__atomic_load_n(&pc->lock, __ATOMIC_RELAXED) != seq || (seq & 1));
-	if (!cap_zero)
+}
+
+int synth__time_conv(const struct synth *s, const struct perf_event_mmap_page *pc)
+{
+	struct recbuf r;
+	struct time_conv t;
+
+	synth__read_time(pc, &t);
+	if (!t.cap_zero)
 		return 0;
 	rb_start(&r, PD_RECORD_TIME_CONV, 0);
-	rb_u64(&r, shift);
-	rb_u64(&r, mult);
-	rb_u64(&r, zero);
-	rb_u64(&r, cycles);
-	rb_u64(&r, mask);
-	uint8_t caps[8] = { (uint8_t)cap_zero, (uint8_t)cap_short };
+	rb_u64(&r, t.shift);
+	rb_u64(&r, t.mult);
+	rb_u64(&r, t.zero);
+	rb_u64(&r, t.cycles);
+	rb_u64(&r, t.mask);
+	uint8_t caps[8] = { (uint8_t)t.cap_zero, (uint8_t)t.cap_short };
 	memcpy(r.b + r.len, caps, 8);
 	r.len += 8;
 	return emit_plain(s, &r);

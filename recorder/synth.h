@@ -32,6 +32,9 @@ int synth__all_processes(const struct synth *s);
 int synth__thread_map(const struct synth *s, const int *tids, size_t n);
 int synth__cpu_map(const struct synth *s, const int *cpus, size_t n);
 int synth__id_index(const struct synth *s, const struct id_index_entry *v, size_t n);
+/* The control page's time conversion, read under its seqcount. */
+struct time_conv { uint64_t shift, mult, zero, cycles, mask; int cap_zero, cap_short; };
+void synth__read_time(const struct perf_event_mmap_page *pc, struct time_conv *t);
 /* TIME_CONV from a ring's control page; 0 without writing if the kernel offers no cap_user_time_zero. */
 int synth__time_conv(const struct synth *s, const struct perf_event_mmap_page *pc);
 int synth__finished(const struct synth *s, uint32_t type);   /* FINISHED_ROUND / FINISHED_INIT */

@@ -10,6 +10,7 @@ PKGS="build-essential autoconf automake pkg-config
 libipt-dev libopencsd-dev libopencsd-bin libcapstone-dev libsqlite3-dev
 libarchive-dev libjansson-dev libzstd-dev
 linux-perf python3 python3-pyside2.qtsql sqlite3
+binutils-aarch64-linux-gnu
 gcc-powerpc64-linux-gnu libc6-dev-ppc64-cross"
 if [ "${RB_CROSS:-0}" = 1 ]; then
 	PKGS="$PKGS gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross

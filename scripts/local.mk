@@ -1,4 +1,8 @@
 dist_noinst_SCRIPTS += %D%/bench/read.sh
 dist_noinst_SCRIPTS += %D%/deps.sh %D%/setup.sh %D%/test.sh
-dist_noinst_SCRIPTS += %D%/bench/sqlite.sh %D%/bench/record.sh
-EXTRA_DIST += %D%/bench/bare_insert.c
+dist_noinst_SCRIPTS += %D%/bench/sqlite.sh %D%/bench/record.sh %D%/bench/pt.sh %D%/bench/coresight.sh
+EXTRA_DIST += %D%/bench/bare_insert.c %D%/bench/pt_bare.c
+# mkimc: recordings with known IMC records, losses and timelines, made at test time
+check_PROGRAMS += %D%/mkimc
+%C%_mkimc_SOURCES = %D%/mkimc.c
+%C%_mkimc_LDADD = $(PERFDATA_LIBS)

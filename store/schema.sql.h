@@ -49,7 +49,10 @@ static const char SCHEMA[] =
 	" reference bigint);"
 	"CREATE TABLE imc_records (id integer NOT NULL PRIMARY KEY, time bigint, time_estimated boolean,"
 	" cpu integer, pid integer, tid integer, ip bigint, privilege integer, period bigint,"
-	" timebase bigint, cpmc1 bigint, cpmc2 bigint, cpmc3 bigint, cpmc4 bigint);"
+	" timebase bigint, cpmc1 bigint, cpmc2 bigint, cpmc3 bigint, cpmc4 bigint,"
+	" flush_time bigint, evsel_id bigint);"
+	"CREATE TABLE imc_counters (id integer NOT NULL PRIMARY KEY, time bigint, cpu integer, tid integer,"
+	" evsel_id bigint, pmu varchar(64), source varchar(8), value bigint, enabled bigint, running bigint);"
 	"CREATE TABLE decode_stats (name varchar(64) NOT NULL PRIMARY KEY, value);"
 
 	/* perf's views */
@@ -157,7 +160,9 @@ static const char INDEXES[] =
 	"CREATE INDEX call_paths_parent_idx ON call_paths (parent_id);"
 	"CREATE INDEX pcpid_idx ON calls (parent_call_path_id);"
 	"CREATE INDEX pid_idx ON calls (parent_id);"
-	"CREATE INDEX gaps_time_idx ON gaps (cpu, time_start);";
+	"CREATE INDEX gaps_time_idx ON gaps (cpu, time_start);"
+	"CREATE INDEX imc_records_time_idx ON imc_records (cpu, time);"
+	"CREATE INDEX imc_counters_time_idx ON imc_counters (evsel_id, time);";
 static const char SWITCH_INDEX[] = "CREATE INDEX context_switches_time_idx ON context_switches (cpu, time);";
 
 /* perf's branch types: flag combination → name (PERF_IP_FLAG_*: BRANCH 1, CALL 2, RETURN 4,

@@ -27,7 +27,7 @@
 
 enum stmt_id {
 	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
-	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_STAT, S_COUNT
+	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_IMC, S_IMC_COUNTER, S_STAT, S_CALL, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -44,7 +44,10 @@ static const char *const STMT_SQL[S_COUNT] = {
 	[S_SWITCH] = "INSERT INTO context_switches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_GAP] = "INSERT INTO gaps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_AUX] = "INSERT INTO aux_buffers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_IMC] = "INSERT INTO imc_records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_IMC_COUNTER] = "INSERT INTO imc_counters VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_STAT] = "INSERT OR REPLACE INTO decode_stats VALUES (?, ?)",
+	[S_CALL] = "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 #define BATCH_ROWS 2048
@@ -74,7 +77,13 @@ struct rb_store {
 	struct pd_reader *r;
 	struct rb_machine *m;
 	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
+	uint64_t branches_evsel;      /* the synthesized "branches" event, 0 until a branch comes */
+	uint64_t insns_evsel;         /* the synthesized "instructions" event */
+	struct cstack **stacks;       /* call stacks of the threads with traced branches, by thread db id */
+	size_t nr_stacks;
 	size_t nr_evsels;
+	struct { const char *name; uint64_t id; } synth[8];   /* synthesized events; names live as long as the session */
+	size_t nr_synth;
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint64_t rows[S_COUNT];
 	struct imap syms, paths;
@@ -351,6 +360,20 @@ static uint64_t export_evsel(struct rb_store *st, int idx)
 	return st->evsel_db_id[idx];
 }
 
+/* A synthesized event (perf's "branches"): its own selected_events row, by name. */
+static uint64_t export_synth_evsel(struct rb_store *st, const char *name)
+{
+	for (size_t i = 0; i < st->nr_synth; i++)
+		if (!strcmp(st->synth[i].name, name))
+			return st->synth[i].id;
+	if (st->nr_synth == sizeof(st->synth) / sizeof(st->synth[0]))
+		return 0;
+	st->synth[st->nr_synth].name = name;
+	st->synth[st->nr_synth].id = ++st->last[S_EVSEL];
+	ROW(st, S_EVSEL, I(st->synth[st->nr_synth].id), T(name));
+	return st->synth[st->nr_synth++].id;
+}
+
 static void export_thread(struct rb_store *st, struct rb_thread *t, struct rb_thread *main)
 {
 	if (t->db_id)
@@ -484,9 +507,12 @@ static int sink_begin(void *ctx, struct pd_reader *r, struct rb_machine *m)
 }
 
 /* The session ends (its objects are still alive): every queued row is written. */
+static void calls_flush(struct rb_store *st);
+
 static int sink_end(void *ctx)
 {
 	struct rb_store *st = ctx;
+	calls_flush(st);
 	writer_stop(st);
 	return st->failed ? -1 : 0;
 }
@@ -495,7 +521,7 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_store *st = ctx;
 	const struct pd_sample *s = ev->s;
-	uint64_t evsel_id = export_evsel(st, ev->evsel);
+	uint64_t evsel_id = ev->synth_name ? export_synth_evsel(st, ev->synth_name) : export_evsel(st, ev->evsel);
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t id = ++st->last[S_SAMPLE];
 	uint64_t dso_id, sym_id, off;
@@ -505,9 +531,171 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	/* perf's defaults for what the sample does not carry */
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
 	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src : PERF_MEM_DATA_SRC_NONE;
+	/* a branch: its target, and perf's branch type (the flags PERF_BRANCH_MASK keeps) */
+	uint64_t to_dso = 0, to_sym = 0, to_off = 0, to_ip = 0;
+	if (ev->synth_name && (s->type & PD_SAMPLE_ADDR)) {
+		to_ip = s->addr;
+		export_al(st, &ev->to_al, ev->to_al.addr, &to_dso, &to_sym, &to_off);
+	}
+	uint32_t branch_type = ev->flags & 0x1bff, in_tx = !!(ev->flags & 0x400);
 	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(ev->thread->db_id), I(comm ? comm->db_id : 0), I(dso_id),
-	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(0), I(0), I(0), I(0), I(period), I(s->weight),
-	    I(s->transaction), I(data_src), I(0), I(0), I(cp), I(0), I(0), I(0));
+	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(to_dso), I(to_sym), I(to_off), I(to_ip), I(period),
+	    I(s->weight), I(s->transaction), I(data_src), I(branch_type), I(in_tx), I(cp), I(0), I(0), I(ev->flags));
+	return st->failed ? -1 : 0;
+}
+
+/*
+ * Calls and returns from traced branches (perf's calls table, as its
+ * call-return processor builds it): a call pushes an entry whose call path
+ * is its caller's plus the target's symbol; a return to the instruction
+ * after a call on the stack pops it, and any entries above it (they never
+ * returned: flag 2), writing a calls row with both times, the branches and
+ * instructions in between, and the sample ids of the call and the return.
+ * What is still on a stack at the end is written with flag 2.
+ */
+struct centry {
+	uint64_t id, cp, parent_cp, parent_id, call_from, call_time, call_sample;
+	uint64_t branches0, insns0;
+};
+struct cstack {
+	uint64_t thread_id, comm_id, branches, insns, last_time, last_sample;
+	struct centry *v;
+	size_t n, cap;
+};
+
+static struct cstack *cstack_of(struct rb_store *st, uint64_t thread_id)
+{
+	if (thread_id >= st->nr_stacks) {
+		size_t n = (size_t)thread_id + 64;
+		struct cstack **v = realloc(st->stacks, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + st->nr_stacks, 0, (n - st->nr_stacks) * sizeof(*v));
+		st->stacks = v;
+		st->nr_stacks = n;
+	}
+	if (!st->stacks[thread_id] && (st->stacks[thread_id] = calloc(1, sizeof(struct cstack))))
+		st->stacks[thread_id]->thread_id = thread_id;
+	return st->stacks[thread_id];
+}
+
+static void call_row(struct rb_store *st, struct cstack *cs, const struct centry *e, uint64_t ret_time,
+		     uint64_t ret_sample, int flags)
+{
+	ROW(st, S_CALL, I(e->id), I(cs->thread_id), I(cs->comm_id), I(e->cp), I(e->call_time), I(ret_time),
+	    I(cs->branches - e->branches0), I(e->call_sample), I(ret_sample), I(e->parent_cp), I(flags),
+	    I(e->parent_id), I(cs->insns - e->insns0), I(0));
+}
+
+static void calls_branch(struct rb_store *st, struct cstack *cs, const struct rb_trace_ev *ev, uint64_t sample_id,
+			 uint64_t to_sym_id)
+{
+	cs->branches++;
+	cs->insns += ev->insn_count;
+	cs->last_time = ev->time;
+	cs->last_sample = sample_id;
+	if ((ev->flags & RB_IP_FLAG_RETURN) && ev->to) {
+		/* the call this returns from: the newest whose next instruction is the target */
+		size_t k = cs->n;
+		while (k > 0 && !(ev->to > cs->v[k - 1].call_from && ev->to <= cs->v[k - 1].call_from + 15))
+			k--;
+		if (k == 0)
+			return;           /* a return from above the trace's start: no call to close */
+		while (cs->n >= k) {
+			const struct centry *e = &cs->v[--cs->n];
+			call_row(st, cs, e, ev->time, cs->n + 1 == k ? sample_id : 0, cs->n + 1 == k ? 0 : 2);
+			if (cs->n + 1 == k)
+				break;
+		}
+		return;
+	}
+	if ((ev->flags & RB_IP_FLAG_CALL) && ev->to && !(ev->flags & RB_IP_FLAG_TRACE_END)) {
+		if (cs->n == cs->cap) {
+			size_t n = cs->cap ? 2 * cs->cap : 64;
+			struct centry *v = realloc(cs->v, n * sizeof(*v));
+			if (!v)
+				return (void)fail(st, "out of memory");
+			cs->v = v;
+			cs->cap = n;
+		}
+		uint64_t parent = cs->n ? cs->v[cs->n - 1].cp : call_path_root(st);
+		struct ikey *k = imap_get(&st->paths, parent, to_sym_id, to_sym_id ? 0 : ev->to);
+		if (!k)
+			return (void)fail(st, "out of memory");
+		if (!k->id) {
+			k->id = ++st->last[S_CALL_PATH];
+			ROW(st, S_CALL_PATH, I(k->id), I(parent), I(to_sym_id), I(to_sym_id ? 0 : ev->to));
+		}
+		uint64_t parent_id = cs->n ? cs->v[cs->n - 1].id : 0;
+		cs->v[cs->n] = (struct centry){ .id = ++st->last[S_CALL], .cp = k->id, .parent_cp = parent,
+						  .parent_id = parent_id, .call_from = ev->from,
+						  .call_time = ev->time, .call_sample = sample_id,
+						  .branches0 = cs->branches, .insns0 = cs->insns };
+		cs->n++;
+	}
+}
+
+/* Calls still open at the end: written as never returned. */
+static void calls_flush(struct rb_store *st)
+{
+	for (size_t t = 0; t < st->nr_stacks; t++) {
+		struct cstack *cs = st->stacks[t];
+		if (!cs)
+			continue;
+		while (cs->n > 0) {
+			const struct centry *e = &cs->v[--cs->n];
+			call_row(st, cs, e, cs->last_time, 0, 2);
+		}
+		free(cs->v);
+		free(cs);
+		st->stacks[t] = NULL;
+	}
+	free(st->stacks);
+	st->stacks = NULL;
+	st->nr_stacks = 0;
+}
+
+/* A branch from hardware trace: a sample of perf's synthesized "branches" event. */
+static int sink_insn(struct rb_store *st, const struct rb_trace_ev *ev)
+{
+	if (!st->insns_evsel) {
+		st->insns_evsel = ++st->last[S_EVSEL];
+		ROW(st, S_EVSEL, I(st->insns_evsel), T("instructions"));
+	}
+	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
+	uint64_t dso_id, sym_id, off;
+	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
+	ROW(st, S_SAMPLE, I(++st->last[S_SAMPLE]), I(st->insns_evsel), I(1), I(ev->thread->db_id),
+	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
+	    I(0), I(0), I(0), I(0), I(ev->insn_count), I(0), I(0), I(PERF_MEM_DATA_SRC_NONE),
+	    I(0), I(0), I(0), I(ev->insn_count), I(0), I(0));
+	return st->failed ? -1 : 0;
+}
+
+static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
+{
+	struct rb_store *st = ctx;
+	if (ev->kind == RB_EV_INSTRUCTION)
+		return sink_insn(st, ev);
+	if (!st->branches_evsel) {
+		st->branches_evsel = ++st->last[S_EVSEL];
+		ROW(st, S_EVSEL, I(st->branches_evsel), T("branches"));
+	}
+	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
+	uint64_t dso_id, sym_id, off, to_dso_id, to_sym_id, to_off;
+	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
+	export_al(st, &ev->to_al, ev->to_al.addr, &to_dso_id, &to_sym_id, &to_off);
+	uint64_t id = ++st->last[S_SAMPLE];
+	struct cstack *cs = cstack_of(st, ev->thread->db_id);
+	if (!cs)
+		return fail(st, "out of memory");
+	cs->comm_id = comm ? comm->db_id : 0;
+	calls_branch(st, cs, ev, id, to_sym_id);
+	ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(ev->thread->db_id),
+	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
+	    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(PERF_MEM_DATA_SRC_NONE),
+	    I(ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX), I(!!(ev->flags & RB_IP_FLAG_IN_TX)), I(0), I(ev->insn_count),
+	    I(ev->cyc_count), I(0));
 	return st->failed ? -1 : 0;
 }
 
@@ -554,6 +742,25 @@ static int sink_aux_buffer(void *ctx, const struct rb_aux_ev *a)
 	struct rb_store *st = ctx;
 	ROW(st, S_AUX, I(++st->last[S_AUX]), I(a->queue), I(a->cpu), I(a->tid), I(a->aux_offset),
 	    I(a->size), I(a->file_offset), I(a->snapshot_nr), I(a->reference));
+	return st->failed ? -1 : 0;
+}
+
+/* IMC records from perf.data carry no timebase or counter snapshots (the kernel drops them): 0. */
+static int sink_imc_record(void *ctx, const struct rb_imc_rec_ev *r)
+{
+	struct rb_store *st = ctx;
+	uint64_t evsel_id = export_evsel(st, r->evsel);
+	ROW(st, S_IMC, I(++st->last[S_IMC]), I(r->time), I(r->estimated), I(r->cpu), I(r->pid), I(r->tid),
+	    I(r->ip), I(r->privilege), I(r->period), I(0), I(0), I(0), I(0), I(0), I(r->flush_time), I(evsel_id));
+	return st->failed ? -1 : 0;
+}
+
+static int sink_imc_counter(void *ctx, const struct rb_imc_counter_ev *c)
+{
+	struct rb_store *st = ctx;
+	uint64_t evsel_id = export_evsel(st, c->evsel);
+	ROW(st, S_IMC_COUNTER, I(++st->last[S_IMC_COUNTER]), I(c->time), I(c->cpu), I(c->tid), I(evsel_id),
+	    T(c->pmu ? c->pmu : ""), T(c->source), I(c->value), I(c->enabled), I(c->running));
 	return st->failed ? -1 : 0;
 }
 
@@ -645,8 +852,9 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		rb_store_abort(st);
 		return -1;
 	}
-	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample,
+	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .trace = sink_branch,
 				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,
+				     .imc_record = sink_imc_record, .imc_counter = sink_imc_counter,
 				     .end = sink_end };
 	*out = st;
 	return 0;
@@ -676,6 +884,7 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	stat_row(st, "records", stats->records);
 	stat_row(st, "samples", stats->samples);
 	stat_row(st, "samples_out_of_window", stats->samples_out_of_window);
+	stat_row(st, "branch_samples_from_trace", stats->branches);
 	stat_row(st, "malformed_records", stats->malformed);
 	stat_row(st, "records_below_flush", stats->late);
 	stat_row(st, "partial", stats->stop.code != 0 || stats->malformed != 0);
@@ -742,7 +951,8 @@ uint64_t rb_store_rows(const struct rb_store *st, const char *table)
 	static const struct { const char *name; enum stmt_id id; } t[] = {
 		{ "samples", S_SAMPLE }, { "threads", S_THREAD }, { "comms", S_COMM }, { "dsos", S_DSO },
 		{ "symbols", S_SYMBOL }, { "call_paths", S_CALL_PATH }, { "context_switches", S_SWITCH },
-		{ "gaps", S_GAP }, { "aux_buffers", S_AUX },
+		{ "gaps", S_GAP }, { "aux_buffers", S_AUX }, { "imc_records", S_IMC },
+		{ "imc_counters", S_IMC_COUNTER },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(t[i].name, table))

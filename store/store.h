@@ -1,7 +1,7 @@
 /*
  * store.h - the SQLite store: perf's export-to-sqlite.py schema (same tables,
  * columns, views and id conventions: id 0 is "unknown" in every table), plus
- * the tables perf lacks (gaps, aux_buffers, imc_records, decode_stats).
+ * the tables perf lacks (gaps, aux_buffers, imc_records, imc_counters, decode_stats).
  * It is a session sink: it knows threads, comms, objects and symbols, never
  * trace formats. The database is built under a temporary name beside the
  * target and renamed into place only when complete, so an interrupted run
@@ -12,7 +12,7 @@
 
 #include "session.h"
 
-#define RB_STORE_SCHEMA_VERSION 1
+#define RB_STORE_SCHEMA_VERSION 2   /* 2: imc_counters; imc_records.flush_time, evsel_id */
 
 struct rb_store;
 

@@ -25,7 +25,10 @@ SHELL_TESTS = \
 	tests/archive.test \
 	tests/script_gaps.test \
 	tests/queries.test \
-	tests/aux_gaps.test
+	tests/aux_gaps.test \
+	tests/pt_real.test \
+	tests/pt_decode.test \
+	tests/pt_damaged.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
 TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc

@@ -71,7 +71,7 @@ int main(void)
 	rb_imc_decode(buf, 6 * RB_IMC_RECORD_SIZE, &o, &sink);
 	ok(s.n == 6 && s.tb[0] == 1002 && s.tb[3] == 1005 && s.tb[4] == 1006 && s.tb[5] == 1007,
 	   "a wrapped buffer comes out in time order");
-	ok(s.ng == 1 && !strcmp(s.gap[0], "wrap boundary"), "the wrap is a gap");
+	ok(s.ng == 1 && !strcmp(s.gap[0], "imc wrap"), "the wrap is a gap");
 
 	/* a corrupt record (tb2 does not match) and a partial tail */
 	rec(buf + 3 * RB_IMC_RECORD_SIZE, 1003, 0, 0, 1);

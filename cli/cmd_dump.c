@@ -1,0 +1,48 @@
+/*
+ * cmd_dump.c - `rbdecode dump --packets FILE`: the Intel PT packets of every
+ * AUXTRACE chunk of a recording, each chunk from its first byte, in the
+ * layout of perf report -D (offset, raw bytes, perf's packet description),
+ * so that the two can be compared line for line.
+ */
+#include "config.h"
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "intel_pt.h"
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "packets", no_argument, NULL, 'p' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int c, packets = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "ph", longopts, NULL)) != -1) {
+		if (c == 'p') {
+			packets = 1;
+			continue;
+		}
+		fprintf(c == 'h' ? stdout : stderr, "usage: %s dump --packets FILE\n", cli_prog);
+		return c == 'h' ? EXIT_OK : EXIT_USAGE;
+	}
+	if (!packets || optind != argc - 1) {
+		cli_error("usage: %s dump --packets FILE", cli_prog);
+		return EXIT_USAGE;
+	}
+	struct pd_error err;
+	int rc = rb_pt_dump_packets(argv[optind], stdout, &err);
+	if (fflush(stdout)) {
+		cli_error("writing the output failed");
+		return EXIT_INTERNAL;
+	}
+	if (rc < 0) {
+		cli_error("%s", err.msg);
+		return rc == PD_ERR_NOMEM || rc == PD_ERR_IO ? cli_status_of(rc) : EXIT_PARTIAL;
+	}
+	if (rc == 0) {
+		cli_error("%s: no Intel PT trace in this recording", argv[optind]);
+		return EXIT_BADINPUT;
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,1618 @@
+/*
+ * intel_pt.c - see intel_pt.h. Three parts:
+ *
+ *  1. Gathering (rb_pt_open): a pass over the recording collects
+ *     AUXTRACE_INFO (type 1), TIME_CONV, the CPUID feature and every
+ *     AUXTRACE payload, appended to its queue's buffer. Chunks whose AUX
+ *     offsets follow each other form one run; a run is decoded as one
+ *     stream, and a jump between runs is where the trace restarts.
+ *
+ *  2. Decoding (rb_pt_run_until): per queue, a libipt block decoder over
+ *     the current run, configured from AUXTRACE_INFO (mtc period, TSC/CTC
+ *     ratio, nominal frequency) and the CPU's errata. Blocks end at every
+ *     taken branch (end_on_call / end_on_jump), so a branch is the last
+ *     instruction of a block and its target the first of the next one.
+ *     Queues advance in time order: the one that is furthest behind goes
+ *     next, up to the time the session asks for.
+ *
+ *  3. Memory: one libipt image per process. Sections are added on first
+ *     miss: the image's read callback finds the mapping in the session's
+ *     machine (maps as of now in the decode), locates the object's file
+ *     (build-id cache, --symfs, recorded path) and adds it through libipt's
+ *     section cache, so that later reads of that object never come back
+ *     here. An exec drops the process's image.
+ *
+ * Losses are gaps in the session's model: a decode error ("no image for
+ * 0x... in pid N", "decoder lost sync") from the last decoded time to the
+ * next sync point with the bytes skipped, an overflow packet ("hardware
+ * overflow"). Times: TSC to perf time with the AUXTRACE_INFO conversion.
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <intel-pt.h>
+#include "intel_pt.h"
+
+#define PT_AUXTRACE_TYPE 1
+#define MAX_CPUS 4096
+
+enum {   /* priv[] indexes (facts file 4.1) */
+	P_PMU_TYPE, P_TIME_SHIFT, P_TIME_MULT, P_TIME_ZERO, P_CAP_USER_TIME_ZERO, P_TSC_BIT,
+	P_NORETCOMP_BIT, P_HAVE_SCHED_SWITCH, P_SNAPSHOT_MODE, P_PER_CPU_MMAPS, P_MTC_BIT,
+	P_MTC_FREQ_BITS, P_TSC_CTC_N, P_TSC_CTC_D, P_CYC_BIT, P_MAX_NONTURBO_RATIO, P_FILTER_STR_LEN,
+	P_MAX
+};
+
+struct chunk {
+	uint64_t buf_off, size, aux_offset, reference, file_offset;
+};
+
+struct run {                     /* trace decoded as one stream */
+	uint64_t buf_off, size;
+	uint64_t lost_before;            /* AUX bytes lost between the previous run and this one */
+	uint64_t trimmed;                /* bytes dropped at its start: a snapshot's overlap with the previous */
+	int after_break;                 /* the previous run ended at a loss the kernel reported (AUX flags) */
+	uint64_t break_offset;           /* file offset of that AUX record */
+};
+
+struct aux_break {                /* a PERF_RECORD_AUX flagged truncated: the data stops at @end */
+	int32_t cpu, tid;
+	uint64_t end;
+	uint64_t file_offset;            /* of the AUX record */
+};
+
+struct proc_image {
+	int32_t pid;
+	struct pt_image *img;
+	struct rb_pt *pt;
+	struct proc_image *next;
+};
+
+enum qstate { Q_NEXT_RUN, Q_SYNC, Q_DECODE, Q_DONE };
+
+struct ptq {
+	uint32_t idx;
+	int32_t cpu, tid;                /* from the AUXTRACE records, -1 if none */
+	uint8_t *buf;
+	uint64_t len, cap;
+	struct chunk *chunks;
+	size_t nr_chunks, cap_chunks;
+	struct run *runs;
+	size_t nr_runs, cur_run;
+	void *dec;                       /* pt_block_decoder, or pt_insn_decoder when instructions are sampled */
+	enum qstate state;
+	int status;                      /* libipt status bits of the last call */
+	uint64_t tsc;                    /* newest decoder time, TSC */
+	uint64_t time;                   /* the same in perf time (0 until known) */
+	struct proc_image *img;          /* image the decoder uses now */
+	int32_t pid_now, tid_now;
+	/* the branch at the end of the previous block, waiting for its target */
+	int pending;
+	uint64_t pend_from, pend_next;
+	uint32_t pend_flags;
+	uint64_t insns;                  /* instructions since the last branch event */
+	uint64_t insn_left;              /* instructions to the next instruction sample */
+	/*
+	 * Instructions decoded since the last one that consumed a packet (a TNT
+	 * bit, a TIP, TIP.PGD...): straight-line code the trace does not prove
+	 * yet. The next packet proves them; a loss before it puts them in the
+	 * gap (as perf does). With instruction samples, their addresses.
+	 */
+	uint64_t unproven;
+	uint64_t *unp_ip;
+	size_t unp_cap;
+	uint64_t done_time;              /* perf time of the last block decoded whole (libipt's time runs
+					    ahead of the blocks: a loss starts here) */
+	int need_begin;                  /* resynchronized after an error: the next IP starts a trace */
+	struct pt_event stash;           /* an event fetched but not yet handled (its time is ahead) */
+	int have_stash;
+	uint64_t last_ok_offset;         /* trace offset of the last good decode, for gaps */
+};
+
+#define KIND_SLOTS 4096
+
+struct kind_slot {               /* the branch that ends a block, by its address in a section */
+	uint64_t ip;
+	int isid;
+	uint32_t kind;
+	uint8_t len, direct;
+};
+
+struct rb_pt {
+	struct rb_pt_env env;
+	struct kind_slot kinds[KIND_SLOTS];
+	uint64_t priv[P_MAX];
+	size_t nr_priv;
+	uint64_t config;                 /* the intel_pt evsel's attr.config */
+	int have_config;
+	int timeless;
+	uint64_t insn_period;            /* instruction samples every N instructions (0: none, block decoder) */
+	int user_only;                   /* the trace excludes the kernel: a thread can change only while
+					    tracing is off, so only enable / disable events wait for sideband */
+	uint64_t time_shift, time_mult, time_zero;
+	struct pt_cpu cpu;
+	int have_cpu;
+	struct ptq *q;
+	size_t nr_q;
+	int32_t cur_pid[MAX_CPUS], cur_tid[MAX_CPUS];
+	struct pt_image_section_cache *iscache;
+	struct proc_image *images;
+	struct aux_break *breaks;
+	size_t nr_breaks;
+	int32_t miss_pid;                /* the last read the callback could not serve */
+	uint64_t miss_ip;
+	int in_decode;                   /* an error inside libipt callbacks is reported once */
+	int failed;                      /* a sink returned non-zero */
+};
+
+/* ------------------------------------------------------------ time */
+
+static uint64_t tsc_to_perf(const struct rb_pt *pt, uint64_t tsc)
+{
+	if (pt->timeless || !pt->time_mult)
+		return 0;
+	uint64_t quot = tsc >> pt->time_shift, rem = tsc & (((uint64_t)1 << pt->time_shift) - 1);
+	return pt->time_zero + quot * pt->time_mult + ((rem * pt->time_mult) >> pt->time_shift);
+}
+
+static uint64_t perf_to_tsc(const struct rb_pt *pt, uint64_t ns)
+{
+	if (ns == UINT64_MAX || pt->timeless || !pt->time_mult)
+		return UINT64_MAX;
+	uint64_t t = ns - pt->time_zero     /* modulo 2^64: time_zero may be "negative" */, quot = t / pt->time_mult, rem = t % pt->time_mult;
+	return (quot << pt->time_shift) + ((rem << pt->time_shift) / pt->time_mult);
+}
+
+/* ------------------------------------------------------------ gathering */
+
+static struct ptq *queue(struct rb_pt *pt, uint32_t idx)
+{
+	if (idx >= 65536)
+		return NULL;
+	if (idx >= pt->nr_q) {
+		size_t n = (size_t)idx + 1;
+		struct ptq *v = realloc(pt->q, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = pt->nr_q; i < n; i++) {
+			memset(&v[i], 0, sizeof(v[i]));
+			v[i].idx = (uint32_t)i;
+			v[i].cpu = v[i].tid = -1;
+			v[i].pid_now = v[i].tid_now = -1;
+		}
+		pt->q = v;
+		pt->nr_q = n;
+	}
+	return &pt->q[idx];
+}
+
+static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_event *ev, uint64_t file_offset,
+		     struct pd_error *err)
+{
+	struct ptq *q = queue(pt, ev->u.auxtrace.idx);
+	uint64_t size = ev->u.auxtrace.size;
+	if (!q)
+		return ev->u.auxtrace.idx >= 65536 ? 0 : PD_ERR_NOMEM;
+	/*
+	 * perf pads each AUXTRACE payload to 8 bytes, and the next chunk starts
+	 * where the data (not the padding) ended: outside snapshot mode those
+	 * zero bytes are dropped, or a packet split across the two chunks
+	 * would read them as its own.
+	 */
+	const struct chunk *prev = q->nr_chunks ? &q->chunks[q->nr_chunks - 1] : NULL;
+	if (prev && !pt->priv[P_SNAPSHOT_MODE] && ev->u.auxtrace.offset >= prev->aux_offset &&
+	    ev->u.auxtrace.offset < prev->aux_offset + prev->size &&
+	    prev->aux_offset + prev->size - ev->u.auxtrace.offset < 8) {
+		uint64_t pad = prev->aux_offset + prev->size - ev->u.auxtrace.offset;
+		q->chunks[q->nr_chunks - 1].size -= pad;
+		q->len -= pad;
+	}
+	if (q->len + size > q->cap) {
+		uint64_t cap = q->cap ? q->cap : 65536;
+		while (cap < q->len + size)
+			cap *= 2;
+		uint8_t *b = realloc(q->buf, (size_t)cap);
+		if (!b)
+			return PD_ERR_NOMEM;
+		q->buf = b;
+		q->cap = cap;
+	}
+	int64_t got = pd_reader_read_payload(r, q->buf + q->len, (size_t)size, err);
+	if (got < 0)
+		return (int)got;
+	if (q->nr_chunks == q->cap_chunks) {
+		size_t n = q->cap_chunks ? q->cap_chunks * 2 : 16;
+		struct chunk *c = realloc(q->chunks, n * sizeof(*c));
+		if (!c)
+			return PD_ERR_NOMEM;
+		q->chunks = c;
+		q->cap_chunks = n;
+	}
+	q->chunks[q->nr_chunks++] = (struct chunk){ .buf_off = q->len, .size = (uint64_t)got,
+						    .aux_offset = ev->u.auxtrace.offset,
+						    .reference = ev->u.auxtrace.reference, .file_offset = file_offset };
+	q->cpu = (int32_t)ev->u.auxtrace.cpu;
+	q->tid = (int32_t)ev->u.auxtrace.tid;
+	q->len += (uint64_t)got;
+	return 0;
+}
+
+static int add_break(struct rb_pt *pt, const struct pd_event *ev, uint64_t file_offset)
+{
+	if (!(ev->u.aux.flags & PD_AUX_FLAG_TRUNCATED))
+		return 0;
+	struct aux_break *v = realloc(pt->breaks, (pt->nr_breaks + 1) * sizeof(*v));
+	if (!v)
+		return PD_ERR_NOMEM;
+	pt->breaks = v;
+	v[pt->nr_breaks++] = (struct aux_break){
+		.cpu = (ev->sid.present & PD_SAMPLE_CPU) ? (int32_t)ev->sid.cpu : -1,
+		.tid = (ev->sid.present & PD_SAMPLE_TID) ? (int32_t)ev->sid.tid : -1,
+		.end = ev->u.aux.aux_offset + ev->u.aux.aux_size, .file_offset = file_offset };
+	return 0;
+}
+
+/* ------------------------------------------------------------ runs */
+
+/* Whether a record of @cpu / @tid (-1: not known) concerns queue @q. */
+static int rb_pt_owns(const struct rb_pt *pt, const struct ptq *q, int32_t cpu, int32_t tid)
+{
+	if (pt->priv[P_PER_CPU_MMAPS] || q->tid < 0)
+		return cpu >= 0 && cpu == q->cpu;
+	return tid >= 0 && tid == q->tid;
+}
+
+#define PSB_LEN 16
+
+static int is_psb(const uint8_t *p, uint64_t n)
+{
+	if (n < PSB_LEN)
+		return 0;
+	for (int i = 0; i < PSB_LEN; i += 2)
+		if (p[i] != 0x02 || p[i + 1] != 0x82)
+			return 0;
+	return 1;
+}
+
+/* Offset of the next PSB at or after @from, or @n. */
+static uint64_t next_psb(const uint8_t *p, uint64_t n, uint64_t from)
+{
+	for (uint64_t i = from; i + PSB_LEN <= n; i++)
+		if (p[i] == 0x02 && is_psb(p + i, n - i))
+			return i;
+	return n;
+}
+
+/* The TSC in the PSB+ at @pos (0 if it has none or ends before PSBEND). */
+static uint64_t psb_tsc(const uint8_t *p, uint64_t n, uint64_t pos)
+{
+	struct pt_config c;
+	pt_config_init(&c);
+	c.begin = (uint8_t *)p;
+	c.end = (uint8_t *)p + n;
+	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(&c);
+	uint64_t tsc = 0;
+	int done = 0;
+	if (!d)
+		return 0;
+	if (pt_pkt_sync_set(d, pos) >= 0) {
+		struct pt_packet k;
+		for (int i = 0; i < 64 && !done && pt_pkt_next(d, &k, sizeof(k)) >= 0; i++) {
+			if (k.type == ppt_tsc)
+				tsc = k.payload.tsc.tsc;
+			done = k.type == ppt_psbend;
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return done ? tsc : 0;
+}
+
+/*
+ * Snapshot overlap (perf's intel_pt_find_overlap, TSC method): the last
+ * complete PSB+ of @a with a TSC is looked for among the PSBs of @b; where
+ * the TSCs are equal and the bytes from there on agree, @b repeats the end
+ * of @a and its new data starts after the repeat. Returns that offset in @b
+ * (1 in *consecutive), or 0 with *consecutive 0 when @b shares nothing with
+ * @a (a later TSC comes first): the data between them was lost.
+ */
+static uint64_t find_overlap(const uint8_t *a, uint64_t alen, const uint8_t *b, uint64_t blen, int *consecutive)
+{
+	*consecutive = 0;
+	uint64_t pos_a = alen, tsc_a = 0;
+	for (uint64_t i = next_psb(a, alen, 0); i < alen; i = next_psb(a, alen, i + 1)) {
+		uint64_t t = psb_tsc(a, alen, i);
+		if (t) {
+			pos_a = i;
+			tsc_a = t;
+		}
+	}
+	if (!tsc_a)
+		return 0;
+	uint64_t rem = alen - pos_a;
+	for (uint64_t j = next_psb(b, blen, 0); j < blen; j = next_psb(b, blen, j + 1)) {
+		uint64_t t = psb_tsc(b, blen, j);
+		if (!t)
+			continue;
+		if (t > tsc_a)
+			return 0;
+		if (t == tsc_a && blen - j >= rem) {
+			/* a's tail may carry up to 7 bytes of perf's padding */
+			uint64_t k = rem;
+			while (k > 0 && rem - k < 8 && memcmp(a + pos_a, b + j, (size_t)k))
+				k--;
+			if (k && !memcmp(a + pos_a, b + j, (size_t)k)) {
+				*consecutive = 1;
+				return j + k;
+			}
+		}
+	}
+	return 0;
+}
+
+static int add_run(struct ptq *q, uint64_t buf_off, uint64_t size)
+{
+	struct run *v = realloc(q->runs, (q->nr_runs + 1) * sizeof(*v));
+	if (!v)
+		return PD_ERR_NOMEM;
+	q->runs = v;
+	q->runs[q->nr_runs++] = (struct run){ .buf_off = buf_off, .size = size };
+	return 0;
+}
+
+/* A truncation of @q's data ending in (lo, hi]: its index + 1, or 0. */
+static size_t break_between(const struct rb_pt *pt, const struct ptq *q, uint64_t lo, uint64_t hi, uint64_t *at)
+{
+	for (size_t i = 0; i < pt->nr_breaks; i++) {
+		const struct aux_break *b = &pt->breaks[i];
+		if (rb_pt_owns(pt, q, b->cpu, b->tid) && b->end > lo && b->end <= hi) {
+			*at = b->end;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Turn a queue's chunks into runs. Outside snapshot mode a chunk that starts
+ * where the previous one ended continues its run, unless the kernel
+ * reported the data truncated in between (AUX record flags). In snapshot
+ * mode each snapshot is compared with the previous one: its repeat of the
+ * previous one's end is cut off (the buffer is compacted so that the rest
+ * follows on) or, with nothing in common, it starts a new run after lost
+ * data.
+ */
+static int build_runs(struct rb_pt *pt, struct ptq *q)
+{
+	uint64_t w = 0;              /* compacted end of the data kept */
+	uint64_t prev_end = 0;       /* AUX offset where the previous chunk's data ended */
+	uint64_t prev_start = 0;     /* compacted offset of the previous chunk's data */
+	for (size_t i = 0; i < q->nr_chunks; i++) {
+		struct chunk *c = &q->chunks[i];
+		uint64_t skip = 0, cut;
+		int join = 0;
+		size_t brk = 0;
+		if (i && !pt->priv[P_SNAPSHOT_MODE]) {
+			brk = break_between(pt, q, prev_end - 1, prev_end, &cut);
+			join = c->aux_offset == prev_end && !brk;
+		} else if (i) {
+			int consecutive;
+			skip = find_overlap(q->buf + prev_start, w - prev_start, q->buf + c->buf_off, c->size, &consecutive);
+			join = consecutive;
+		}
+		if (skip > c->size)
+			skip = c->size;
+		memmove(q->buf + w, q->buf + c->buf_off + skip, (size_t)(c->size - skip));
+		uint64_t start = w;
+		if (join) {
+			q->runs[q->nr_runs - 1].size += c->size - skip;
+		} else {
+			if (add_run(q, w, c->size - skip) < 0)
+				return PD_ERR_NOMEM;
+			struct run *r = &q->runs[q->nr_runs - 1];
+			r->trimmed = skip;
+			if (i && c->aux_offset > prev_end)
+				r->lost_before = c->aux_offset - prev_end;
+			r->after_break = brk != 0;
+			r->break_offset = brk ? pt->breaks[brk - 1].file_offset : 0;
+		}
+		if (skip && join)
+			q->runs[q->nr_runs - 1].trimmed += skip;
+		/* a truncation inside this chunk ends the run there */
+		size_t in = pt->priv[P_SNAPSHOT_MODE] ? 0 :
+			    break_between(pt, q, c->aux_offset + skip, c->aux_offset + c->size - 1, &cut);
+		if (in) {
+			uint64_t at = start + (cut - c->aux_offset - skip);
+			struct run *r = &q->runs[q->nr_runs - 1];
+			uint64_t tail = r->buf_off + r->size - at;
+			r->size -= tail;
+			if (add_run(q, at, tail) < 0)
+				return PD_ERR_NOMEM;
+			q->runs[q->nr_runs - 1].after_break = 1;
+			q->runs[q->nr_runs - 1].break_offset = pt->breaks[in - 1].file_offset;
+		}
+		c->buf_off = start;
+		c->size -= skip;
+		prev_start = start;
+		prev_end = c->aux_offset + skip + c->size;
+		w += c->size;
+	}
+	q->len = w;
+	return 0;
+}
+
+static void take_info(struct rb_pt *pt, const struct pd_event *ev)
+{
+	size_t n = ev->u.auxtrace_info.nr_priv < P_MAX ? (size_t)ev->u.auxtrace_info.nr_priv : P_MAX;
+	for (size_t i = 0; i < n; i++)
+		pt->priv[i] = pd_u64_at(ev->u.auxtrace_info.priv, i);
+	pt->nr_priv = n;
+}
+
+/* "GenuineIntel,6,85,4" */
+static void take_cpuid(struct rb_pt *pt, struct pd_reader *r)
+{
+	const uint8_t *d;
+	size_t size;
+	if (!pd_reader_feature(r, PD_FEAT_CPUID, &d, &size, NULL) || size < 5)
+		return;
+	char s[128];
+	size_t n = size - 4 < sizeof(s) - 1 ? size - 4 : sizeof(s) - 1;
+	memcpy(s, d + 4, n);
+	s[n] = 0;
+	unsigned fam, model, step;
+	if (strncmp(s, "GenuineIntel,", 13) || sscanf(s + 13, "%u,%u,%u", &fam, &model, &step) != 3)
+		return;
+	pt->cpu.vendor = pcv_intel;
+	pt->cpu.family = (uint16_t)fam;
+	pt->cpu.model = (uint8_t)model;
+	pt->cpu.stepping = (uint8_t)step;
+	pt->have_cpu = 1;
+}
+
+static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
+{
+	struct pd_reader *r;
+	int rc = pd_reader_open(&r, path, NULL, err);
+	if (rc < 0)
+		return rc;
+	struct pd_record rec;
+	int found = 0, more;
+	uint64_t records = 0;
+	while ((more = pd_reader_next(r, &rec, err)) == 1) {
+		records++;
+		if (rec.type != PD_RECORD_AUXTRACE_INFO && rec.type != PD_RECORD_AUXTRACE &&
+		    rec.type != PD_RECORD_TIME_CONV && rec.type != PD_RECORD_AUX) {
+			/* perf writes AUXTRACE_INFO among the first records: stop early without it */
+			if (!found && records > 4096)
+				break;
+			continue;
+		}
+		struct pd_event ev;
+		if (pd_event_parse(r, &rec, &ev, NULL) < 0)
+			continue;
+		if (rec.type == PD_RECORD_AUXTRACE_INFO) {
+			if (ev.u.auxtrace_info.type == PT_AUXTRACE_TYPE && !found) {
+				take_info(pt, &ev);
+				found = 1;
+			}
+		} else if (rec.type == PD_RECORD_TIME_CONV) {
+			/* used when AUXTRACE_INFO has no conversion of its own */
+			if (!pt->time_mult) {
+				pt->time_shift = ev.u.time_conv.time_shift;
+				pt->time_mult = ev.u.time_conv.time_mult;
+				pt->time_zero = ev.u.time_conv.time_zero;
+			}
+		} else if (rec.type == PD_RECORD_AUX) {
+			if ((rc = add_break(pt, &ev, rec.offset)) < 0)
+				break;
+		} else if (found && (rc = add_chunk(pt, r, &ev, rec.payload_offset, err)) < 0) {
+			/*
+			 * A payload the file cuts short: the trace before it is still
+			 * decoded (the session reports the damage and marks the run
+			 * partial); only running out of memory stops everything.
+			 */
+			if (rc != PD_ERR_NOMEM) {
+				if (pt->env.warn)
+					pt->env.warn(pt->env.warn_ctx, err);
+				rc = 0;
+			}
+			break;
+		}
+	}
+	if (found) {
+		take_cpuid(pt, r);
+		for (size_t i = 0; i < pd_reader_nr_evsels(r); i++) {
+			const struct pd_evsel *es = pd_reader_evsel(r, i);
+			if (es->attr.type == pt->priv[P_PMU_TYPE] && !pt->have_config) {
+				pt->config = es->attr.config;
+				pt->have_config = 1;
+				pt->user_only = pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_KERNEL);
+			}
+			if (!(es->attr.sample_type & PD_SAMPLE_TIME))
+				pt->timeless = 1;
+		}
+	}
+	pd_reader_free(r);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; found && i < pt->nr_q; i++)
+		if ((rc = build_runs(pt, &pt->q[i])) < 0)
+			return rc;
+	/* a damaged record ends the gathering; what came before is decoded */
+	return found;
+}
+
+/* ------------------------------------------------------------ memory */
+
+static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip, void *context);
+static void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img);
+
+static struct proc_image *proc_image(struct rb_pt *pt, int32_t pid)
+{
+	for (struct proc_image *p = pt->images; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	struct proc_image *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	char name[32];
+	snprintf(name, sizeof(name), "pid %d", (int)pid);
+	p->img = pt_image_alloc(name);
+	if (!p->img) {
+		free(p);
+		return NULL;
+	}
+	p->pid = pid;
+	p->pt = pt;
+	pt_image_set_callback(p->img, read_memory, p);
+	p->next = pt->images;
+	pt->images = p;
+	return p;
+}
+
+static void drop_image(struct rb_pt *pt, int32_t pid)
+{
+	for (struct proc_image **pp = &pt->images; *pp; pp = &(*pp)->next) {
+		struct proc_image *p = *pp;
+		if (p->pid != pid)
+			continue;
+		for (size_t i = 0; i < pt->nr_q; i++)
+			if (pt->q[i].img == p) {
+				if (pt->q[i].dec)
+					dec_set_image(pt, pt->q[i].dec, NULL);
+				pt->q[i].img = NULL;
+			}
+		*pp = p->next;
+		pt_image_free(p->img);
+		free(p);
+		return;
+	}
+}
+
+/*
+ * libipt asks for memory no section covers: find the mapping, add the
+ * object's file as a cached section, and read from it.
+ */
+static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip, void *context)
+{
+	struct proc_image *p = context;
+	struct rb_pt *pt = p->pt;
+	(void)asid;
+	struct rb_thread *t = rb_machine_thread(pt->env.m, p->pid, p->pid, 0);
+	struct rb_addr_loc al;
+	unsigned cpumode = ip >= rb_machine_kernel_start(pt->env.m) ? 1 : 2;
+	pt->miss_pid = p->pid;
+	pt->miss_ip = ip;
+	if (!t)
+		return -pte_nomap;
+	rb_machine_resolve(pt->env.m, t, cpumode, ip, &al);
+	if (!al.map || !al.dso)
+		return -pte_nomap;
+	const char *file = rb_machine_dso_image(pt->env.m, al.dso);
+	if (!file)
+		return -pte_nomap;
+	int isid = pt_iscache_add_file(pt->iscache, file, al.map->pgoff, al.map->end - al.map->start, al.map->start);
+	if (isid < 0)
+		return -pte_nomap;
+	if (pt_image_add_cached(p->img, pt->iscache, isid, NULL) < 0)
+		return -pte_nomap;
+	return pt_iscache_read(pt->iscache, buffer, size, isid, ip);
+}
+
+/* ------------------------------------------------------------ events out */
+
+static int emit_gap(struct rb_pt *pt, struct ptq *q, const char *reason, uint64_t t0, uint64_t t1,
+		    uint64_t bytes, const char *detail)
+{
+	struct rb_gap_ev g = { .time_start = t0, .time_end = t1, .cpu = q->cpu, .pid = q->pid_now,
+			       .tid = q->tid_now, .source = "intel_pt", .reason = reason, .bytes_lost = bytes,
+			       .file_offset = 0, .detail = detail };
+	pt->env.st->gaps++;
+	int rc = pt->env.sink->gap ? pt->env.sink->gap(pt->env.sink->ctx, &g) : 0;
+	if (rc)
+		pt->failed = rc;
+	return rc;
+}
+
+static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct rb_addr_loc *al)
+{
+	if (!ip || !t) {
+		memset(al, 0, sizeof(*al));
+		al->addr = ip;
+		return;
+	}
+	unsigned cpumode = ip >= rb_machine_kernel_start(pt->env.m) ? 1 : 2;
+	rb_machine_resolve(pt->env.m, t, cpumode, ip, al);
+	if (pt->env.perf_export)
+		al->sym = rb_machine_export_sym(pt->env.m, al, al->addr);
+}
+
+static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
+{
+	pt->env.st->branches++;
+	if (!pt->env.sink->trace || pt->env.no_branches) {
+		q->insns = 0;
+		return 0;
+	}
+	struct rb_trace_ev b = { .time = q->time, .cpu = q->cpu, .queue = q->idx, .source = "intel_pt",
+				  .from = from, .to = to, .flags = flags, .insn_count = q->insns };
+	q->insns = 0;
+	b.thread = rb_machine_thread(pt->env.m, q->pid_now, q->tid_now, 1);
+	if (!b.thread)
+		return pt->failed = -ENOMEM;
+	b.main_thread = rb_machine_main_thread(pt->env.m, b.thread);
+	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
+	resolve(pt, b.thread, from, &b.from_al);
+	resolve(pt, b.thread, to, &b.to_al);
+	int rc = pt->env.sink->trace(pt->env.sink->ctx, &b);
+	if (rc)
+		pt->failed = rc;
+	return rc;
+}
+
+/* An instruction sample (perf's "instructions" event) at @ip, every insn_period instructions. */
+static int emit_insn(struct rb_pt *pt, struct ptq *q, uint64_t ip)
+{
+	pt->env.st->insn_samples++;
+	if (!pt->env.sink->trace)
+		return 0;
+	struct rb_trace_ev b = { .time = q->time, .cpu = q->cpu, .queue = q->idx, .source = "intel_pt",
+				  .kind = RB_EV_INSTRUCTION, .from = ip, .insn_count = pt->insn_period };
+	b.thread = rb_machine_thread(pt->env.m, q->pid_now, q->tid_now, 1);
+	if (!b.thread)
+		return pt->failed = -ENOMEM;
+	b.main_thread = rb_machine_main_thread(pt->env.m, b.thread);
+	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
+	resolve(pt, b.thread, ip, &b.from_al);
+	int rc = pt->env.sink->trace(pt->env.sink->ctx, &b);
+	if (rc)
+		pt->failed = rc;
+	return rc;
+}
+
+/*
+ * The kind of the branch instruction @raw (x86, any mode): perf's flags,
+ * 0 when it is not a branch. Prefixes (operand and address size,
+ * segment / branch hints, REX, BND) are skipped.
+ */
+static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len, int *direct)
+{
+	unsigned i = 0;
+	*len = 0;
+	*direct = 0;
+	while (i < size && (raw[i] == 0x66 || raw[i] == 0x67 || raw[i] == 0xf2 || raw[i] == 0xf3 ||
+			    raw[i] == 0x2e || raw[i] == 0x3e || raw[i] == 0x26 || raw[i] == 0x36 ||
+			    raw[i] == 0x64 || raw[i] == 0x65 || (raw[i] >= 0x40 && raw[i] <= 0x4f)))
+		i++;
+	if (i >= size)
+		return 0;
+	uint8_t op = raw[i];
+	uint8_t modrm_reg = i + 1 < size ? (raw[i + 1] >> 3) & 7 : 0;
+	if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) {
+		*len = i + 2;           /* rel8 */
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CONDITIONAL;
+	}
+	switch (op) {
+	case 0xe8:
+		*direct = 1;            /* a direct call or jump needs no trace */
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL;
+	case 0xe9: case 0xeb:
+		*direct = 1;
+		return RB_IP_FLAG_BRANCH;
+	case 0x9a:
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL;
+	case 0xea:
+		return RB_IP_FLAG_BRANCH;
+	case 0xc2: case 0xc3: case 0xca: case 0xcb:
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN;
+	case 0xcf:      /* iret */
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_INTERRUPT;
+	case 0xcc: case 0xcd: case 0xce: case 0xf1:
+		return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_INTERRUPT;
+	case 0xff:
+		if (modrm_reg == 2 || modrm_reg == 3)
+			return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL;
+		if (modrm_reg == 4 || modrm_reg == 5)
+			return RB_IP_FLAG_BRANCH;
+		return 0;
+	case 0x0f:
+		if (i + 1 >= size)
+			return 0;
+		op = raw[i + 1];
+		if (op >= 0x80 && op <= 0x8f) {
+			*len = i + 6;   /* rel32 (rel16 needs a 16-bit mode, not decoded here) */
+			return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CONDITIONAL;
+		}
+		if (op == 0x05 || op == 0x34)    /* syscall, sysenter */
+			return RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_SYSCALLRET;
+		if (op == 0x07 || op == 0x35)    /* sysret, sysexit */
+			return RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_SYSCALLRET;
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * The branch that ends block @b, if any: libipt gives the last
+ * instruction's bytes only when it straddles sections, so they are read
+ * from the image (the section cache, or the process image's callback).
+ */
+static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_block *b, unsigned *len, int *direct)
+{
+	uint8_t raw[pt_max_insn_size];
+	int n;
+	*len = 0;
+	*direct = 0;
+	if (b->iclass == ptic_other || b->iclass == ptic_ptwrite)
+		return 0;
+	struct kind_slot *k = NULL;
+	if (b->truncated) {
+		memcpy(raw, b->raw, b->size);
+		n = b->size;
+	} else if (b->isid > 0) {
+		/* a section's bytes do not change: its branches are classified once */
+		k = &pt->kinds[(b->end_ip ^ ((uint64_t)b->isid << 20)) & (KIND_SLOTS - 1)];
+		if (k->ip == b->end_ip && k->isid == b->isid) {
+			*len = k->len;
+			*direct = k->direct;
+			return k->kind;
+		}
+		n = pt_iscache_read(pt->iscache, raw, sizeof(raw), b->isid, b->end_ip);
+	} else {
+		n = q->img ? read_memory(raw, sizeof(raw), NULL, b->end_ip, q->img) : -1;
+	}
+	uint32_t kind = n > 0 ? branch_kind(raw, (unsigned)n, len, direct) : 0;
+	if (k && n > 0)
+		*k = (struct kind_slot){ .ip = b->end_ip, .isid = b->isid, .kind = kind, .len = (uint8_t)*len,
+					 .direct = (uint8_t)*direct };
+	return kind;
+}
+
+/* ------------------------------------------------------------ decoding */
+
+/*
+ * The decoder of a queue: libipt's block decoder, or its instruction
+ * decoder when instruction samples are asked for (their addresses need
+ * every instruction). An instruction is returned as a block of one, with
+ * its bytes, so that what follows does not care which decoder ran.
+ */
+static void dec_free(const struct rb_pt *pt, void *d)
+{
+	if (pt->insn_period)
+		pt_insn_free_decoder(d);
+	else
+		pt_blk_free_decoder(d);
+}
+
+static void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img)
+{
+	if (pt->insn_period)
+		pt_insn_set_image(d, img);
+	else
+		pt_blk_set_image(d, img);
+}
+
+static int dec_time(const struct rb_pt *pt, void *d, uint64_t *tsc)
+{
+	uint32_t lost_mtc, lost_cyc;
+	return pt->insn_period ? pt_insn_time(d, tsc, &lost_mtc, &lost_cyc) : pt_blk_time(d, tsc, &lost_mtc, &lost_cyc);
+}
+
+static uint64_t dec_offset(const struct rb_pt *pt, void *d, int sync)
+{
+	uint64_t off = 0;
+	if (pt->insn_period)
+		(sync ? pt_insn_get_sync_offset : pt_insn_get_offset)(d, &off);
+	else
+		(sync ? pt_blk_get_sync_offset : pt_blk_get_offset)(d, &off);
+	return off;
+}
+
+static int dec_sync_forward(const struct rb_pt *pt, void *d)
+{
+	return pt->insn_period ? pt_insn_sync_forward(d) : pt_blk_sync_forward(d);
+}
+
+static int dec_event(const struct rb_pt *pt, void *d, struct pt_event *ev)
+{
+	return pt->insn_period ? pt_insn_event(d, ev, sizeof(*ev)) : pt_blk_event(d, ev, sizeof(*ev));
+}
+
+static int dec_next(const struct rb_pt *pt, void *d, struct pt_block *b)
+{
+	memset(b, 0, sizeof(*b));
+	if (!pt->insn_period)
+		return pt_blk_next(d, b, sizeof(*b));
+	struct pt_insn in;
+	memset(&in, 0, sizeof(in));
+	int st = pt_insn_next(d, &in, sizeof(in));
+	if (st < 0 && !in.size)
+		return st;
+	b->ip = b->end_ip = in.ip;
+	b->isid = in.isid;
+	b->mode = in.mode;
+	b->iclass = in.iclass;
+	b->ninsn = st < 0 ? 0 : 1;
+	memcpy(b->raw, in.raw, sizeof(b->raw) < sizeof(in.raw) ? sizeof(b->raw) : sizeof(in.raw));
+	b->size = in.size;
+	b->truncated = 1;          /* the bytes are in raw */
+	return st;
+}
+
+/*
+ * The time a run's decoding first needs memory: the newest TSC before its
+ * first packet that carries an IP or branch outside PSB+ (TIP.PGE, TIP,
+ * FUP, TNT). libipt reads memory as it synchronizes, so a queue does not
+ * synchronize before the sideband up to that time (its maps) has been
+ * applied.
+ */
+static uint64_t first_tsc(const struct pt_config *c)
+{
+	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(c);
+	uint64_t tsc = 0;
+	int in_psb = 0;
+	if (!d)
+		return 0;
+	if (pt_pkt_sync_forward(d) >= 0) {
+		struct pt_packet p;
+		for (int i = 0; i < 4096 && pt_pkt_next(d, &p, sizeof(p)) >= 0; i++) {
+			if (p.type == ppt_tsc)
+				tsc = p.payload.tsc.tsc;
+			else if (p.type == ppt_psb)
+				in_psb = 1;
+			else if (p.type == ppt_psbend)
+				in_psb = 0;
+			else if (!in_psb && (p.type == ppt_tip_pge || p.type == ppt_tip || p.type == ppt_fup ||
+					     p.type == ppt_tnt_8 || p.type == ppt_tnt_64))
+				break;
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return tsc;
+}
+
+static int start_run(struct rb_pt *pt, struct ptq *q)
+{
+	if (q->dec) {
+		dec_free(pt, q->dec);
+		q->dec = NULL;
+	}
+	if (q->cur_run >= q->nr_runs) {
+		q->state = Q_DONE;
+		return 0;
+	}
+	const struct run *run = &q->runs[q->cur_run++];
+	int first = q->cur_run == 1;
+	uint64_t t_end = q->done_time;   /* last decoded time of the previous run */
+	struct pt_config c;
+	pt_config_init(&c);
+	c.begin = q->buf + run->buf_off;
+	c.end = c.begin + run->size;
+	if (pt->have_cpu) {
+		c.cpu = pt->cpu;
+		pt_cpu_errata(&c.errata, &c.cpu);
+	}
+	if (pt->nr_priv > P_TSC_CTC_D) {
+		c.cpuid_0x15_eax = (uint32_t)pt->priv[P_TSC_CTC_D];
+		c.cpuid_0x15_ebx = (uint32_t)pt->priv[P_TSC_CTC_N];
+		uint64_t bits = pt->priv[P_MTC_FREQ_BITS];
+		if (bits)
+			c.mtc_freq = (uint8_t)((pt->config & bits) >> __builtin_ctzll(bits));
+	}
+	if (pt->nr_priv > P_MAX_NONTURBO_RATIO)
+		c.nom_freq = (uint8_t)pt->priv[P_MAX_NONTURBO_RATIO];
+	if (!pt->insn_period) {         /* the same bits mean other things to the instruction decoder */
+		c.flags.variant.block.end_on_call = 1;
+		c.flags.variant.block.end_on_jump = 1;
+	}
+	uint64_t t = first_tsc(&c);
+	if (t > q->tsc) {
+		q->tsc = t;
+		q->time = tsc_to_perf(pt, t);
+	}
+	char detail[200];
+	if (!first && run->lost_before) {
+		snprintf(detail, sizeof(detail), "queue %u: %" PRIu64 " bytes of trace between run %zu and run %zu were "
+			 "overwritten or not recorded", q->idx, run->lost_before, q->cur_run - 2, q->cur_run - 1);
+		if (emit_gap(pt, q, pt->priv[P_SNAPSHOT_MODE] ? "snapshot overwrite" : "aux hole", t_end, q->time,
+			     run->lost_before, detail))
+			return pt->failed;
+	}
+	if (!first && run->after_break) {
+		snprintf(detail, sizeof(detail), "queue %u: the kernel truncated the AUX data (AUX record at file "
+			 "offset %#" PRIx64 "); trace resumes at run %zu", q->idx, run->break_offset, q->cur_run - 1);
+		struct rb_gap_ev g = { .time_start = t_end, .time_end = q->time, .cpu = q->cpu, .pid = q->pid_now,
+				       .tid = q->tid_now, .source = "aux", .reason = "aux truncated",
+				       .file_offset = run->break_offset, .detail = detail };
+		pt->env.st->gaps++;
+		if (pt->env.sink->gap && (pt->failed = pt->env.sink->gap(pt->env.sink->ctx, &g)))
+			return pt->failed;
+	}
+	if (!first && run->trimmed) {
+		snprintf(detail, sizeof(detail), "queue %u: run %zu repeated the last %" PRIu64 " bytes of the one "
+			 "before (snapshot overlap), dropped; nothing lost", q->idx, q->cur_run - 1, run->trimmed);
+		if (emit_gap(pt, q, "overlap trimmed", q->time, q->time, 0, detail))
+			return pt->failed;
+	}
+	q->dec = pt->insn_period ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
+	if (!q->dec)
+		return pt->failed = -ENOMEM;
+	if (q->img)
+		dec_set_image(pt, q->dec, q->img->img);
+	q->pending = 0;
+	q->have_stash = 0;
+	q->state = Q_SYNC;
+	return 0;
+}
+
+static void update_time(struct rb_pt *pt, struct ptq *q)
+{
+	uint64_t tsc;
+	if (dec_time(pt, q->dec, &tsc) >= 0 && tsc > q->tsc) {
+		q->tsc = tsc;
+		q->time = tsc_to_perf(pt, tsc);
+	}
+}
+
+/* The thread a queue's trace belongs to now, and its image. */
+static int set_thread(struct rb_pt *pt, struct ptq *q)
+{
+	int32_t pid = -1, tid = -1;
+	if (q->cpu >= 0 && q->cpu < MAX_CPUS && (pt->priv[P_PER_CPU_MMAPS] || q->tid < 0)) {
+		pid = pt->cur_pid[q->cpu];
+		tid = pt->cur_tid[q->cpu];
+	}
+	if (tid < 0 && q->tid >= 0) {
+		struct rb_thread *t = rb_machine_thread(pt->env.m, -1, q->tid, 0);
+		tid = q->tid;
+		pid = t && t->pid >= 0 ? t->pid : q->tid;
+	}
+	q->pid_now = pid;
+	q->tid_now = tid;
+	struct proc_image *p = pid >= 0 ? proc_image(pt, pid) : NULL;
+	if (pid >= 0 && !p)
+		return pt->failed = -ENOMEM;
+	if (p != q->img) {
+		q->img = p;
+		if (q->dec)
+			dec_set_image(pt, q->dec, p ? p->img : NULL);
+	}
+	return 0;
+}
+
+static int on_error(struct rb_pt *pt, struct ptq *q, int err)
+{
+	char detail[200];
+	uint64_t off = 0, t0 = q->time;
+	off = dec_offset(pt, q->dec, 0);
+	const char *reason = "decoder lost sync";
+	if (err == -pte_nomap) {
+		reason = "no image";
+		snprintf(detail, sizeof(detail), "no image for %#" PRIx64 " in pid %d (queue %u, trace offset %#" PRIx64 ")",
+			 pt->miss_ip, (int)pt->miss_pid, q->idx, off);
+	} else {
+		snprintf(detail, sizeof(detail), "%s at trace offset %#" PRIx64 " (queue %u)",
+			 pt_errstr(pt_errcode(err)), off, q->idx);
+	}
+	/* the trace began where the image is missing (perf shows that start too) */
+	if (q->need_begin && err == -pte_nomap) {
+		q->need_begin = 0;
+		if (emit_branch(pt, q, 0, pt->miss_ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
+			return pt->failed;
+	}
+	q->unproven = 0;        /* the loss starts after the last packet */
+	if (q->pending) {   /* the branch's target is not known: it ends the trace */
+		q->pending = 0;
+		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
+			return pt->failed;
+	}
+	q->state = Q_SYNC;
+	/* the gap ends where decoding resumes: the next sync point */
+	int st = dec_sync_forward(pt, q->dec);
+	uint64_t off2 = off;
+	if (st >= 0) {
+		off2 = dec_offset(pt, q->dec, 1);
+		update_time(pt, q);
+		q->status = st;
+		q->state = Q_DECODE;
+		q->need_begin = 1;
+		if (set_thread(pt, q))
+			return pt->failed;
+	} else {
+		off2 = q->runs[q->cur_run - 1].size;
+		q->state = Q_NEXT_RUN;
+	}
+	return emit_gap(pt, q, reason, t0, q->time, off2 > off ? off2 - off : 0, detail);
+}
+
+static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip);
+static int prove(struct rb_pt *pt, struct ptq *q);
+
+static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
+{
+	uint64_t t_before = q->done_time > q->time ? q->time : q->done_time;
+	if (ev->has_tsc && ev->tsc > q->tsc) {
+		q->tsc = ev->tsc;
+		q->time = tsc_to_perf(pt, ev->tsc);
+	}
+	switch (ev->type) {
+	case ptev_enabled:
+		q->need_begin = 0;
+		if (q->pending) {
+			q->pending = 0;
+			if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
+				return pt->failed;
+		}
+		return emit_branch(pt, q, 0, ev->variant.enabled.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN);
+	case ptev_disabled: {
+		/* the branch that left the traced region: its target is in the packet, if not suppressed */
+		uint64_t to = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
+		if (prove(pt, q))
+			return pt->failed;
+		if (!q->pending)
+			return 0;
+		q->pending = 0;
+		return emit_branch(pt, q, q->pend_from, to, q->pend_flags | RB_IP_FLAG_TRACE_END);
+	}
+	case ptev_async_disabled:
+		/* the last branch went on to @at, where tracing stopped (the FUP proves the way there) */
+		if (prove(pt, q))
+			return pt->failed;
+		if (resolve_pending(pt, q, ev->variant.async_disabled.at))
+			return pt->failed;
+		return emit_branch(pt, q, ev->variant.async_disabled.at, ev->ip_suppressed ? 0 : ev->variant.async_disabled.ip,
+				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC | RB_IP_FLAG_TRACE_END);
+	case ptev_async_branch:
+		if (prove(pt, q))
+			return pt->failed;
+		if (resolve_pending(pt, q, ev->variant.async_branch.from))
+			return pt->failed;
+		return emit_branch(pt, q, ev->variant.async_branch.from, ev->ip_suppressed ? 0 : ev->variant.async_branch.to,
+				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT);
+	case ptev_overflow: {
+		char detail[120];
+		uint64_t off = dec_offset(pt, q->dec, 0);
+		snprintf(detail, sizeof(detail), "overflow packet at trace offset %#" PRIx64 " (queue %u): trace lost",
+			 off, q->idx);
+		q->pending = 0;
+		q->unproven = 0;        /* the loss starts after the last packet */
+		if (emit_gap(pt, q, "hardware overflow", t_before, q->time, 0, detail))
+			return pt->failed;
+		if (!ev->ip_suppressed) {
+			q->need_begin = 0;
+			return emit_branch(pt, q, 0, ev->variant.overflow.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN);
+		}
+		q->need_begin = 1;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* The branch that ended the previous block went to @ip. */
+static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
+{
+	if (!q->pending)
+		return 0;
+	q->pending = 0;
+	/* a conditional branch that fell through is not a branch taken */
+	if ((q->pend_flags & RB_IP_FLAG_CONDITIONAL) && ip == q->pend_next)
+		return 0;
+	return emit_branch(pt, q, q->pend_from, ip, q->pend_flags);
+}
+
+/* A packet proved the instructions decoded since the last one: count them (and sample them). */
+static int prove(struct rb_pt *pt, struct ptq *q)
+{
+	q->insns += q->unproven;
+	pt->env.st->instructions += q->unproven;
+	for (uint64_t i = 0; pt->insn_period && i < q->unproven; i++) {
+		if (!q->insn_left)
+			q->insn_left = pt->insn_period;
+		if (--q->insn_left == 0) {
+			update_time(pt, q);
+			if (emit_insn(pt, q, q->unp_ip[i]))
+				return pt->failed;
+		}
+	}
+	q->unproven = 0;
+	return 0;
+}
+
+static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
+{
+	if (resolve_pending(pt, q, b->ip))
+		return pt->failed;
+	if (!b->ninsn)
+		return 0;
+	if (q->need_begin) {
+		q->need_begin = 0;
+		if (emit_branch(pt, q, 0, b->ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
+			return pt->failed;
+	}
+	if (pt->insn_period) {          /* the instruction decoder: one instruction per block */
+		if (q->unproven == q->unp_cap) {
+			size_t n = q->unp_cap ? 2 * q->unp_cap : 256;
+			uint64_t *v = realloc(q->unp_ip, n * sizeof(*v));
+			if (!v)
+				return pt->failed = -ENOMEM;
+			q->unp_ip = v;
+			q->unp_cap = n;
+		}
+		q->unp_ip[q->unproven] = b->ip;
+	}
+	q->unproven += b->ninsn;
+	unsigned len;
+	int direct;
+	uint32_t k = block_branch(pt, q, b, &len, &direct);
+	if (k && !direct && prove(pt, q))
+		return pt->failed;
+	if (k) {
+		q->pending = 1;
+		q->pend_from = b->end_ip;
+		q->pend_next = len ? b->end_ip + len : 0;
+		q->pend_flags = k;
+	}
+	return 0;
+}
+
+/*
+ * The time (TSC) the sideband must have reached before @q may go on: the
+ * start of its run before it synchronizes; an event it holds; otherwise,
+ * with kernel trace, libipt's time (which runs a little ahead of the blocks
+ * it returns, having read their packets). User-only trace waits at events
+ * only: its thread can change only while tracing is off.
+ */
+static uint64_t wait_tsc(const struct rb_pt *pt, const struct ptq *q)
+{
+	if (q->state == Q_SYNC)
+		return q->tsc;
+	if (q->state != Q_DECODE)
+		return 0;
+	if (q->have_stash)
+		return q->stash.has_tsc ? q->stash.tsc : 0;
+	return pt->user_only ? 0 : q->tsc;
+}
+
+/* Decode queue @q while what it waits for is at most @limit (TSC). */
+static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
+{
+	while (!pt->failed) {
+		switch (q->state) {
+		case Q_DONE:
+			return 0;
+		case Q_NEXT_RUN:
+			/* the data ended before the last branch's target: it is not known, so not reported */
+			q->pending = 0;
+			q->unproven = 0;
+			if (start_run(pt, q))
+				return pt->failed;
+			continue;
+		case Q_SYNC: {
+			if (wait_tsc(pt, q) > limit)
+				return 0;
+			if (set_thread(pt, q))
+				return pt->failed;
+			int st = dec_sync_forward(pt, q->dec);
+			if (st < 0) {
+				if (st != -pte_eos) {
+					char detail[160];
+					snprintf(detail, sizeof(detail), "%s (queue %u, run %zu)", pt_errstr(pt_errcode(st)),
+						 q->idx, q->cur_run - 1);
+					if (emit_gap(pt, q, "decoder lost sync", q->time, q->time,
+						     q->runs[q->cur_run - 1].size, detail))
+						return pt->failed;
+				}
+				q->state = Q_NEXT_RUN;
+				continue;
+			}
+			/* as perf: a run's first sync is not a trace begin (TIP.PGE is), a resync after an error is */
+			q->status = st;
+			q->state = Q_DECODE;
+			update_time(pt, q);
+			continue;
+		}
+		case Q_DECODE:
+			break;
+		}
+		/*
+		 * libipt's time runs a little ahead of the blocks it returns (it
+		 * has read their packets): with kernel trace it is what says when
+		 * to let sideband catch up; user-only trace waits at events only.
+		 */
+		if (wait_tsc(pt, q) > limit)
+			return 0;
+		int st = q->status;
+		while (q->have_stash || (st & pts_event_pending)) {
+			if (!q->have_stash) {
+				st = dec_event(pt, q->dec, &q->stash);
+				if (st < 0)
+					break;
+				q->have_stash = 1;
+				q->status = st;
+			}
+			/*
+			 * An event later than the sideband applied so far waits for it:
+			 * tracing that resumes after a context switch must resume in the
+			 * thread the switch record names.
+			 */
+			if (q->stash.has_tsc && q->stash.tsc > limit) {
+				if (q->stash.tsc > q->tsc) {
+					q->tsc = q->stash.tsc;
+					q->time = tsc_to_perf(pt, q->tsc);
+				}
+				return 0;
+			}
+			q->have_stash = 0;
+			if (on_event(pt, q, &q->stash))
+				return pt->failed;
+			st = q->status;
+		}
+		if (st >= 0) {
+			struct pt_block b;
+			q->done_time = q->time;
+			st = dec_next(pt, q->dec, &b);
+			if (st >= 0) {
+				update_time(pt, q);
+				if (on_block(pt, q, &b))
+					return pt->failed;
+			} else if (b.ninsn) {
+				/*
+				 * The decoder stopped inside the block: its last instruction
+				 * needed trace that is not there. None of its instructions
+				 * is proven (see ptq.unproven).
+				 */
+				if (resolve_pending(pt, q, b.ip))
+					return pt->failed;
+			}
+		}
+		if (st < 0) {
+			if (st == -pte_eos)
+				q->state = Q_NEXT_RUN;
+			else if (on_error(pt, q, st))
+				return pt->failed;
+			continue;
+		}
+		q->status = st;
+	}
+	return pt->failed;
+}
+
+int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
+{
+	uint64_t limit = perf_to_tsc(pt, time);
+	if (pt->timeless && time != UINT64_MAX)
+		return 0;        /* no times: the trace is decoded after the sideband */
+	for (;;) {
+		/*
+		 * The queue furthest behind goes next, until it passes the next
+		 * one's time (or the limit): step() returns only when its queue
+		 * is done or its time is beyond what it was given, so each turn
+		 * makes progress.
+		 */
+		struct ptq *a = NULL;
+		uint64_t second = UINT64_MAX;
+		for (size_t i = 0; i < pt->nr_q; i++) {
+			struct ptq *q = &pt->q[i];
+			if (q->state == Q_DONE || wait_tsc(pt, q) > limit)
+				continue;
+			if (!a || q->tsc < a->tsc) {
+				if (a && a->tsc < second)
+					second = a->tsc;
+				a = q;
+			} else if (q->tsc < second) {
+				second = q->tsc;
+			}
+		}
+		if (!a)
+			return 0;
+		int rc = step(pt, a, second < limit ? second : limit);
+		if (rc)
+			return rc;
+	}
+}
+
+int rb_pt_has_queue(const struct rb_pt *pt, uint32_t idx)
+{
+	return idx < pt->nr_q && pt->q[idx].nr_chunks > 0;
+}
+
+int rb_pt_owns_aux(const struct rb_pt *pt, int32_t cpu, int32_t tid)
+{
+	for (size_t i = 0; i < pt->nr_q; i++)
+		if (pt->q[i].nr_chunks && rb_pt_owns(pt, &pt->q[i], cpu, tid))
+			return 1;
+	return 0;
+}
+
+void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
+{
+	uint32_t cpu = ev->sid.cpu;
+	int has_cpu = !!(ev->sid.present & PD_SAMPLE_CPU) && cpu < MAX_CPUS;
+	switch (ev->type) {
+	case PD_RECORD_ITRACE_START:
+		if (has_cpu) {
+			pt->cur_pid[cpu] = (int32_t)ev->u.itrace_start.pid;
+			pt->cur_tid[cpu] = (int32_t)ev->u.itrace_start.tid;
+		}
+		break;
+	case PD_RECORD_SWITCH:
+		if (has_cpu && !(ev->misc & PD_MISC_SWITCH_OUT) && (ev->sid.present & PD_SAMPLE_TID)) {
+			pt->cur_pid[cpu] = (int32_t)ev->sid.pid;
+			pt->cur_tid[cpu] = (int32_t)ev->sid.tid;
+		}
+		break;
+	case PD_RECORD_SWITCH_CPU_WIDE:
+		if (!has_cpu)
+			break;
+		if (ev->misc & PD_MISC_SWITCH_OUT) {
+			pt->cur_pid[cpu] = (int32_t)ev->u.context_switch.next_prev_pid;
+			pt->cur_tid[cpu] = (int32_t)ev->u.context_switch.next_prev_tid;
+		} else if (ev->sid.present & PD_SAMPLE_TID) {
+			pt->cur_pid[cpu] = (int32_t)ev->sid.pid;
+			pt->cur_tid[cpu] = (int32_t)ev->sid.tid;
+		}
+		break;
+	case PD_RECORD_COMM:
+		if (ev->misc & PD_MISC_COMM_EXEC)   /* a new program: a new memory image */
+			drop_image(pt, (int32_t)ev->u.comm.pid);
+		return;
+	default:
+		return;
+	}
+	/* queues of that CPU take the new thread at their next block */
+	for (size_t i = 0; i < pt->nr_q; i++)
+		if (pt->q[i].cpu == (int32_t)cpu && pt->q[i].state == Q_DECODE)
+			set_thread(pt, &pt->q[i]);
+}
+
+int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env, struct pd_error *err)
+{
+	*out = NULL;
+	struct rb_pt *pt = calloc(1, sizeof(*pt));
+	if (!pt)
+		return PD_ERR_NOMEM;
+	pt->env = *env;
+	pt->insn_period = env->insn_period;
+	for (size_t i = 0; i < MAX_CPUS; i++)
+		pt->cur_pid[i] = pt->cur_tid[i] = -1;
+	int rc = gather(pt, path, err);
+	if (rc <= 0) {
+		rb_pt_free(pt);
+		return rc;
+	}
+	if (pt->nr_priv > P_TIME_ZERO && pt->priv[P_TIME_MULT] &&
+	    (pt->nr_priv <= P_CAP_USER_TIME_ZERO || pt->priv[P_CAP_USER_TIME_ZERO])) {
+		pt->time_shift = pt->priv[P_TIME_SHIFT];
+		pt->time_mult = pt->priv[P_TIME_MULT];
+		pt->time_zero = pt->priv[P_TIME_ZERO];
+	}
+	if (pt->time_shift > 63)
+		pt->time_shift = 63;
+	if (!pt->time_mult || (pt->have_config && pt->nr_priv > P_TSC_BIT && !(pt->config & pt->priv[P_TSC_BIT])))
+		pt->timeless = 1;
+	pt->iscache = pt_iscache_alloc("rbdecode");
+	if (!pt->iscache) {
+		rb_pt_free(pt);
+		return PD_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < pt->nr_q; i++)
+		pt->q[i].state = pt->q[i].nr_runs ? Q_NEXT_RUN : Q_DONE;
+	*out = pt;
+	return 1;
+}
+
+void rb_pt_free(struct rb_pt *pt)
+{
+	if (!pt)
+		return;
+	for (size_t i = 0; i < pt->nr_q; i++) {
+		struct ptq *q = &pt->q[i];
+		if (q->dec)
+			dec_free(pt, q->dec);
+		free(q->buf);
+		free(q->chunks);
+		free(q->runs);
+		free(q->unp_ip);
+	}
+	free(pt->q);
+	free(pt->breaks);
+	while (pt->images) {
+		struct proc_image *p = pt->images;
+		pt->images = p->next;
+		pt_image_free(p->img);
+		free(p);
+	}
+	if (pt->iscache)
+		pt_iscache_free(pt->iscache);
+	free(pt);
+}
+
+/* ------------------------------------------------------------ packet dump */
+
+/* perf's description of a packet (intel_pt_pkt_desc), from libipt's decode and the raw bytes. */
+static void packet_desc(const struct pt_packet *p, const uint8_t *raw, char *buf, size_t n)
+{
+	const char *ipn = NULL;
+	switch (p->type) {
+	case ppt_psb: snprintf(buf, n, "PSB"); return;
+	case ppt_psbend: snprintf(buf, n, "PSBEND"); return;
+	case ppt_pad: snprintf(buf, n, "PAD"); return;
+	case ppt_ovf: snprintf(buf, n, "OVF"); return;
+	case ppt_stop: snprintf(buf, n, "TraceSTOP"); return;
+	case ppt_fup: ipn = "FUP"; break;
+	case ppt_tip: ipn = "TIP"; break;
+	case ppt_tip_pge: ipn = "TIP.PGE"; break;
+	case ppt_tip_pgd: ipn = "TIP.PGD"; break;
+	case ppt_tnt_8:
+	case ppt_tnt_64: {
+		char bits[65];
+		unsigned k = p->payload.tnt.bit_size > 64 ? 64 : p->payload.tnt.bit_size;
+		for (unsigned i = 0; i < k; i++)
+			bits[i] = (p->payload.tnt.payload >> (k - 1 - i)) & 1 ? 'T' : 'N';
+		bits[k] = 0;
+		snprintf(buf, n, "TNT %s (%u)", bits, k);
+		return;
+	}
+	case ppt_mode:
+		if (p->payload.mode.leaf == pt_mol_exec) {
+			unsigned b = raw[1];
+			snprintf(buf, n, "MODE.Exec IF:%u %d", (b >> 2) & 1, (b & 1) ? 64 : (b & 2) ? 32 : 16);
+		} else {
+			snprintf(buf, n, "MODE.TSX TXAbort:%u InTX:%u", p->payload.mode.bits.tsx.abrt,
+				 p->payload.mode.bits.tsx.intx);
+		}
+		return;
+	case ppt_pip:
+		/* perf shows the payload without libipt's shift into CR3 position */
+		snprintf(buf, n, "PIP 0x%" PRIx64 " (NR=%u)", p->payload.pip.cr3 >> 5, p->payload.pip.nr);
+		return;
+	case ppt_vmcs: snprintf(buf, n, "VMCS 0x%" PRIx64, p->payload.vmcs.base); return;
+	case ppt_cbr: snprintf(buf, n, "CBR 0x%x", p->payload.cbr.ratio); return;
+	case ppt_tsc: snprintf(buf, n, "TSC 0x%" PRIx64, p->payload.tsc.tsc); return;
+	case ppt_tma: snprintf(buf, n, "TMA CTC 0x%x FC 0x%x", p->payload.tma.ctc, p->payload.tma.fc); return;
+	case ppt_mtc: snprintf(buf, n, "MTC 0x%x", p->payload.mtc.ctc); return;
+	case ppt_cyc: snprintf(buf, n, "CYC 0x%" PRIx64, p->payload.cyc.value); return;
+	case ppt_mnt: snprintf(buf, n, "MNT 0x%" PRIx64, p->payload.mnt.payload); return;
+	case ppt_exstop: snprintf(buf, n, "EXSTOP IP:%u", p->payload.exstop.ip); return;
+	case ppt_mwait:
+		snprintf(buf, n, "MWAIT 0x%" PRIx64 " Hints 0x%x Extensions 0x%x",
+			 (uint64_t)p->payload.mwait.hints | (uint64_t)p->payload.mwait.ext << 32,
+			 p->payload.mwait.hints, p->payload.mwait.ext);
+		return;
+	case ppt_pwre:
+		snprintf(buf, n, "PWRE HW:%u CState:%u Sub-CState:%u", p->payload.pwre.hw, p->payload.pwre.state,
+			 p->payload.pwre.sub_state);
+		return;
+	case ppt_pwrx:
+		snprintf(buf, n, "PWRX Last CState:%u Deepest CState:%u", p->payload.pwrx.last, p->payload.pwrx.deepest);
+		return;
+	case ppt_ptw:
+		snprintf(buf, n, "PTWRITE IP:%u 0x%" PRIx64, p->payload.ptw.ip, p->payload.ptw.payload);
+		return;
+	default:
+		snprintf(buf, n, "packet type %d", (int)p->type);
+		return;
+	}
+	if (p->payload.ip.ipc == pt_ipc_suppressed)
+		snprintf(buf, n, "%s no ip", ipn);
+	else
+		snprintf(buf, n, "%s 0x%" PRIx64, ipn, p->payload.ip.ip);
+}
+
+static void dump_line(FILE *out, uint64_t off, const uint8_t *b, size_t len, const char *desc)
+{
+	fprintf(out, ".  %08" PRIx64 ":  ", off);
+	for (size_t i = 0; i < 16; i++) {
+		if (i < len)
+			fprintf(out, "%02x ", b[i]);
+		else
+			fputs("   ", out);
+	}
+	fprintf(out, "%s\n", desc);
+}
+
+/* One AUXTRACE payload, from its first byte, as perf report -D shows it. */
+static int dump_buffer(const uint8_t *buf, size_t len, FILE *out)
+{
+	struct pt_config c;
+	pt_config_init(&c);
+	c.begin = (uint8_t *)buf;
+	c.end = (uint8_t *)buf + len;
+	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(&c);
+	if (!d)
+		return PD_ERR_NOMEM;
+	fprintf(out, ". ... Intel Processor Trace data: size %zu bytes\n", len);
+	uint64_t off = 0;
+	while (off < len) {
+		struct pt_packet p;
+		int sz = pt_pkt_sync_set(d, off) < 0 ? -pte_eos : pt_pkt_next(d, &p, sizeof(p));
+		if (sz <= 0) {
+			dump_line(out, off, buf + off, 1, "Bad packet!");
+			off++;
+			continue;
+		}
+		/* perf counts zero bytes after a packet into it, up to 8 bytes in all */
+		size_t k = (size_t)sz;
+		while (k < 8 && off + k < len && buf[off + k] == 0)
+			k++;
+		char desc[128];
+		packet_desc(&p, buf + off, desc, sizeof(desc));
+		dump_line(out, off, buf + off, k, desc);
+		off += k;
+	}
+	pt_pkt_free_decoder(d);
+	return ferror(out) ? PD_ERR_IO : 0;
+}
+
+int rb_pt_dump_packets(const char *path, FILE *out, struct pd_error *err)
+{
+	struct pd_reader *r;
+	int rc = pd_reader_open(&r, path, NULL, err);
+	if (rc < 0)
+		return rc;
+	struct pd_record rec;
+	int is_pt = 0, more, found = 0;
+	uint8_t *buf = NULL;
+	while ((more = pd_reader_next(r, &rec, err)) == 1) {
+		struct pd_event ev;
+		if ((rec.type != PD_RECORD_AUXTRACE_INFO && rec.type != PD_RECORD_AUXTRACE) ||
+		    pd_event_parse(r, &rec, &ev, NULL) < 0)
+			continue;
+		if (rec.type == PD_RECORD_AUXTRACE_INFO) {
+			is_pt = ev.u.auxtrace_info.type == PT_AUXTRACE_TYPE;
+			found |= is_pt;
+			continue;
+		}
+		if (!is_pt || ev.u.auxtrace.size > ((uint64_t)1 << 32))
+			continue;
+		uint8_t *b = realloc(buf, (size_t)ev.u.auxtrace.size + 1);
+		if (!b) {
+			rc = PD_ERR_NOMEM;
+			break;
+		}
+		buf = b;
+		int64_t got = pd_reader_read_payload(r, buf, (size_t)ev.u.auxtrace.size, err);
+		if (got < 0) {
+			rc = (int)got;
+			break;
+		}
+		fprintf(out, "\n%#" PRIx64 " [%#" PRIx64 "]: PERF_RECORD_AUXTRACE size: %#" PRIx64 "  offset: %#" PRIx64
+			"  ref: %#" PRIx64 "  idx: %u  tid: %d  cpu: %d\n", rec.offset, (uint64_t)rec.size,
+			ev.u.auxtrace.size, ev.u.auxtrace.offset, ev.u.auxtrace.reference, ev.u.auxtrace.idx,
+			(int)ev.u.auxtrace.tid, (int)ev.u.auxtrace.cpu);
+		if ((rc = dump_buffer(buf, (size_t)got, out)) < 0)
+			break;
+	}
+	free(buf);
+	pd_reader_free(r);
+	if (rc < 0)
+		return rc;
+	if (more < 0)
+		return more;
+	return found;
+}

@@ -1,0 +1,54 @@
+/*
+ * intel_pt.h - the Intel PT stage of a decoding session. It is given the
+ * recording's AUX trace (one queue per CPU, or per thread), decodes each
+ * queue with libipt's block decoder against the memory images the
+ * session's sideband describes, and hands the session branches (with
+ * instruction counts) and losses on the perf clock. The session drives it
+ * in time order: before each sideband record at time T it asks for
+ * everything up to T, so that every branch is decoded with the threads and
+ * maps that were current when it ran (perf's intel_pt_process_queues).
+ */
+#ifndef RB_INTEL_PT_H
+#define RB_INTEL_PT_H
+
+#include "session.h"
+
+struct rb_pt;
+
+struct rb_pt_env {
+	struct rb_machine *m;
+	const struct rb_sink *sink;
+	struct rb_session_stats *st;
+	int perf_export;             /* name symbol-less addresses as perf's exporter does */
+	uint64_t insn_period;        /* instruction samples every N instructions; 0: none */
+	int no_branches;             /* no branch events (still decoded and counted) */
+	pd_warn_fn warn;
+	void *warn_ctx;
+};
+
+/*
+ * Set up Intel PT decoding for the recording at @path (read a second time
+ * to gather the AUX data of every queue, so that decoding never waits for
+ * a later record). Returns 1 with *out set; 0 if the recording holds no
+ * Intel PT trace; a negative status with @err filled.
+ */
+int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env, struct pd_error *err);
+
+/* Decode every queue up to perf time @time (UINT64_MAX: to the end). Returns a sink's non-zero status or 0. */
+int rb_pt_run_until(struct rb_pt *pt, uint64_t time);
+
+/* A sideband record at its time: context switches and ITRACE_START say which thread runs on a CPU. */
+void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev);
+
+/* Whether AUX queue @idx is decoded here (its holes and overlaps are then reported by the decoder). */
+int rb_pt_has_queue(const struct rb_pt *pt, uint32_t idx);
+
+/* Whether AUX records of @cpu / @tid concern a decoded queue (whose truncations the decoder reports). */
+int rb_pt_owns_aux(const struct rb_pt *pt, int32_t cpu, int32_t tid);
+
+void rb_pt_free(struct rb_pt *pt);
+
+/* Packets of every queue, as text (rbdecode dump --packets). */
+int rb_pt_dump_packets(const char *path, FILE *out, struct pd_error *err);
+
+#endif

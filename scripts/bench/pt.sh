@@ -1,0 +1,96 @@
+#!/bin/sh
+# pt.sh - Intel PT decoding speed on a large synthesized trace (ptgen large:
+# the loops fixture's verified run repeated, see
+# tests/fixtures/intel-pt-gen/README.md), one queue, against
+#  - perf script --itrace=b (perf's own decoder, the same branches as text),
+#  - a bare libipt block-decoder loop over the same bytes (pt_bare.c: image
+#    through the section cache, no sideband, no output): the limit,
+#  - perf's export-to-sqlite.py with branches, against rbdecode -o (SQLite).
+# Prints CPU time (user + sys, median of 3) and the ratios; checks that both
+# decoders print the same number of branches.
+#
+#   scripts/bench/pt.sh [BUILD_DIR] [TRACE_MB]
+set -eu
+B=${1:-$(dirname "$0")/../..}
+MB=${2:-4}
+S=$(cd "$(dirname "$0")/../.." && pwd)
+FX=$S/tests/fixtures/intel-pt-gen
+PTGEN=${PTGEN:-$B/scripts/ptgen/ptgen}
+RBDECODE=$B/rbdecode
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rbbench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+[ -x "$PTGEN" ] || { echo "pt.sh: no ptgen at $PTGEN (build the tree first)"; exit 1; }
+"$PTGEN" large "$FX/rbfix/loops" "$FX/flows/loops.flow" "$MB" "$WORK/pt.data" 1 >"$WORK/expect"
+cat "$WORK/expect"
+cc -O2 -o "$WORK/pt_bare" "$S/scripts/bench/pt_bare.c" -lipt
+
+# the queue's AUX bytes, perf's 8-byte padding between chunks dropped
+python3 - "$WORK/pt.data" "$WORK/trace.bin" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off, size = struct.unpack_from('<QQ', d, 40)
+p, end, out, nxt = off, off + size, bytearray(), None
+while p + 8 <= end:
+    t, misc, sz = struct.unpack_from('<IHH', d, p)
+    if t == 71:
+        psize, aoff = struct.unpack_from('<QQ', d, p + 8)
+        if nxt is not None and aoff < nxt:
+            del out[len(out) - (nxt - aoff):]
+        out += d[p + sz:p + sz + psize]
+        nxt = aoff + psize
+        p += sz + psize
+    else:
+        p += sz
+open(sys.argv[2], 'wb').write(out)
+PY
+echo "trace: $(stat -c %s "$WORK/trace.bin") bytes of Intel PT"
+text=$(readelf -lW "$FX/rbfix/loops" | awk '$1 == "LOAD" && / R E / { print $3, $2, $5; exit }')
+
+python3 - "$RBDECODE" "$WORK" "$FX" "$text" <<'PY'
+import os, resource, statistics, subprocess, sys, time
+rb, work, fx, text = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+data = os.path.join(work, "pt.data")
+def run(cmd, env=None):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), p.stdout
+def median(cmd, n=3, setup=None):
+    rs = []
+    for _ in range(n):
+        if setup:
+            setup()
+        rs.append(run(cmd))
+    return statistics.median(r[1] for r in rs), statistics.median(r[0] for r in rs), rs[0][2]
+perf_cpu, _, perf_out = median(["perf", "script", "-i", data, "--symfs", fx, "--itrace=b"])
+rb_cpu, _, rb_out = median([rb, "script", "--symfs", fx, data])
+bare_cpu, _, bare_out = median([os.path.join(work, "pt_bare"), os.path.join(work, "trace.bin"),
+                               os.path.join(fx, "rbfix/loops"), text[0], text[1], text[2]])
+dec_cpu, _, _ = median([rb, "gaps", "--symfs", fx, data])
+print("perf script --itrace=b   cpu %.3f s  %d lines" % (perf_cpu, perf_out.count(b"\n")))
+print("rbdecode script          cpu %.3f s  %d lines" % (rb_cpu, rb_out.count(b"\n")))
+print("rbdecode decode only     cpu %.3f s  (rbdecode gaps: decodes, prints no branch)" % dec_cpu)
+print("bare libipt block loop   cpu %.3f s  %s" % (bare_cpu, bare_out.decode().strip()))
+print("branches agree: %s" % (perf_out.count(b"\n") == rb_out.count(b"\n")))
+print("ratio text perf/rbdecode: %.2fx (target >= 3x)" % (perf_cpu / rb_cpu))
+print("ratio decode rbdecode/bare: %.2fx (target <= 1.5x)" % (dec_cpu / bare_cpu))
+db = os.path.join(work, "rb.db")
+def rm():
+    for f in (db, os.path.join(work, "perf.db")):
+        if os.path.exists(f):
+            os.remove(f)
+rbs_cpu, rbs_wall, _ = median([rb, data, "--symfs", fx, "-q", "-o", db], setup=rm)
+print("rbdecode -o SQLite       cpu %.3f s  wall %.3f s (decoding and SQLite run in two threads)" % (rbs_cpu, rbs_wall))
+script = "/usr/lib/perf-core/scripts/python/export-to-sqlite.py"
+if not os.path.exists(script):
+    script = None
+if script and os.environ.get("PT_BENCH_PERF_SQLITE", "1") == "1":
+    env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
+    rm()
+    t = run(["perf", "script", "-i", data, "--symfs", fx, "--itrace=b", "-s", script,
+             os.path.join(work, "perf.db"), "branches"], env=env)
+    print("perf export-to-sqlite    cpu %.3f s  wall %.3f s (one run)" % (t[1], t[0]))
+    print("ratio SQLite perf/rbdecode: cpu %.2fx, wall %.2fx (target >= 10x)" % (t[1] / rbs_cpu, t[0] / rbs_wall))
+PY

@@ -1,0 +1,950 @@
+/*
+ * ptgen - Intel PT perf.data fixtures with ground truth, made without PT
+ * hardware (issue 5; fixture format in tests/fixtures/intel-pt-gen/README.md).
+ *
+ *   ptgen trace PROG FLOW            single-step PROG (ptrace), write its flow file
+ *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR
+ *                                    OUTDIR/perf.data + OUTDIR/expected.txt +
+ *                                    OUTDIR/branches-T.txt for one variant
+ *   ptgen insns PROG FLOW EXPECTED T print the instruction addresses of thread T
+ *                                    that a decoder recovers (visible ranges)
+ *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
+ *   ptgen large PROG FLOW MB OUT [CPUS]
+ *                                    a benchmark perf.data with about MB megabytes
+ *                                    of trace (CPUS queues); counts on stdout
+ *
+ * Exit status: 0 done, 1 bad command line, 2 input unreadable, 3 ptrace
+ * refused (the caller may skip), 4 internal failure, 5 (ipt) libipt reported
+ * decode errors.
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "ptgen.h"
+
+#define START_TSC 2400000000000ull    /* perf time 1000 s */
+#define PID 4242u
+
+struct gen {
+	struct image im;
+	struct flow fl;
+	struct truth tr;
+	struct ptcfg cfg;
+	const char *name;     /* recorded comm and file name /rbfix/<name> */
+	char recname[128];
+};
+
+__attribute__((format(printf, 2, 3), noreturn)) static void die(int code, const char *fmt, ...);
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "ptgen: ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(code);
+}
+
+static void insn_at(struct gen *g, uint64_t ip, struct insn *in)
+{
+	if (image_insn(&g->im, ip, in) < 0) {
+		char b[64];
+		snprintf(b, sizeof(b), "%" PRIx64, ip);
+		die(2, "flow address 0x%s is not a decodable instruction of the program", b);
+	}
+}
+
+static void default_cfg(struct ptcfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mtc = 1;
+	c->cyc = 1;
+	c->mtc_period = 3;
+	c->ctc_ratio = 100;       /* 24 MHz crystal, 2.4 GHz TSC */
+	c->nom_ratio = 24;
+	c->psb_bytes = 512;
+	c->syscall_cycles = 2400;
+	c->irq_cycles = 4800;
+}
+
+/* --------------------------------------------------------- expected files */
+
+static const char *branch_kind(int kind)
+{
+	switch (kind) {
+	case IK_JCC: return "jcc";
+	case IK_JMP: case IK_JMP_IND: return "jmp";
+	case IK_CALL: case IK_CALL_IND: return "call";
+	case IK_RET: return "return";
+	case IK_SYSCALL: return "syscall";
+	}
+	return NULL;
+}
+
+static size_t write_branches(struct gen *g, int t, FILE *out)
+{
+	const struct thread_flow *th = &g->fl.th[t];
+	const uint8_t *fl = g->tr.flags[t];
+	size_t nb = 0;
+	for (size_t i = 0; i < th->n; i++) {
+		if (!(fl[i] & TF_VISIBLE))
+			continue;
+		if (fl[i] & TF_BEGIN) {
+			fprintf(out, "0 %" PRIx64 " tr_strt\n", th->ip[i]);
+			nb++;
+		}
+		struct insn in;
+		insn_at(g, th->ip[i], &in);
+		const char *k = branch_kind(in.kind);
+		if (in.kind == IK_SYSCALL) {
+			fprintf(out, "%" PRIx64 " 0 tr_end_syscall\n", th->ip[i]);
+			nb++;
+		} else if (k && i + 1 < th->n && !(in.kind == IK_JCC && th->ip[i + 1] == th->ip[i] + in.size)) {
+			fprintf(out, "%" PRIx64 " %" PRIx64 " %s\n", th->ip[i], th->ip[i + 1], k);
+			nb++;
+		}
+		if ((fl[i] & TF_ASYNC_AFTER) && i + 1 < th->n) {
+			fprintf(out, "%" PRIx64 " 0 tr_end_async\n", th->ip[i + 1]);
+			nb++;
+		}
+	}
+	return nb;
+}
+
+static void write_expected(struct gen *g, const char *dir, const char *variant, const char *desc)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/expected.txt", dir);
+	FILE *e = fopen(path, "w");
+	if (!e)
+		die(2, "cannot write %s", path);
+	fprintf(e, "# ptgen expected results v1 (format: tests/fixtures/intel-pt-gen/README.md)\n");
+	fprintf(e, "program %s\nvariant %s\n# %s\n", g->name, variant, desc);
+	for (int t = 0; t < g->fl.nth; t++) {
+		char bp[1024];
+		snprintf(bp, sizeof(bp), "%s/branches-%d.txt", dir, t);
+		FILE *b = fopen(bp, "w");
+		if (!b)
+			die(2, "cannot write %s", bp);
+		size_t nb = write_branches(g, t, b);
+		fclose(b);
+		const struct thread_flow *th = &g->fl.th[t];
+		size_t vis = 0;
+		for (size_t i = 0; i < th->n; i++)
+			vis += g->tr.flags[t][i] & TF_VISIBLE;
+		fprintf(e, "thread %d pid %u tid %u insns %zu executed %zu branches %zu\n", t, PID, PID + (unsigned)t,
+			vis, th->n, nb);
+		for (size_t i = 0; i < th->n;) {
+			if (!(g->tr.flags[t][i] & TF_VISIBLE)) {
+				i++;
+				continue;
+			}
+			size_t j = i;
+			while (j < th->n && (g->tr.flags[t][j] & TF_VISIBLE))
+				j++;
+			fprintf(e, "visible %d %zu %zu\n", t, i, j - i);
+			i = j;
+		}
+	}
+	for (int q = 0; q < g->tr.nqueues; q++) {
+		fprintf(e, "queue %d cpu %d threads", q, q);
+		for (int t = 0; t < g->fl.nth; t++)
+			if (g->tr.queue_threads[q] & (1u << t))
+				fprintf(e, " %d", t);
+		fputc('\n', e);
+	}
+	if (g->tr.lost_records)
+		fprintf(e, "lost-records 0 %" PRIu64 "\n", g->tr.lost_records);
+	for (int k = 0; k < g->tr.ngaps; k++) {   /* what perf's decoder reports for the losses it sees in the trace */
+		const char *r = g->tr.gaps[k].reason;
+		if (!strcmp(r, "overflow"))
+			fprintf(e, "perf-error 7 Overflow packet\n");
+		else if (!strcmp(r, "aux-truncated"))
+			fprintf(e, "perf-error 8 Lost trace data\n");
+	}
+	for (int k = 0; k < g->tr.ngaps; k++) {
+		const struct gap *gp = &g->tr.gaps[k];
+		const struct thread_flow *th = &g->fl.th[gp->thread];
+		/* perf times: the last decodable instruction before the gap, the first after */
+		size_t a = gp->first, b = gp->first + gp->count;
+		uint64_t t0 = a ? wrap_perf_time(g->tr.tsc[gp->thread][a - 1]) : 0;
+		uint64_t t1 = b < th->n ? wrap_perf_time(g->tr.tsc[gp->thread][b]) : 0;
+		fprintf(e, "gap %d %zu %zu %" PRIx64 " %" PRIx64 " %s %" PRIu64 " %" PRIu64 "\n", gp->thread, a,
+			gp->count, th->ip[a], th->ip[b - 1], gp->reason, t0, t1);
+	}
+	fclose(e);
+}
+
+/* ---------------------------------------------------------------- drivers */
+
+static void truth_init(struct gen *g)
+{
+	for (int t = 0; t < g->fl.nth; t++) {
+		g->tr.flags[t] = calloc(g->fl.th[t].n + 1, 1);
+		g->tr.tsc[t] = calloc(g->fl.th[t].n + 1, sizeof(uint64_t));
+		if (!g->tr.flags[t] || !g->tr.tsc[t])
+			die(4, "%s", "out of memory");
+		for (size_t i = 0; i < g->fl.th[t].n; i++)
+			g->tr.flags[t][i] = TF_VISIBLE;
+	}
+}
+
+static void add_gap(struct gen *g, int t, size_t first, size_t count, const char *reason)
+{
+	if (!count)
+		return;
+	if (g->tr.ngaps >= (int)(sizeof(g->tr.gaps) / sizeof(g->tr.gaps[0])))
+		die(4, "%s", "too many gaps");
+	g->tr.gaps[g->tr.ngaps++] = (struct gap){ t, first, count, reason };
+	for (size_t i = first; i < first + count; i++)
+		g->tr.flags[t][i] &= (uint8_t)~(TF_VISIBLE | TF_BEGIN);
+	g->tr.flags[t][first + count] |= TF_LOSS;
+}
+
+static int needs_trace(struct gen *g, int t, size_t i)
+{
+	struct insn in;
+	insn_at(g, g->fl.th[t].ip[i], &in);
+	return in.kind == IK_JCC || in.kind == IK_JMP_IND || in.kind == IK_CALL_IND || in.kind == IK_RET;
+}
+
+/*
+ * Where a loss starts: the first index >= @from that follows an instruction
+ * which consumed trace (a TNT bit or a TIP). The packets before the loss
+ * prove every instruction before it; the straight-line instructions after
+ * it are not proven, and neither perf nor libipt reports them (both see the
+ * end of the data or the OVF before walking on).
+ */
+static size_t loss_start(struct gen *g, int t, size_t from)
+{
+	for (size_t i = from < 1 ? 1 : from; i + 1 < g->fl.th[t].n; i++)
+		if (needs_trace(g, t, i - 1))
+			return i;
+	die(4, "%s", "no place for a loss in the flow");
+}
+
+/* An index >= @from whose instruction is not a system call and does not follow one. */
+static size_t plain_index(struct gen *g, int t, size_t from)
+{
+	for (size_t i = from; i + 1 < g->fl.th[t].n; i++) {
+		struct insn a, b;
+		insn_at(g, g->fl.th[t].ip[i], &a);
+		insn_at(g, g->fl.th[t].ip[i - 1], &b);
+		if (a.kind != IK_SYSCALL && b.kind != IK_SYSCALL)
+			return i;
+	}
+	die(4, "%s", "no plain instruction in the flow");
+	return 0;
+}
+
+/* Called before instruction @i of thread @t is encoded (variants inject events). */
+typedef void (*insn_hook)(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx);
+
+/*
+ * Run thread @t's instructions [from, to) on stream @s. A system call's
+ * return re-enables tracing unless it is the span's last instruction (the
+ * caller then decides what runs next).
+ */
+static void run_span(struct gen *g, struct ptstream *s, int t, size_t from, size_t to, insn_hook hook, void *ctx)
+{
+	const struct thread_flow *th = &g->fl.th[t];
+	s->thread = t;
+	s->index = from;
+	for (size_t i = from; i < to; i++) {
+		if (hook)
+			hook(g, s, t, i, ctx);
+		struct insn in;
+		insn_at(g, th->ip[i], &in);
+		uint64_t next = i + 1 < th->n ? th->ip[i + 1] : 0;
+		g->tr.tsc[t][i] = s->tsc;
+		ps_insn(s, &in, next);
+		if (in.kind == IK_SYSCALL && i + 1 < to) {
+			ps_idle(s, g->cfg.syscall_cycles);
+			ps_enable(s, next);
+			g->tr.flags[t][i + 1] |= TF_BEGIN;
+		}
+	}
+}
+
+/* Tracing (re)starts for thread @t at instruction @i. */
+static void enable_at(struct gen *g, struct ptstream *s, int t, size_t i)
+{
+	s->thread = t;
+	s->index = i;
+	ps_enable(s, g->fl.th[t].ip[i]);
+	g->tr.flags[t][i] |= TF_BEGIN;
+}
+
+/* An interrupt before instruction @i of thread @t: FUP, TIP.PGD. */
+static void interrupt_at(struct gen *g, struct ptstream *s, int t, size_t i)
+{
+	ps_interrupt(s, g->fl.th[t].ip[i]);
+	g->tr.flags[t][i - 1] |= TF_ASYNC_AFTER;
+}
+
+/*
+ * AUX chunks end at the stream's cut points (packet boundaries, as the AUX
+ * head is when tracing stops) and at its end: per chunk an AUX record
+ * (kernel; @trunc_at: the chunk ending there is flagged TRUNCATED) and an
+ * AUXTRACE record with the bytes, padded to 8 (zeros: PAD packets).
+ */
+static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t tid, uint64_t tsc_end,
+			 size_t trunc_at)
+{
+	size_t off = 0;
+	for (int k = 0; k <= s->ncuts; k++) {
+		size_t end = k < s->ncuts ? s->cuts[k].offset : s->len;
+		uint64_t tsc = k < s->ncuts ? s->cuts[k].tsc : tsc_end;
+		if (end <= off)
+			continue;
+		wrap_aux(w, cpu, tsc, PID, tid, off, end - off, end == trunc_at ? 1 /* TRUNCATED */ : 0);
+		wrap_auxtrace(w, cpu, tsc, tid, off, s->buf + off, end - off);
+		off = end;
+	}
+}
+
+static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch)
+{
+	g->tr.nqueues = ncpus;
+	for (int q = 0; q < ncpus; q++)   /* one thread per CPU unless the variant says otherwise */
+		g->tr.queue_threads[q] = q < g->fl.nth ? 1u << q : 0;
+	struct wrap_cfg wc = { .pt = &g->cfg, .ncpus = ncpus, .snapshot = snapshot,
+			       .have_sched_switch = sched_switch };
+	wc.img[0] = &g->im;
+	wc.img_name[0] = g->recname;
+	struct wrap *w;
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/perf.data", out);
+	if (wrap_open(&w, path, &wc) < 0)
+		exit(4);
+	return w;
+}
+
+/* The process's sideband up to its first instruction: COMM (exec), MMAP2, ITRACE_START, SWITCH in. */
+static void process_start(struct gen *g, struct wrap *w, uint64_t t0)
+{
+	wrap_comm(w, 0, t0 + 100, PID, PID, g->name, 1);
+	wrap_mmap2(w, 0, t0 + 200, PID, PID, &g->im, g->recname);
+	wrap_itrace_start(w, 0, t0 + 300, PID, PID);
+	wrap_switch(w, 0, t0 + 400, PID, PID, 0);
+}
+
+static void stream_init(struct gen *g, struct ptstream *s, size_t cut_every)
+{
+	if (ps_init(s, &g->cfg, START_TSC) < 0)
+		die(4, "%s", "libipt: cannot allocate an encoder");
+	s->cut_every = cut_every;
+	s->next_cut = cut_every;
+	ps_psb(s);              /* TraceEn set in the kernel: PSB+ without FUP */
+	ps_idle(s, 1000);
+}
+
+static void finish_single(struct gen *g, struct wrap *w, struct ptstream *s, size_t trunc_at)
+{
+	ps_pad(s);
+	uint64_t tend = s->tsc + 500;
+	wrap_switch(w, 0, tend - 100, PID, PID, 1);
+	wrap_fork(w, 0, tend, PID, PID, PID, 1);
+	write_chunks(w, s, 0, PID, tend, trunc_at);
+	wrap_round(w);
+	if (wrap_close(w) < 0)
+		exit(4);
+	ps_free(s);
+}
+
+/* ------------------------------------------------------------- variants */
+
+static void variant_full(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 600);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, g->fl.th[0].n, NULL, NULL);
+	finish_single(g, w, &s, 0);
+}
+
+struct loss { size_t k1, k2; };
+
+static void hook_ovf(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
+{
+	struct loss *l = ctx;
+	if (i == l->k1)
+		ps_overflow_begin(s);
+	if (i == l->k2) {
+		ps_overflow_end(s, g->fl.th[t].ip[i]);
+		g->tr.flags[t][i] |= TF_BEGIN;
+	}
+}
+
+static void variant_ovf(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	struct loss l;
+	l.k1 = loss_start(g, 0, g->fl.th[0].n / 3);
+	l.k2 = plain_index(g, 0, l.k1 + 700);
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 600);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, g->fl.th[0].n, hook_ovf, &l);
+	add_gap(g, 0, l.k1, l.k2 - l.k1, "overflow");
+	finish_single(g, w, &s, 0);
+}
+
+static void hook_trunc(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
+{
+	struct loss *l = ctx;
+	if (i == l->k1) {
+		ps_stop(s);
+		ps_cut(s);   /* the AUX record that filled the buffer ends here */
+	}
+	if (i == l->k2) {
+		ps_restart(s);
+		ps_idle(s, 1000);
+		enable_at(g, s, t, i);
+	}
+}
+
+static void variant_truncated(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	struct loss l;
+	l.k1 = loss_start(g, 0, g->fl.th[0].n / 2);
+	l.k2 = plain_index(g, 0, l.k1 + 900);
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 0);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, g->fl.th[0].n, hook_trunc, &l);
+	add_gap(g, 0, l.k1, l.k2 - l.k1, "aux-truncated");
+	g->tr.flags[0][l.k2] |= TF_BEGIN;
+	finish_single(g, w, &s, s.cuts[0].offset);
+}
+
+static void variant_lost(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 600);
+	enable_at(g, &s, 0, 0);
+	size_t half = g->fl.th[0].n / 2;
+	run_span(g, &s, 0, 0, half, NULL, NULL);
+	wrap_lost(w, 0, s.tsc, PID, PID, 3);   /* 3 sideband records lost; the trace is whole */
+	g->tr.lost_records = 3;
+	run_span(g, &s, 0, half, g->fl.th[0].n, NULL, NULL);
+	finish_single(g, w, &s, 0);
+}
+
+/*
+ * Snapshot mode: an AUX ring of @ring bytes; at each snapshot point the task
+ * is interrupted (FUP, TIP.PGD), perf copies the ring (AUX record with
+ * OVERWRITE, aux_offset = head), and tracing restarts (PSB+ in the kernel,
+ * then TIP.PGE when the task resumes).
+ */
+struct snap { size_t at[4]; int n; size_t head[5]; uint64_t tsc[5]; int nsnap; };
+
+static void hook_snap(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
+{
+	struct snap *sn = ctx;
+	for (int k = 0; k < sn->n; k++) {
+		if (sn->at[k] != i)
+			continue;
+		interrupt_at(g, s, t, i);
+		sn->head[sn->nsnap] = s->len;
+		sn->tsc[sn->nsnap++] = s->tsc;
+		ps_idle(s, g->cfg.irq_cycles);
+		ps_restart(s);
+		ps_idle(s, 200);
+		enable_at(g, s, t, i);
+	}
+}
+
+static void snapshot_variant(struct gen *g, const char *out, size_t ring, const double *where, int nwhere)
+{
+	struct ptstream s;
+	struct snap sn;
+	memset(&sn, 0, sizeof(sn));
+	g->cfg.psb_bytes = 256;
+	size_t n = g->fl.th[0].n;
+	for (int k = 0; k < nwhere; k++)
+		sn.at[sn.n++] = plain_index(g, 0, (size_t)((double)n * where[k]));
+	struct wrap *w = open_wrap(g, out, 1, 1, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 0);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, n, hook_snap, &sn);
+	sn.head[sn.nsnap] = s.len;      /* the last snapshot, at exit */
+	sn.tsc[sn.nsnap++] = s.tsc;
+	ps_pad(&s);
+	/* what each snapshot holds, and what a decoder recovers from it */
+	size_t prev_end = 0;
+	int prev_t = 0;
+	size_t prev_idx = 0;            /* first instruction not yet decoded */
+	for (int k = 0; k < sn.nsnap; k++) {
+		size_t head = sn.head[k], size = head < ring ? head : ring, start = head - size;
+		if (start > prev_end) {
+			/* a hole: the decoder resyncs at the first PSB at or after start */
+			size_t m = 0;
+			while (m < s.npsb && s.psb[m].offset < start)
+				m++;
+			if (m == s.npsb || s.psb[m].offset >= head)
+				die(4, "%s", "snapshot without a PSB");
+			size_t resume = s.psb[m].index;
+			add_gap(g, prev_t, prev_idx, resume - prev_idx,
+				k ? "snapshot-hole" : "overwritten-before-first-snapshot");
+			if (s.psb[m].enabled)   /* sync at PSB+ FUP: no trace-begin branch (as perf) */
+				g->tr.flags[prev_t][resume] &= (uint8_t)~TF_BEGIN;
+		}
+		/* the copy of the ring: the bytes padded to 8 are whatever the ring holds */
+		size_t padded = (size + 7) & ~(size_t)7;
+		uint8_t *copy = calloc(1, padded + 8);
+		memcpy(copy, s.buf + start, size);
+		wrap_aux(w, 0, sn.tsc[k] + 50, PID, PID, head, size, 2 /* OVERWRITE */);
+		wrap_auxtrace(w, 0, sn.tsc[k] + 100, PID, start, copy, size);
+		free(copy);
+		prev_end = head;
+		prev_idx = k < sn.n ? sn.at[k] : n;
+		prev_t = 0;
+	}
+	uint64_t tend = s.tsc + 500;
+	wrap_switch(w, 0, tend - 100, PID, PID, 1);
+	wrap_fork(w, 0, tend, PID, PID, PID, 1);
+	wrap_round(w);
+	if (wrap_close(w) < 0)
+		exit(4);
+	ps_free(&s);
+}
+
+static void variant_snapshot(struct gen *g, const char *out)
+{
+	static const double where[] = { 0.3, 0.55, 0.8 };
+	snapshot_variant(g, out, 2048, where, 3);
+}
+
+static void variant_snapshot_hole(struct gen *g, const char *out)
+{
+	static const double where[] = { 0.25, 0.75 };
+	snapshot_variant(g, out, 512, where, 2);
+}
+
+
+/* ------------------------------------------------------- two threads */
+
+/* Indices of thread @t's system calls. */
+static int syscalls_of(struct gen *g, int t, size_t *out, int max)
+{
+	int n = 0;
+	for (size_t i = 0; i < g->fl.th[t].n && n < max; i++) {
+		struct insn in;
+		insn_at(g, g->fl.th[t].ip[i], &in);
+		if (in.kind == IK_SYSCALL)
+			out[n++] = i;
+	}
+	return n;
+}
+
+static void need_threads(struct gen *g)
+{
+	if (g->fl.nth != 2)
+		die(2, "%s: this variant needs a program with two threads", g->name);
+}
+
+/*
+ * Per-CPU, two CPUs: the main thread on CPU 0, its clone on CPU 1, each with
+ * its own AUX area; per-task SWITCH records (have_sched_switch 2). The main
+ * thread's last sched_yield lasts until the clone has exited, so that its
+ * wait finds the clone gone (as in the single-stepped run).
+ */
+static void variant_two_cpus(struct gen *g, const char *out)
+{
+	need_threads(g);
+	size_t sc0[8], sc1[8];
+	int n0 = syscalls_of(g, 0, sc0, 8), n1 = syscalls_of(g, 1, sc1, 8);
+	if (n0 < 3 || n1 < 1)
+		die(2, "%s: expected a clone and sched_yield calls", g->name);
+	size_t nt0 = g->fl.th[0].n, nt1 = g->fl.th[1].n;
+	struct ptstream s0, s1;
+	struct wrap *w = open_wrap(g, out, 2, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s0, 500);
+	enable_at(g, &s0, 0, 0);
+	run_span(g, &s0, 0, 0, sc0[0] + 1, NULL, NULL);       /* up to the clone */
+	uint64_t tc = s0.tsc;
+	wrap_fork(w, 0, tc + 200, PID, PID + 1, PID, 0);
+	if (ps_init(&s1, &g->cfg, tc + 600) < 0)
+		die(4, "%s", "libipt: cannot allocate an encoder");
+	s1.cut_every = 500;
+	s1.next_cut = 500;
+	wrap_itrace_start(w, 1, tc + 700, PID, PID + 1);
+	wrap_switch(w, 1, tc + 800, PID, PID + 1, 0);
+	ps_psb(&s1);
+	ps_idle(&s1, 400);
+	enable_at(g, &s1, 1, 0);
+	run_span(g, &s1, 1, 0, nt1, NULL, NULL);
+	ps_pad(&s1);
+	uint64_t t1end = s1.tsc + 300;
+	wrap_switch(w, 1, t1end, PID, PID + 1, 1);
+	wrap_fork(w, 1, t1end + 100, PID, PID + 1, PID, 1);
+	/* main: after the clone, up to and including its last sched_yield */
+	size_t last_yield = sc0[n0 - 2];
+	ps_idle(&s0, g->cfg.syscall_cycles);
+	enable_at(g, &s0, 0, sc0[0] + 1);
+	run_span(g, &s0, 0, sc0[0] + 1, last_yield + 1, NULL, NULL);
+	ps_idle(&s0, s0.tsc < t1end + 1000 ? t1end + 1000 - s0.tsc : g->cfg.syscall_cycles);
+	enable_at(g, &s0, 0, last_yield + 1);
+	run_span(g, &s0, 0, last_yield + 1, nt0, NULL, NULL);
+	ps_pad(&s0);
+	uint64_t tend = s0.tsc + 500;
+	wrap_switch(w, 0, tend - 100, PID, PID, 1);
+	wrap_fork(w, 0, tend, PID, PID, PID, 1);
+	write_chunks(w, &s0, 0, PID, tend, 0);
+	write_chunks(w, &s1, 1, PID + 1, t1end + 200, 0);
+	wrap_round(w);
+	if (wrap_close(w) < 0)
+		exit(4);
+	ps_free(&s0);
+	ps_free(&s1);
+}
+
+/*
+ * One CPU, CPU-wide context-switch sideband (SWITCH_CPU_WIDE, have_sched_switch
+ * 3): the threads take turns at their sched_yield calls, and once the main
+ * thread is preempted by an interrupt (FUP, TIP.PGD) in the middle of its
+ * loop; it resumes there later with TIP.PGE. Nothing of the user-space flow
+ * is lost; no PIP (user-only tracing, and both threads share CR3).
+ */
+struct slice { int t; size_t end; int preempt; };
+
+static void variant_one_cpu(struct gen *g, const char *out)
+{
+	need_threads(g);
+	size_t sc0[8], sc1[8];
+	int n0 = syscalls_of(g, 0, sc0, 8), n1 = syscalls_of(g, 1, sc1, 8);
+	if (n0 != 5 || n1 != 4)
+		die(2, "%s: expected clone, 3 sched_yield, exit_group / 3 sched_yield, exit", g->name);
+	size_t p = plain_index(g, 0, (sc0[1] + sc0[2]) / 2);
+	const struct slice plan[] = {
+		{ 0, sc0[0] + 1, 0 }, { 1, sc1[0] + 1, 0 }, { 0, p, 1 }, { 1, sc1[1] + 1, 0 },
+		{ 0, sc0[2] + 1, 0 }, { 1, sc1[2] + 1, 0 }, { 0, sc0[3] + 1, 0 }, { 1, g->fl.th[1].n, 0 },
+		{ 0, g->fl.th[0].n, 0 },
+	};
+	struct ptstream s;
+	struct wrap *w = open_wrap(g, out, 1, 0, 3);
+	g->tr.queue_threads[0] = 3;
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 500);
+	size_t cur[2] = { 0, 0 };
+	int prev = -1;
+	for (size_t k = 0; k < sizeof(plan) / sizeof(plan[0]); k++) {
+		int t = plan[k].t;
+		if (prev >= 0 && prev != t) {
+			uint64_t ts = s.tsc + 300;
+			wrap_switch_cpu_wide(w, 0, ts, PID, PID + (unsigned)prev, 1, PID, PID + (unsigned)t);
+			wrap_switch_cpu_wide(w, 0, ts + 200, PID, PID + (unsigned)t, 0, PID, PID + (unsigned)prev);
+			ps_idle(&s, 600);
+		}
+		if (t == 1 && cur[1] == 0)
+			wrap_fork(w, 0, s.tsc - 500, PID, PID + 1, PID, 0);
+		enable_at(g, &s, t, cur[t]);
+		run_span(g, &s, t, cur[t], plan[k].end, NULL, NULL);
+		if (plan[k].preempt) {
+			interrupt_at(g, &s, t, plan[k].end);
+			ps_idle(&s, g->cfg.irq_cycles);
+		} else {
+			ps_idle(&s, g->cfg.syscall_cycles);
+		}
+		if (plan[k].end == g->fl.th[t].n)
+			wrap_fork(w, 0, s.tsc, PID, PID + (unsigned)t, PID, 1);
+		cur[t] = plan[k].end;
+		prev = t;
+	}
+	ps_pad(&s);
+	write_chunks(w, &s, 0, PID, s.tsc + 500, 0);
+	wrap_round(w);
+	if (wrap_close(w) < 0)
+		exit(4);
+	ps_free(&s);
+}
+
+struct variant {
+	const char *name;
+	void (*run)(struct gen *g, const char *out);
+	const char *desc;
+};
+
+static const struct variant variants[] = {
+	{ "full", variant_full, "full trace, one CPU, AUX data in AUXTRACE chunks of about 600 bytes" },
+	{ "ovf", variant_ovf, "full trace with an internal buffer overflow: packets lost, then OVF, FUP" },
+	{ "truncated", variant_truncated,
+	  "AUX area full: the AUX record is flagged TRUNCATED, tracing stops, restarts with PSB+ and TIP.PGE" },
+	{ "lost", variant_lost, "full trace and a PERF_RECORD_LOST record (3 sideband records lost)" },
+	{ "snapshot", variant_snapshot,
+	  "snapshot mode, 2048-byte AUX ring, 4 snapshots that overlap (perf trims the repeated bytes)" },
+	{ "snapshot-hole", variant_snapshot_hole,
+	  "snapshot mode, 512-byte AUX ring, 3 snapshots with data overwritten between them" },
+	{ "two-cpus", variant_two_cpus,
+	  "two threads on two CPUs (per-CPU AUX areas), per-task SWITCH records" },
+	{ "one-cpu", variant_one_cpu,
+	  "two threads taking turns on one CPU (SWITCH_CPU_WIDE), one preemption by an interrupt" },
+};
+
+static const struct variant *find_variant(const char *name)
+{
+	for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++)
+		if (!strcmp(variants[i].name, name))
+			return &variants[i];
+	return NULL;
+}
+
+static void load(struct gen *g, const char *prog, const char *flowpath, const char *name)
+{
+	char err[512];
+	memset(g, 0, sizeof(*g));
+	default_cfg(&g->cfg);
+	g->name = name;
+	snprintf(g->recname, sizeof(g->recname), "/rbfix/%s", name);
+	if (image_open(&g->im, prog, err, sizeof(err)) < 0)
+		die(2, "%s", err);
+	if (flow_read(&g->fl, &g->im, flowpath, err, sizeof(err)) < 0)
+		die(2, "%s", err);
+	truth_init(g);
+}
+
+static void gen_free(struct gen *g)
+{
+	for (int t = 0; t < PTGEN_MAX_THREADS; t++) {
+		free(g->tr.flags[t]);
+		free(g->tr.tsc[t]);
+	}
+	flow_free(&g->fl);
+	image_close(&g->im);
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+	if (argc != 4)
+		return 1;
+	struct image im;
+	struct flow f;
+	char err[512];
+	if (image_open(&im, argv[2], err, sizeof(err)) < 0)
+		die(2, "%s", err);
+	if (trace_program(argv[2], &f, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ptgen: %s\n", err);
+		return 3;
+	}
+	FILE *o = fopen(argv[3], "w");
+	if (!o)
+		die(2, "cannot write %s", argv[3]);
+	const char *base = strrchr(argv[2], '/');
+	flow_write(&f, &im, base ? base + 1 : argv[2], o);
+	fclose(o);
+	for (int t = 0; t < f.nth; t++)
+		fprintf(stderr, "ptgen: %s thread %d: %zu instructions\n", argv[2], t, f.th[t].n);
+	flow_free(&f);
+	image_close(&im);
+	return 0;
+}
+
+static int cmd_fixture(int argc, char **argv)
+{
+	if (argc != 7)
+		return 1;
+	const struct variant *v = find_variant(argv[2]);
+	if (!v)
+		die(1, "unknown variant %s", argv[2]);
+	struct gen g;
+	load(&g, argv[3], argv[4], argv[5]);
+	mkdir(argv[6], 0755);
+	v->run(&g, argv[6]);
+	write_expected(&g, argv[6], v->name, v->desc);
+	gen_free(&g);
+	return 0;
+}
+
+static int cmd_insns(int argc, char **argv)
+{
+	if (argc != 6)
+		return 1;
+	struct gen g;
+	load(&g, argv[2], argv[3], "x");
+	int t = atoi(argv[5]);
+	FILE *e = fopen(argv[4], "r");
+	if (!e)
+		die(2, "cannot read %s", argv[4]);
+	char line[256];
+	/* the visible ranges, in flow order */
+	uint8_t *show = calloc(g.fl.th[t < PTGEN_MAX_THREADS && t >= 0 ? t : 0].n + 1, 1);
+	while (fgets(line, sizeof(line), e)) {
+		int tt;
+		size_t first, count;
+		if (sscanf(line, "visible %d %zu %zu", &tt, &first, &count) != 3 || tt != t)
+			continue;
+		if (tt >= g.fl.nth || first + count > g.fl.th[tt].n)
+			die(2, "%s: visible range outside the flow", argv[4]);
+		memset(show + first, 1, count);
+	}
+	for (size_t i = 0; t >= 0 && t < g.fl.nth && i < g.fl.th[t].n; i++)
+		if (show[i])
+			printf("%" PRIx64 "\n", g.fl.th[t].ip[i]);
+	free(show);
+	fclose(e);
+	gen_free(&g);
+	return 0;
+}
+
+
+/* ------------------------------------------------------------ large mode */
+
+/*
+ * A benchmark trace: the full-trace episode of one program run (exactly the
+ * bytes of the 'full' variant, which tests/ptgen.test checks against perf),
+ * repeated. Repetition r is shifted in time by r * P TSC ticks, P a multiple
+ * of the MTC wrap (256 MTC periods), so only the TSC and TMA packets change;
+ * MTC payloads and CYC counts are the same in every repetition. One
+ * repetition ends with TIP.PGD (exit_group) and the next starts with PSB+
+ * and TIP.PGE at the entry point, which is valid Intel PT (as if the task
+ * re-entered its entry point from the kernel). With CPUS > 1 each CPU runs
+ * another thread of the process through the same repetitions.
+ */
+static void patch_timing(struct gen *g, uint8_t *ep, const struct ptstream *s, uint64_t shift)
+{
+	for (size_t k = 0; k < s->ntiming; k++) {
+		uint8_t *p = ep + s->timing[k];
+		if (p[0] == 0x19) {                         /* TSC: 7 bytes, little endian */
+			uint64_t tsc = 0;
+			for (int b = 0; b < 7; b++)
+				tsc |= (uint64_t)p[1 + b] << (8 * b);
+			tsc = (tsc + shift) & ((1ull << 56) - 1);
+			for (int b = 0; b < 7; b++)
+				p[1 + b] = (uint8_t)(tsc >> (8 * b));
+		} else if (p[0] == 0x02 && p[1] == 0x73) {  /* TMA: CTC[15:0] moves by shift / ratio */
+			uint16_t ctc = (uint16_t)(p[2] | p[3] << 8);
+			ctc = (uint16_t)(ctc + shift / g->cfg.ctc_ratio);
+			p[2] = (uint8_t)ctc;
+			p[3] = (uint8_t)(ctc >> 8);
+		} else {
+			die(4, "%s", "timing packet offset does not hold a TSC or TMA");
+		}
+	}
+}
+
+static int cmd_large(int argc, char **argv)
+{
+	if (argc != 6 && argc != 7)
+		return 1;
+	struct gen g;
+	load(&g, argv[2], argv[3], "loops");
+	const char *slash = strrchr(argv[2], '/');
+	g.name = slash ? slash + 1 : argv[2];
+	snprintf(g.recname, sizeof(g.recname), "/rbfix/%s", g.name);
+	double mb = atof(argv[4]);
+	int ncpus = argc == 7 ? atoi(argv[6]) : 1;
+	if (mb <= 0 || ncpus < 1 || ncpus > 8)
+		die(1, "%s", "large: MB must be > 0 and CPUS 1..8");
+	if (g.fl.nth != 1)
+		die(2, "%s: large mode repeats a one-thread program", g.name);
+
+	struct ptstream s;
+	if (ps_init(&s, &g.cfg, START_TSC) < 0)
+		die(4, "%s", "libipt: cannot allocate an encoder");
+	s.track_timing = 1;
+	ps_psb(&s);
+	ps_idle(&s, 1000);
+	enable_at(&g, &s, 0, 0);
+	run_span(&g, &s, 0, 0, g.fl.th[0].n, NULL, NULL);
+	ps_pad(&s);
+	uint64_t wrap = (256ull << g.cfg.mtc_period) * g.cfg.ctc_ratio;
+	uint64_t period = ((s.tsc - START_TSC + 2000) / wrap + 1) * wrap;
+	size_t total = (size_t)(mb * 1048576.0 / ncpus);
+	uint64_t reps = total / s.len + 1;
+	size_t per_chunk = (1u << 20) / s.len + 1;      /* about 1 MB per AUXTRACE record */
+
+	struct wrap_cfg wc = { .pt = &g.cfg, .ncpus = ncpus, .have_sched_switch = 2 };
+	wc.img[0] = &g.im;
+	wc.img_name[0] = g.recname;
+	struct wrap *w;
+	if (wrap_open(&w, argv[5], &wc) < 0)
+		exit(4);
+	process_start(&g, w, START_TSC);
+	for (int c = 1; c < ncpus; c++) {
+		wrap_fork(w, 0, START_TSC + 500, PID, PID + (unsigned)c, PID, 0);
+		wrap_itrace_start(w, c, START_TSC + 600, PID, PID + (unsigned)c);
+		wrap_switch(w, c, START_TSC + 700, PID, PID + (unsigned)c, 0);
+	}
+	uint8_t *chunk = malloc(per_chunk * s.len);
+	if (!chunk)
+		die(4, "%s", "out of memory");
+	uint64_t end_tsc = START_TSC + reps * period;
+	for (int c = 0; c < ncpus; c++) {
+		uint64_t off = 0;
+		for (uint64_t r = 0; r < reps;) {
+			size_t k = 0;
+			for (; k < per_chunk && r < reps; k++, r++) {
+				memcpy(chunk + k * s.len, s.buf, s.len);
+				patch_timing(&g, chunk + k * s.len, &s, r * period);
+			}
+			uint64_t tsc = START_TSC + r * period;
+			wrap_aux(w, c, tsc, PID, PID + (unsigned)c, off, k * s.len, 0);
+			wrap_auxtrace(w, c, tsc, PID + (unsigned)c, off, chunk, k * s.len);
+			off += k * s.len;
+		}
+		wrap_switch(w, c, end_tsc, PID, PID + (unsigned)c, 1);
+		wrap_fork(w, c, end_tsc + 100, PID, PID + (unsigned)c, PID, 1);
+	}
+	free(chunk);
+	wrap_round(w);
+	if (wrap_close(w) < 0)
+		exit(4);
+	FILE *nb = fopen("/dev/null", "w");
+	size_t branches = write_branches(&g, 0, nb);
+	fclose(nb);
+	printf("# ptgen large: %s, %" PRIu64 " repetitions of %zu trace bytes per CPU\n", g.name, reps, s.len);
+	for (int c = 0; c < ncpus; c++)
+		printf("thread %d pid %u tid %u insns %" PRIu64 " branches %" PRIu64 "\n", c, PID, PID + (unsigned)c,
+		       reps * g.fl.th[0].n, reps * branches);
+	printf("trace-bytes %" PRIu64 "\n", reps * s.len * (uint64_t)ncpus);
+	ps_free(&s);
+	gen_free(&g);
+	return 0;
+}
+
+static int cmd_ipt(int argc, char **argv)
+{
+	if (argc != 5)
+		return 1;
+	struct image im;
+	char err[512];
+	if (image_open(&im, argv[3], err, sizeof(err)) < 0)
+		die(2, "%s", err);
+	int rc = ipt_decode(argv[2], &im, atoi(argv[4]), stdout);
+	image_close(&im);
+	return rc < 0 ? 2 : rc ? 5 : 0;   /* 5: decoded, with errors */
+}
+
+int main(int argc, char **argv)
+{
+	int rc = 1;
+	if (argc >= 2 && !strcmp(argv[1], "trace"))
+		rc = cmd_trace(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "fixture"))
+		rc = cmd_fixture(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "insns"))
+		rc = cmd_insns(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "ipt"))
+		rc = cmd_ipt(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "large"))
+		rc = cmd_large(argc, argv);
+	if (rc == 1)
+		fprintf(stderr, "usage: ptgen trace PROG FLOW | fixture VARIANT PROG FLOW NAME OUTDIR |"
+				" insns PROG FLOW EXPECTED THREAD | ipt PERFDATA PROG QUEUE | large PROG FLOW MB OUT [CPUS]\n");
+	return rc;
+}

@@ -1,0 +1,169 @@
+/*
+ * trace.c - stage 1: the true instruction flow of a fixture program, from
+ * ptrace single-stepping. Every user-space instruction address of every
+ * thread is recorded in order.
+ *
+ * Threads: with PTRACE_O_TRACECLONE the new thread is traced from its first
+ * instruction. To make the flow the same on every run, the new thread runs to
+ * its exit while the creating thread waits in its clone event stop; then the
+ * creator goes on. The programs are written so that this order is a valid
+ * schedule (the creator's later wait finds the thread gone).
+ */
+#include "config.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "ptgen.h"
+
+void flow_push(struct thread_flow *t, uint64_t ip)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 4096;
+		uint64_t *p = realloc(t->ip, cap * sizeof(*p));
+		if (!p) {
+			fprintf(stderr, "ptgen: out of memory\n");
+			exit(4);
+		}
+		t->ip = p;
+		t->cap = cap;
+	}
+	t->ip[t->n++] = ip;
+}
+
+void flow_free(struct flow *f)
+{
+	for (int i = 0; i < PTGEN_MAX_THREADS; i++)
+		free(f->th[i].ip);
+	memset(f, 0, sizeof(*f));
+}
+
+static int get_rip(pid_t tid, uint64_t *rip)
+{
+	errno = 0;
+	long v = ptrace(PTRACE_PEEKUSER, tid, (void *)offsetof(struct user_regs_struct, rip), NULL);
+	if (errno)
+		return -1;
+	*rip = (uint64_t)v;
+	return 0;
+}
+
+/*
+ * Step @tid until it exits or stops in a clone event (returns the new tid
+ * then, 0 on exit). Records each address before executing it.
+ */
+static long step_until_event(pid_t tid, struct thread_flow *t, int *resume_pending, char *err, size_t errlen)
+{
+	for (;;) {
+		uint64_t rip;
+		if (!*resume_pending) {
+			if (get_rip(tid, &rip) < 0) {
+				snprintf(err, errlen, "PTRACE_PEEKUSER rip of %d: %s", tid, strerror(errno));
+				return -1;
+			}
+			flow_push(t, rip);
+		}
+		*resume_pending = 0;
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0) {
+			snprintf(err, errlen, "PTRACE_SINGLESTEP %d: %s", tid, strerror(errno));
+			return -1;
+		}
+		int st;
+		if (waitpid(tid, &st, __WALL) < 0) {
+			snprintf(err, errlen, "waitpid %d: %s", tid, strerror(errno));
+			return -1;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			return 0;
+		if (!WIFSTOPPED(st)) {
+			snprintf(err, errlen, "thread %d: unexpected wait status 0x%x", tid, st);
+			return -1;
+		}
+		if (st >> 8 == (SIGTRAP | (PTRACE_EVENT_CLONE << 8))) {
+			unsigned long nt;
+			if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &nt) < 0) {
+				snprintf(err, errlen, "PTRACE_GETEVENTMSG %d: %s", tid, strerror(errno));
+				return -1;
+			}
+			*resume_pending = 1;   /* the clone instruction is recorded; it completes on the next step */
+			return (long)nt;
+		}
+		if (WSTOPSIG(st) != SIGTRAP) {
+			snprintf(err, errlen, "thread %d stopped by signal %d at instruction %zu", tid,
+				 WSTOPSIG(st), t->n);
+			return -1;
+		}
+	}
+}
+
+int trace_program(const char *path, struct flow *f, char *err, size_t errlen)
+{
+	memset(f, 0, sizeof(*f));
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+		}
+		personality(ADDR_NO_RANDOMIZE);
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(126);
+		char *argv[] = { (char *)path, NULL };
+		char *envp[] = { NULL };
+		execve(path, argv, envp);
+		_exit(127);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) < 0 || !WIFSTOPPED(st)) {
+		snprintf(err, errlen, "%s: did not stop at exec under ptrace (status 0x%x)", path, st);
+		return -1;
+	}
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)) < 0) {
+		snprintf(err, errlen, "PTRACE_SETOPTIONS: %s", strerror(errno));
+		kill(pid, SIGKILL);
+		return -1;
+	}
+	f->nth = 1;
+	int main_pending = 0;
+	for (;;) {
+		long nt = step_until_event(pid, &f->th[0], &main_pending, err, errlen);
+		if (nt < 0)
+			goto fail;
+		if (nt == 0)
+			break;
+		if (f->nth >= PTGEN_MAX_THREADS) {
+			snprintf(err, errlen, "%s: more than %d threads", path, PTGEN_MAX_THREADS);
+			goto fail;
+		}
+		/* the new thread starts with a SIGSTOP; run it to its end */
+		if (waitpid((pid_t)nt, &st, __WALL) < 0 || !WIFSTOPPED(st)) {
+			snprintf(err, errlen, "new thread %ld did not stop", nt);
+			goto fail;
+		}
+		int child_pending = 0;
+		long r = step_until_event((pid_t)nt, &f->th[f->nth], &child_pending, err, errlen);
+		if (r != 0) {
+			if (r > 0)
+				snprintf(err, errlen, "thread %ld created a thread", nt);
+			goto fail;
+		}
+		f->nth++;
+	}
+	return 0;
+fail:
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, __WALL);
+	return -1;
+}

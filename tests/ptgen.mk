@@ -1,0 +1,6 @@
+# The synthesized Intel PT fixtures (issue 5) checked against Linux perf and
+# against their own generator.
+if BUILD_DECODER
+TESTS += tests/ptgen.test
+endif
+EXTRA_DIST += tests/ptgen.test tests/fixtures/intel-pt-gen scripts/ptgen/regen.sh
