@@ -160,7 +160,7 @@ count_gimple() {
 
 # The consumers whose barriers the protocol needs, whatever the source scan finds:
 # FILE:FUNCTION:ACQUIRES:RELEASES (at least).
-REQUIRED="ring.c:ring__consume:1:1 ring.c:ring__snapshot:1:0"
+REQUIRED="ring.c:ring__consume:1:1 ring.c:ring__snapshot:1:0 auxring.c:aux__consume:1:1 auxring.c:aux__snapshot_read:1:0"
 
 cmd_barriers() {
 	[ $# -eq 2 ] || die "barriers: TARGET DIR"

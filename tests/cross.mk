@@ -8,12 +8,13 @@
 # line per test; it must be a check_PROGRAM built without the decoder.
 CROSS_UNITS = \
 	tests/unit/test_perfdata \
-	tests/unit/test_ringmodel
+	tests/unit/test_ringmodel \
+	tests/unit/test_auxmodel
 
 # the regular-ring consumer against a model of the kernel's producer (hermetic)
 check_PROGRAMS += tests/unit/test_ringmodel
 TESTS += tests/unit/test_ringmodel
-tests_unit_test_ringmodel_SOURCES = tests/unit/test_ringmodel.c tests/unit/tap.h tests/unit/recbuf.h \
+tests_unit_test_ringmodel_SOURCES = tests/unit/test_ringmodel.c tests/unit/tap.h tests/unit/recbuf.h tests/unit/kmodel.h \
 	recorder/ring.h recorder/ring.c recorder/util.h recorder/util.c
 tests_unit_test_ringmodel_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/recorder
 tests_unit_test_ringmodel_LDADD = $(PERFDATA_LIBS) -lpthread

@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "pd.h"
+#include "kmodel.h"
 #include "recbuf.h"
 #include "ring.h"
 #include "tap.h"
@@ -166,7 +167,11 @@ static void model_close(struct model *m)
 		close(m->fd);
 }
 
-/* Copy one record at the head, as perf_output_copy() does: split at the end of the ring. */
+/*
+ * Copy one record at the head, split at the end of the ring (kmodel.h's copy). Unlike kmodel.h's
+ * km_output(), which drops a record that does not fit as the kernel does, this waits for room:
+ * the file written must not depend on thread timing, so that every target writes the same one.
+ */
 static void model_publish(struct model *m);
 
 static int model_put(struct model *m, const struct recbuf *r)
@@ -186,13 +191,9 @@ static int model_put(struct model *m, const struct recbuf *r)
 		m->waits++;
 		sched_yield();
 	}
-	size_t off = (size_t)(m->head & mask), first = r->n;
-	if (off + r->n > m->data_size) {
-		first = m->data_size - off;
+	if ((m->head & mask) + r->n > m->data_size)
 		m->straddled++;
-	}
-	memcpy(m->data + off, r->b, first);
-	memcpy(m->data, r->b + first, r->n - first);
+	km_copy_in(m->data, m->data_size, m->head, r->b, r->n);
 	m->head += r->n;
 	return 0;
 }
