@@ -110,6 +110,7 @@ struct ptq {
 	uint64_t unproven;
 	struct held *held;
 	size_t nheld, cap_held;
+	uint64_t nheld_count[2];         /* held but not kept (no sink wants them): instruction samples, branches */
 	uint64_t since;                  /* instructions since the last branch event, emitted or held */
 	uint64_t since_proven;           /* the part of it that is proven */
 	uint64_t insn_left_proven;       /* insn_left as of the last packet */
@@ -687,8 +688,12 @@ static int deliver(struct rb_pt *pt, struct ptq *q, const struct held *h)
 /* An event: delivered now, or held while the code it follows is not proven. */
 static int emit(struct rb_pt *pt, struct ptq *q, const struct held *h)
 {
-	if (!q->unproven && !q->nheld)
+	if (!q->unproven && !q->nheld && !q->nheld_count[0] && !q->nheld_count[1])
 		return deliver(pt, q, h);
+	if (!pt->env.sink->trace) {     /* nobody wants them: only their number */
+		q->nheld_count[h->kind == RB_EV_BRANCH]++;
+		return 0;
+	}
 	if (q->nheld == q->cap_held) {
 		size_t n = q->cap_held ? 2 * q->cap_held : 64;
 		struct held *v = realloc(q->held, n * sizeof(*v));
@@ -722,6 +727,9 @@ static int prove(struct rb_pt *pt, struct ptq *q)
 		if (deliver(pt, q, &q->held[i]))
 			return pt->failed;
 	q->nheld = 0;
+	pt->env.st->branches += q->nheld_count[1];
+	pt->env.st->insn_samples += q->nheld_count[0];
+	q->nheld_count[0] = q->nheld_count[1] = 0;
 	return 0;
 }
 
@@ -730,6 +738,7 @@ static void drop_unproven(struct ptq *q)
 {
 	q->unproven = 0;
 	q->nheld = 0;
+	q->nheld_count[0] = q->nheld_count[1] = 0;
 	q->since = q->since_proven;
 	q->insn_left = q->insn_left_proven;
 }
