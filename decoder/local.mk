@@ -9,8 +9,9 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/session.h %D%/session.c \
 	%D%/unpack.h %D%/unpack.c \
 	%D%/imc.h %D%/imc.c \
+	%D%/ftrace.h %D%/ftrace.c %D%/tracedat.h %D%/tracedat.c \
 	%D%/cs_snapshot.h %D%/cs_snapshot.c %D%/cs_decode.h %D%/cs_decode.c
 %C%_libdecoder_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
-%C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) $(LIBARCHIVE_CFLAGS) $(OPENCSD_CFLAGS)
+%C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) $(LIBARCHIVE_CFLAGS) $(OPENCSD_CFLAGS) $(TRACEEVENT_CFLAGS) $(ZSTD_CFLAGS)
 DECODER_LIBS = %D%/libdecoder.a
 endif
