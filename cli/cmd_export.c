@@ -162,7 +162,7 @@ int cmd_export(int argc, char **argv)
 }
 
 /* Load a trace.dat into @st after (or instead of) the perf session. 0, 1 read in part, or an exit status. */
-static int load_ftrace(struct rb_store *st, const char *path, int quiet, uint64_t *events)
+static int load_ftrace(struct rb_store *st, const char *path, int with_perf, int quiet, uint64_t *events)
 {
 	struct rb_tracedat_stats ts;
 	char msg[512];
@@ -178,7 +178,7 @@ static int load_ftrace(struct rb_store *st, const char *path, int quiet, uint64_
 	}
 	if (ts.partial)
 		cli_error("%s (partial: see decode_stats)", msg);
-	if (!quiet && ts.clock[0] && strcmp(ts.clock, "perf"))
+	if (with_perf && !quiet && ts.clock[0] && strcmp(ts.clock, "perf"))
 		cli_error("warning: %s was recorded with trace_clock %s, not perf: its times are not on the "
 			  "perf samples' clock", path, ts.clock);
 	rb_store_note(st, "ftrace_events", ts.events);
@@ -223,7 +223,7 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 	if (ftrace_only)
 		ftrace = so.path;
 	if (!rc && ftrace) {
-		fpartial = load_ftrace(st, ftrace, quiet, &fevents);
+		fpartial = load_ftrace(st, ftrace, !ftrace_only, quiet, &fevents);
 		if (fpartial > 1) {
 			rb_store_abort(st);
 			return fpartial;
