@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,13 +59,43 @@ struct ftrace_rec {
 	char thread_msg[256];
 };
 
-/* The instance to remove if the program exits without ftrace__stop (one per process). */
-static char exit_dir[512];
+/* The recording whose instance to remove if the program exits without ftrace__stop / __free. */
+static struct ftrace_rec *exit_rec;
+static int exit_registered;
+static void remove_instance(struct ftrace_rec *f);
 
 static void remove_instance_at_exit(void)
 {
-	if (exit_dir[0])
-		rmdir(exit_dir);
+	struct ftrace_rec *f = exit_rec;
+	if (!f)
+		return;
+	if (f->running) {
+		__atomic_store_n(&f->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(f->thread, NULL);
+		f->running = 0;
+	}
+	remove_instance(f);
+}
+
+/* Instances left by an rbrecord that was killed (SIGKILL): their process is gone. */
+static void remove_stale_instances(const char *tfs)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/instances", tfs);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char *end;
+		if (strncmp(de->d_name, "rbrecord-", 9))
+			continue;
+		long pid = strtol(de->d_name + 9, &end, 10);
+		if (*end || pid <= 0 || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "%s/instances/%s", tfs, de->d_name);
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
 }
 
 static int put(struct ftrace_rec *f, const char *file, const char *val, struct rec_err *e)
@@ -300,6 +331,7 @@ int ftrace__open(struct ftrace_rec **out, const struct ftrace_opts *o, struct re
 	if (!f)
 		return rec_fail(e, ENOMEM, "out of memory");
 	f->o = *o;
+	remove_stale_instances(tfs);
 	snprintf(f->dir, sizeof(f->dir), "%s/instances/rbrecord-%d", tfs, (int)getpid());
 	if (mkdir(f->dir, 0750) < 0 && (errno != EEXIST || rmdir(f->dir) < 0 || mkdir(f->dir, 0750) < 0)) {
 		rec_fail(e, errno, "cannot create the tracefs instance %s: %s", f->dir, strerror(errno));
@@ -307,9 +339,10 @@ int ftrace__open(struct ftrace_rec **out, const struct ftrace_opts *o, struct re
 		return -1;
 	}
 	f->made_dir = 1;
-	if (!exit_dir[0])
+	if (!exit_registered)
 		atexit(remove_instance_at_exit);
-	snprintf(exit_dir, sizeof(exit_dir), "%s", f->dir);
+	exit_registered = 1;
+	exit_rec = f;
 	*out = f;
 
 	char path[1024], val[64];
@@ -494,8 +527,6 @@ static void remove_instance(struct ftrace_rec *f)
 	for (int i = 0; i < 50 && rmdir(f->dir) < 0 && errno == EBUSY; i++)
 		usleep(20000);
 	f->made_dir = 0;
-	if (!strcmp(exit_dir, f->dir))
-		exit_dir[0] = 0;
 }
 
 int ftrace__stop(struct ftrace_rec *f, struct ftrace_stats *st, struct rec_err *e)
@@ -550,6 +581,8 @@ void ftrace__free(struct ftrace_rec *f)
 		pthread_join(f->thread, NULL);
 	}
 	remove_instance(f);
+	if (exit_rec == f)
+		exit_rec = NULL;
 	for (int c = 0; f->cpus && c < f->nr_cpus; c++) {
 		if (f->cpus[c].path)
 			unlink(f->cpus[c].path);

@@ -13,7 +13,9 @@
  *   ftrace__start(f, &err)         tracing on, a thread drains every CPU
  *   ftrace__stop(f, &st, &err)     tracing off, last pages read, trace.dat written, instance removed
  *   ftrace__free(f)                removes the instance and the per-CPU files if still there
- * The instance is also removed at exit (atexit) when a caller exits early.
+ * The instance is also removed at exit (atexit) when a caller exits early;
+ * instances of rbrecords that were killed (their pid is gone) are removed
+ * when the next one starts. After a failed ftrace__open, call ftrace__free.
  */
 #ifndef REC_FTRACE_H
 #define REC_FTRACE_H
