@@ -515,6 +515,10 @@ int main(int argc, char **argv)
 			record__finish(s, &e);
 			record__free(s);
 		}
+		events__free(&c.evl);
+		ftrace__opts_free(&c.ft);
+		free((void *)c.ft.output);
+		free((void *)c.o.tids);
 		return 1;
 	}
 	if (c.verbose)
