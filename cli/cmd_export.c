@@ -91,7 +91,7 @@ static void export_usage(FILE *f)
 		"usage: %s [export] FILE -o OUT.db [options]\n"
 		"  -o, --output FILE     database to write (built as FILE.tmp-PID, renamed when complete)\n"
 		"  -f, --force           replace OUT.db if it exists\n"
-		"      --time START,END  only samples in this window (seconds, as perf script --time)\n"
+		"      --time START,END  only samples (and ftrace events) in this window (seconds, as perf script --time)\n"
 		"  -C, --cpu LIST        only samples and switches on these CPUs (0,2-3)\n"
 		"      --symfs DIR       look for objects under DIR\n"
 		"      --kallsyms FILE   kernel symbols (default: build-id cache, else the running kernel's)\n"
@@ -161,13 +161,33 @@ int cmd_export(int argc, char **argv)
 	return status;
 }
 
+/* --time applies to ftrace events as to samples. */
+struct ftrace_window { const struct rb_ftrace_sink *to; uint64_t start, end; };
+
+static int window_event(void *ctx, const struct rb_ftrace_ev *ev)
+{
+	struct ftrace_window *w = ctx;
+	if ((w->start || w->end) && (ev->time < w->start || (w->end && ev->time > w->end)))
+		return 0;
+	return w->to->event(w->to->ctx, ev);
+}
+
+static int window_gap(void *ctx, const struct rb_gap_ev *g)
+{
+	struct ftrace_window *w = ctx;
+	return w->to->gap(w->to->ctx, g);
+}
+
 /* Load a trace.dat into @st after (or instead of) the perf session. 0, 1 read in part, or an exit status. */
-static int load_ftrace(struct rb_store *st, const char *path, int with_perf, int quiet, uint64_t *events)
+static int load_ftrace(struct rb_store *st, const char *path, const struct rb_session_opts *so, int with_perf,
+		       int quiet, uint64_t *events)
 {
 	struct rb_tracedat_stats ts;
 	char msg[512];
-	int rc = rb_tracedat_run(path, rb_store_ftrace_sink(st), &ts, msg, sizeof(msg));
-	*events = ts.events;
+	struct ftrace_window w = { rb_store_ftrace_sink(st), so->time_start, so->time_end };
+	struct rb_ftrace_sink sink = { &w, window_event, window_gap };
+	int rc = rb_tracedat_run(path, &sink, &ts, msg, sizeof(msg));
+	*events = rb_store_rows(st, "ftrace_events");
 	if (rc == -1) {
 		cli_error("%s", msg);
 		return EXIT_BADINPUT;
@@ -223,7 +243,7 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 	if (ftrace_only)
 		ftrace = so.path;
 	if (!rc && ftrace) {
-		fpartial = load_ftrace(st, ftrace, !ftrace_only, quiet, &fevents);
+		fpartial = load_ftrace(st, ftrace, &so, !ftrace_only, quiet, &fevents);
 		if (fpartial > 1) {
 			rb_store_abort(st);
 			return fpartial;

@@ -110,6 +110,7 @@ int rb_ftpage_parse(const struct rb_ftpage_layout *l, const uint8_t *page, size_
 	size_t room = len - l->data_offset;
 	if (size > room) {
 		info->damaged = 1;
+		info->commit_overflow = 1;
 		info->damaged_at = (uint32_t)len;
 		size = room;
 	}

@@ -32,7 +32,8 @@ struct rb_ftpage_info {
 	int missed;               /* events were lost before this page */
 	int64_t missed_count;     /* how many, -1 if the kernel could not store it */
 	uint32_t events;          /* data events delivered */
-	int damaged;              /* an event ran past the commit size (rest of page dropped) */
+	int damaged;              /* an event ran past the commit size (rest of page dropped), or: */
+	int commit_overflow;      /* the commit size ran past the page (read to the page's end) */
 	uint32_t damaged_at;      /* its offset in the page */
 };
 

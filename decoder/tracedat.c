@@ -427,16 +427,19 @@ static int inflate_cpu(struct td *t, int cpu)
 	return 0;
 }
 
-static int parse_buffer_option(struct td *t, struct cur *c, int *done)
+/* A BUFFER option: the top instance's (name ""), or with @any_name the first one seen. */
+static int parse_buffer_option(struct td *t, struct cur *c, int *done, int any_name)
 {
 	uint64_t off = get(c, 8);
 	const char *name = str(c), *clock = str(c);
 	uint32_t psize = (uint32_t)get(c, 4), n = (uint32_t)get(c, 4);
 	if (c->bad)
 		return failf(t, "BUFFER option truncated");
-	if (*done || (name && name[0]))
-		return 0;    /* the top instance only; other instances are left out */
+	if (*done || (name && name[0] && !any_name))
+		return 0;    /* one instance: the top one, else (trace-cmd record -B only) the first */
 	*done = 1;
+	if (name && name[0])
+		snprintf(t->st->instance, sizeof(t->st->instance), "%s", name);
 	if (clock)
 		note_clock(t, clock);
 	if (psize && psize != t->page_size) {
@@ -479,6 +482,8 @@ static int parse_v7(struct td *t, struct cur *c)
 	snprintf(t->compression, sizeof(t->compression), "%s", comp);
 	uint64_t sect[32] = { 0 };
 	int have_buffer = 0, rc = 0, guard = 0;
+	uint8_t *named = NULL;        /* the first other instance's BUFFER option, in case there is no top one */
+	uint32_t named_len = 0;
 	while (off && !rc && guard++ < 1000) {
 		struct cur o;
 		uint8_t *own;
@@ -500,8 +505,13 @@ static int parse_v7(struct td *t, struct cur *c)
 			}
 			if (id >= 16 && id <= 21 && sz >= 8)
 				sect[id] = get(&oc, 8);
-			else if (id == 3)
-				rc = parse_buffer_option(t, &oc, &have_buffer);
+			else if (id == 3) {
+				rc = parse_buffer_option(t, &oc, &have_buffer, 0);
+				if (!rc && !have_buffer && !named && (named = malloc(sz ? sz : 1))) {
+					memcpy(named, d, sz);
+					named_len = sz;
+				}
+			}
 			else if (id == 4 && sz) {
 				char *s = dupz(d, sz);
 				if (s)
@@ -513,6 +523,11 @@ static int parse_v7(struct td *t, struct cur *c)
 		}
 		free(own);
 	}
+	if (!rc && !have_buffer && named) {
+		struct cur nc = { .p = named, .len = named_len, .base = UINT64_MAX, .be = t->be };
+		rc = parse_buffer_option(t, &nc, &have_buffer, 1);
+	}
+	free(named);
 	if (rc)
 		return rc;
 	if (!sect[16])
@@ -532,7 +547,7 @@ static int parse_v7(struct td *t, struct cur *c)
 		free(own);
 	}
 	if (!rc && !have_buffer)
-		rc = failf(t, "no flyrecord buffer for the top instance");
+		rc = failf(t, "no flyrecord buffer (BUFFER option) in the file");
 	return rc;
 }
 
@@ -725,8 +740,12 @@ static int load_page(struct td *t, int cpu)
 			g.reason = "ftrace damaged page";
 			g.time_start = g.time_end = cd->nev ? cd->ev[cd->nev - 1].ts : info.timestamp;
 			g.records_lost = 0;
-			snprintf(detail, sizeof(detail), "CPU %d page %" PRIu64 ": malformed event at page offset %u; "
-				 "the rest of the page is skipped", cpu, cd->page - 1, info.damaged_at);
+			if (info.commit_overflow)
+				snprintf(detail, sizeof(detail), "CPU %d page %" PRIu64 ": its commit size runs past the "
+					 "page; events read to the page's end", cpu, cd->page - 1);
+			else
+				snprintf(detail, sizeof(detail), "CPU %d page %" PRIu64 ": malformed event at page offset "
+					 "%u; the rest of the page is skipped", cpu, cd->page - 1, info.damaged_at);
 			snprintf(t->msg, t->msglen, "%s: %s", t->path, detail);
 			if (t->sink->gap && (rc = t->sink->gap(t->sink->ctx, &g)))
 				return rc;

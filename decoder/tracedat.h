@@ -5,7 +5,8 @@
  * are walked by ftrace.h; the event formats are read with libtraceevent.
  * Events come out merged across CPUs in time order (as trace-cmd report
  * prints them), with their fields as a JSON object; pages that report
- * missed events, and damaged pages, come out as gaps.
+ * missed events, and damaged pages, come out as gaps. One instance is read:
+ * the top one, or the first other one when the file has no top buffer.
  */
 #ifndef RB_TRACEDAT_H
 #define RB_TRACEDAT_H
@@ -34,6 +35,7 @@ struct rb_ftrace_sink {
 struct rb_tracedat_stats {
 	int version, nr_cpus;
 	char clock[32];               /* the trace clock in use ("perf", "local", ...), "" if not recorded */
+	char instance[64];            /* the tracefs instance read: "" for the top one */
 	uint64_t events, pages, unknown_events;
 	uint64_t missed_pages, missed_events;   /* pages flagged, events they count (when stored) */
 	uint64_t damaged_pages;
