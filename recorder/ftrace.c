@@ -4,8 +4,10 @@
  * instance starts with tracing on), so nothing before ftrace__start lands in
  * its buffer. One thread moves full pages: for each CPU, splice from
  * trace_pipe_raw (non-blocking) into a pipe and from the pipe into the CPU's
- * file, then poll() the CPUs (woken at the instance's buffer_percent, or
- * after 100 ms). splice only hands over full pages; at the end the last,
+ * file, then poll() the CPUs (woken when a CPU's buffer is 10% full, the
+ * instance's buffer_percent, or after 100 ms: an early wake leaves room for
+ * bursts; at ~1.5 M events/s with 1 MB per CPU it lost 0.5-0.7% of the events
+ * against 0.6-3% at the kernel's default of 50). splice only hands over full pages; at the end the last,
  * partly filled page of each CPU is read() (the kernel copies it out with
  * its commit size), as trace-cmd does.
  *
@@ -112,6 +114,14 @@ static int put(struct ftrace_rec *f, const char *file, const char *val, struct r
 		return rec_fail(e, n < 0 ? err : EIO, "cannot write '%s' to %s: %s", val, path,
 				strerror(n < 0 ? err : EIO));
 	return 0;
+}
+
+/* The instance has @file (older kernels lack some, e.g. buffer_percent before 5.1). */
+static int access_ok(struct ftrace_rec *f, const char *file)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", f->dir, file);
+	return access(path, W_OK) == 0;
 }
 
 static int push_str(char ***v, size_t *n, const char *s)
@@ -350,7 +360,8 @@ int ftrace__open(struct ftrace_rec **out, const struct ftrace_opts *o, struct re
 	snprintf(path, sizeof(path), "%s/buffer_subbuf_size_kb", f->dir);
 	if (read_text(path, val, sizeof(val)) == 0 && atoi(val) > 0)
 		f->page_size = (uint32_t)atoi(val) * 1024;   /* kernels with sub-buffer sizes (6.8+) */
-	if (put(f, "tracing_on", "0", e) < 0 || put(f, "trace_clock", "perf", e) < 0)
+	if (put(f, "tracing_on", "0", e) < 0 || put(f, "trace_clock", "perf", e) < 0 ||
+	    (access_ok(f, "buffer_percent") && put(f, "buffer_percent", "10", e) < 0))
 		return -1;
 	if (o->buffer_kb) {
 		snprintf(val, sizeof(val), "%u", o->buffer_kb);
