@@ -435,8 +435,8 @@ static int parse_buffer_option(struct td *t, struct cur *c, int *done, int any_n
 	uint32_t psize = (uint32_t)get(c, 4), n = (uint32_t)get(c, 4);
 	if (c->bad)
 		return failf(t, "BUFFER option truncated");
-	if (*done || (name && name[0] && !any_name))
-		return 0;    /* one instance: the top one, else (trace-cmd record -B only) the first */
+	if (*done || (name && name[0] && !any_name) || n == 0)
+		return 0;    /* one instance: the top one, else (trace-cmd record -B only) the first with CPUs */
 	*done = 1;
 	if (name && name[0])
 		snprintf(t->st->instance, sizeof(t->st->instance), "%s", name);
