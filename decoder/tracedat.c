@@ -482,8 +482,8 @@ static int parse_v7(struct td *t, struct cur *c)
 	snprintf(t->compression, sizeof(t->compression), "%s", comp);
 	uint64_t sect[32] = { 0 };
 	int have_buffer = 0, rc = 0, guard = 0;
-	uint8_t *named = NULL;        /* the first other instance's BUFFER option, in case there is no top one */
-	uint32_t named_len = 0;
+	uint8_t *named[16] = { NULL };   /* other instances' BUFFER options, in case there is no top one */
+	uint32_t named_len[16], nr_named = 0;
 	while (off && !rc && guard++ < 1000) {
 		struct cur o;
 		uint8_t *own;
@@ -507,9 +507,9 @@ static int parse_v7(struct td *t, struct cur *c)
 				sect[id] = get(&oc, 8);
 			else if (id == 3) {
 				rc = parse_buffer_option(t, &oc, &have_buffer, 0);
-				if (!rc && !have_buffer && !named && (named = malloc(sz ? sz : 1))) {
-					memcpy(named, d, sz);
-					named_len = sz;
+				if (!rc && !have_buffer && nr_named < 16 && (named[nr_named] = malloc(sz ? sz : 1))) {
+					memcpy(named[nr_named], d, sz);
+					named_len[nr_named++] = sz;
 				}
 			}
 			else if (id == 4 && sz) {
@@ -523,11 +523,12 @@ static int parse_v7(struct td *t, struct cur *c)
 		}
 		free(own);
 	}
-	if (!rc && !have_buffer && named) {
-		struct cur nc = { .p = named, .len = named_len, .base = UINT64_MAX, .be = t->be };
-		rc = parse_buffer_option(t, &nc, &have_buffer, 1);
+	for (uint32_t i = 0; i < nr_named; i++) {
+		struct cur nc = { .p = named[i], .len = named_len[i], .base = UINT64_MAX, .be = t->be };
+		if (!rc && !have_buffer)
+			rc = parse_buffer_option(t, &nc, &have_buffer, 1);
+		free(named[i]);
 	}
-	free(named);
 	if (rc)
 		return rc;
 	if (!sect[16])
