@@ -149,6 +149,16 @@ static uint64_t where(const struct cur *c)
 	return c->base == UINT64_MAX ? 0 : c->base + c->pos;
 }
 
+/* @s for a message: at most @n - 1 characters, anything not printable ASCII as '?'. */
+static const char *printable(const char *s, char *out, size_t n)
+{
+	size_t i = 0;
+	for (; s && s[i] && i + 1 < n; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	out[i] = 0;
+	return out;
+}
+
 /* A NUL-terminated copy for libtraceevent's text parsers. */
 static char *dupz(const uint8_t *p, uint64_t n)
 {
@@ -479,7 +489,7 @@ static int parse_v7(struct td *t, struct cur *c)
 	uint64_t off = get(c, 8);
 	if (!comp || !cver || c->bad)
 		return failf(t, "offset %" PRIu64 ": v7 header truncated", where(c));
-	snprintf(t->compression, sizeof(t->compression), "%s", comp);
+	printable(comp, t->compression, sizeof(t->compression));
 	uint64_t sect[32] = { 0 };
 	int have_buffer = 0, rc = 0, guard = 0;
 	uint8_t *named[16] = { NULL };   /* other instances' BUFFER options, in case there is no top one */
@@ -836,8 +846,9 @@ int rb_tracedat_run(const char *path, const struct rb_ftrace_sink *sink, struct 
 	t.long_size = (int)get(&c, 1);
 	t.page_size = (uint32_t)get(&c, 4);
 	if (c.bad || (t.version != 6 && t.version != 7) || t.page_size < 64 || t.page_size > (1u << 24)) {
-		failf(&t, "version '%s', page size %u: only versions 6 and 7 with a sane page size are read", ver,
-		      t.page_size);
+		char vb[16];
+		failf(&t, "version '%s', page size %u: only versions 6 and 7 with a sane page size are read",
+		      printable(ver, vb, sizeof(vb)), t.page_size);
 		goto out;
 	}
 	t.tep = tep_alloc();
