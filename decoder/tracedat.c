@@ -286,10 +286,12 @@ static int set_cpu(struct td *t, int cpu, uint64_t off, uint64_t len)
 static void note_clock(struct td *t, const char *clock)
 {
 	const char *b = strchr(clock, '['), *e = b ? strchr(b, ']') : NULL;
+	char raw[sizeof(t->st->clock)];
 	if (b && e)
-		snprintf(t->st->clock, sizeof(t->st->clock), "%.*s", (int)(e - b - 1), b + 1);
+		snprintf(raw, sizeof(raw), "%.*s", (int)(e - b - 1), b + 1);
 	else
-		snprintf(t->st->clock, sizeof(t->st->clock), "%s", clock);
+		snprintf(raw, sizeof(raw), "%s", clock);
+	printable(raw, t->st->clock, sizeof(t->st->clock));
 }
 
 static int parse_v6(struct td *t, struct cur *c)
