@@ -333,7 +333,7 @@ void ps_insn(struct ptstream *s, const struct insn *in, uint64_t next)
 		emit_ip(s, ppt_tip, next, 0);
 		break;
 	case IK_RET:
-		if (s->rs_n && s->rs[s->rs_top] == next) {
+		if (!s->cfg->noretcomp && s->rs_n && s->rs[s->rs_top] == next) {
 			s->rs_top = (s->rs_top + 63) % 64;
 			s->rs_n--;
 			tnt_bit(s, 1);

@@ -18,7 +18,6 @@
  * decode errors.
  */
 #include "config.h"
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -52,11 +51,8 @@ static void die(int code, const char *fmt, ...)
 
 static void insn_at(struct gen *g, uint64_t ip, struct insn *in)
 {
-	if (image_insn(&g->im, ip, in) < 0) {
-		char b[64];
-		snprintf(b, sizeof(b), "%" PRIx64, ip);
-		die(2, "flow address 0x%s is not a decodable instruction of the program", b);
-	}
+	if (image_insn(&g->im, ip, in) < 0)
+		die(2, "flow address 0x%" PRIx64 " is not a decodable instruction of %s", ip, g->im.path);
 }
 
 static void default_cfg(struct ptcfg *c)
@@ -152,7 +148,7 @@ static void write_expected(struct gen *g, const char *dir, const char *variant, 
 		}
 	}
 	for (int q = 0; q < g->tr.nqueues; q++) {
-		fprintf(e, "queue %d cpu %d threads", q, q);
+		fprintf(e, "queue %d cpu %d threads", q, g->tr.per_thread ? -1 : q);
 		for (int t = 0; t < g->fl.nth; t++)
 			if (g->tr.queue_threads[q] & (1u << t))
 				fprintf(e, " %d", t);
@@ -308,13 +304,15 @@ static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t t
 	}
 }
 
-static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch)
+static struct wrap *open_wrap_mode(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch,
+				   int per_thread)
 {
+	g->tr.per_thread = per_thread;
 	g->tr.nqueues = ncpus;
 	for (int q = 0; q < ncpus; q++)   /* one thread per CPU unless the variant says otherwise */
 		g->tr.queue_threads[q] = q < g->fl.nth ? 1u << q : 0;
 	struct wrap_cfg wc = { .pt = &g->cfg, .ncpus = ncpus, .snapshot = snapshot,
-			       .have_sched_switch = sched_switch };
+			       .have_sched_switch = sched_switch, .per_thread = per_thread };
 	wc.img[0] = &g->im;
 	wc.img_name[0] = g->recname;
 	struct wrap *w;
@@ -323,6 +321,11 @@ static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int sna
 	if (wrap_open(&w, path, &wc) < 0)
 		exit(4);
 	return w;
+}
+
+static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch)
+{
+	return open_wrap_mode(g, out, ncpus, snapshot, sched_switch, 0);
 }
 
 /* The process's sideband up to its first instruction: COMM (exec), MMAP2, ITRACE_START, SWITCH in. */
@@ -563,7 +566,7 @@ static void need_threads(struct gen *g)
  * thread's last sched_yield lasts until the clone has exited, so that its
  * wait finds the clone gone (as in the single-stepped run).
  */
-static void variant_two_cpus(struct gen *g, const char *out)
+static void two_queues(struct gen *g, const char *out, int per_thread)
 {
 	need_threads(g);
 	size_t sc0[8], sc1[8];
@@ -572,7 +575,7 @@ static void variant_two_cpus(struct gen *g, const char *out)
 		die(2, "%s: expected a clone and sched_yield calls", g->name);
 	size_t nt0 = g->fl.th[0].n, nt1 = g->fl.th[1].n;
 	struct ptstream s0, s1;
-	struct wrap *w = open_wrap(g, out, 2, 0, 2);
+	struct wrap *w = open_wrap_mode(g, out, 2, 0, per_thread ? 0 : 2, per_thread);
 	process_start(g, w, START_TSC);
 	stream_init(g, &s0, 500);
 	enable_at(g, &s0, 0, 0);
@@ -612,6 +615,24 @@ static void variant_two_cpus(struct gen *g, const char *out)
 		exit(4);
 	ps_free(&s0);
 	ps_free(&s1);
+}
+
+static void variant_two_cpus(struct gen *g, const char *out)
+{
+	two_queues(g, out, 0);
+}
+
+/* The same run recorded with --per-thread: one AUX area per thread (AUXTRACE cpu -1, tid). */
+static void variant_per_thread(struct gen *g, const char *out)
+{
+	two_queues(g, out, 1);
+}
+
+/* The full trace with return compression off (config noretcomp): every return is a TIP. */
+static void variant_noretcomp(struct gen *g, const char *out)
+{
+	g->cfg.noretcomp = 1;
+	variant_full(g, out);
 }
 
 /*
@@ -692,6 +713,9 @@ static const struct variant variants[] = {
 	  "snapshot mode, 512-byte AUX ring, 3 snapshots with data overwritten between them" },
 	{ "two-cpus", variant_two_cpus,
 	  "two threads on two CPUs (per-CPU AUX areas), per-task SWITCH records" },
+	{ "per-thread", variant_per_thread,
+	  "two threads recorded --per-thread: one AUX area per thread (AUXTRACE cpu -1), no switch sideband" },
+	{ "noretcomp", variant_noretcomp, "full trace with return compression off: every return is a TIP" },
 	{ "one-cpu", variant_one_cpu,
 	  "two threads taking turns on one CPU (SWITCH_CPU_WIDE), one preemption by an interrupt" },
 };

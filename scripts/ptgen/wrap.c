@@ -156,7 +156,7 @@ static void write_auxtrace_info(struct wrap *w)
 	u64(&r, PT_NORETCOMP_BIT);
 	u64(&r, (uint64_t)w->cfg.have_sched_switch);
 	u64(&r, (uint64_t)w->cfg.snapshot);
-	u64(&r, 1);                 /* per_cpu_mmaps */
+	u64(&r, w->cfg.per_thread ? 0 : 1);   /* per_cpu_mmaps */
 	u64(&r, PT_MTC_BIT);
 	u64(&r, PT_MTC_FREQ_BITS);
 	u64(&r, pt->ctc_ratio);     /* tsc_ctc_ratio_n (CPUID.15H EBX) */
@@ -186,6 +186,8 @@ int wrap_open(struct wrap **out, const char *path, const struct wrap_cfg *cfg)
 		w->pt_config |= PT_MTC_BIT | ((uint64_t)pt->mtc_period << 14);
 	if (pt->cyc)
 		w->pt_config |= PT_CYC_BIT;
+	if (pt->noretcomp)
+		w->pt_config |= PT_NORETCOMP_BIT;
 
 	uint64_t ids[8];
 	struct pd_event_attr a;
@@ -326,7 +328,8 @@ void wrap_auxtrace(struct wrap *w, int cpu, uint64_t tsc, uint32_t tid, uint64_t
 	struct rec r;
 	hdr(&r, PD_RECORD_AUXTRACE, 0);
 	u64(&r, size + pad); u64(&r, offset); u64(&r, tsc);
-	u32(&r, (uint32_t)cpu); u32(&r, tid); u32(&r, (uint32_t)cpu); u32(&r, 0);
+	/* idx = the mmap (queue); per-thread areas have no CPU */
+	u32(&r, (uint32_t)cpu); u32(&r, tid); u32(&r, w->cfg.per_thread ? UINT32_MAX : (uint32_t)cpu); u32(&r, 0);
 	write_rec(w, &r, data, size);
 	if (!w->failed && pad && pd_writer_write_payload(w->pw, zero, pad, &w->err) < 0)
 		w->failed = 1;
