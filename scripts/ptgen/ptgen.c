@@ -304,6 +304,8 @@ static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t t
 	}
 }
 
+static int pipe_mode;   /* the next perf.data is written in pipe mode */
+
 static struct wrap *open_wrap_mode(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch,
 				   int per_thread)
 {
@@ -312,7 +314,7 @@ static struct wrap *open_wrap_mode(struct gen *g, const char *out, int ncpus, in
 	for (int q = 0; q < ncpus; q++)   /* one thread per CPU unless the variant says otherwise */
 		g->tr.queue_threads[q] = q < g->fl.nth ? 1u << q : 0;
 	struct wrap_cfg wc = { .pt = &g->cfg, .ncpus = ncpus, .snapshot = snapshot,
-			       .have_sched_switch = sched_switch, .per_thread = per_thread };
+			       .have_sched_switch = sched_switch, .per_thread = per_thread, .pipe = pipe_mode };
 	wc.img[0] = &g->im;
 	wc.img_name[0] = g->recname;
 	struct wrap *w;
@@ -628,6 +630,14 @@ static void variant_per_thread(struct gen *g, const char *out)
 	two_queues(g, out, 1);
 }
 
+/* The full trace written as a pipe-mode stream (perf record -o -). */
+static void variant_pipe(struct gen *g, const char *out)
+{
+	pipe_mode = 1;
+	variant_full(g, out);
+	pipe_mode = 0;
+}
+
 /* The full trace with return compression off (config noretcomp): every return is a TIP. */
 static void variant_noretcomp(struct gen *g, const char *out)
 {
@@ -715,6 +725,7 @@ static const struct variant variants[] = {
 	  "two threads on two CPUs (per-CPU AUX areas), per-task SWITCH records" },
 	{ "per-thread", variant_per_thread,
 	  "two threads recorded --per-thread: one AUX area per thread (AUXTRACE cpu -1), no switch sideband" },
+	{ "pipe", variant_pipe, "full trace in a pipe-mode perf.data (no AUXTRACE index, no BUILD_ID feature)" },
 	{ "noretcomp", variant_noretcomp, "full trace with return compression off: every return is a TIP" },
 	{ "one-cpu", variant_one_cpu,
 	  "two threads taking turns on one CPU (SWITCH_CPU_WIDE), one preemption by an interrupt" },

@@ -195,6 +195,7 @@ struct wrap_cfg {
 	int ncpus;                 /* CPUs with an AUX area (per-CPU mmaps) */
 	int snapshot;              /* snapshot mode (AUX records carry OVERWRITE) */
 	int per_thread;            /* per-thread AUX areas (perf record --per-thread): AUXTRACE cpu -1 */
+	int pipe;                  /* pipe mode (perf record -o -): no index, no BUILD_ID feature */
 	int have_sched_switch;     /* 2: PERF_RECORD_SWITCH, 3: SWITCH_CPU_WIDE */
 	const struct image *img[PTGEN_MAX_THREADS + 1];   /* binaries for BUILD_ID (NULL-terminated) */
 	const char *img_name[PTGEN_MAX_THREADS + 1];      /* their recorded file names */

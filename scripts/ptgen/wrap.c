@@ -105,8 +105,8 @@ static void set_features(struct wrap *w)
 		pd_buf_bytes(&b, nb, padded);
 		free(nb);
 	}
-	if (pd_writer_set_feature(w->pw, PD_FEAT_BUILD_ID, b.data, b.len, &w->err) < 0)
-		w->failed = 1;
+	if (!w->cfg.pipe && pd_writer_set_feature(w->pw, PD_FEAT_BUILD_ID, b.data, b.len, &w->err) < 0)
+		w->failed = 1;   /* perf does not send build-ids through a pipe */
 	pd_buf_free(&b);
 	set_string(w, PD_FEAT_HOSTNAME, "ptgen");
 	set_string(w, PD_FEAT_OSRELEASE, "6.1.0-ptgen");
@@ -175,6 +175,7 @@ int wrap_open(struct wrap **out, const char *path, const struct wrap_cfg *cfg)
 	w->cfg = *cfg;
 	struct pd_writer_opts o;
 	pd_writer_opts_init(&o);
+	o.pipe_mode = cfg->pipe;
 	if (pd_writer_open(&w->pw, path, &o, &w->err) < 0) {
 		fprintf(stderr, "ptgen: %s\n", w->err.msg);
 		free(w);
