@@ -227,7 +227,7 @@ static size_t loss_start(struct gen *g, int t, size_t from)
 /* An index >= @from whose instruction is not a system call and does not follow one. */
 static size_t plain_index(struct gen *g, int t, size_t from)
 {
-	for (size_t i = from; i + 1 < g->fl.th[t].n; i++) {
+	for (size_t i = from < 1 ? 1 : from; i + 1 < g->fl.th[t].n; i++) {
 		struct insn a, b;
 		insn_at(g, g->fl.th[t].ip[i], &a);
 		insn_at(g, g->fl.th[t].ip[i - 1], &b);
