@@ -3,9 +3,11 @@
  * hardware (issue 5; fixture format in tests/fixtures/intel-pt-gen/README.md).
  *
  *   ptgen trace PROG FLOW            single-step PROG (ptrace), write its flow file
- *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR
+ *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR [--times]
  *                                    OUTDIR/perf.data + OUTDIR/expected.txt +
- *                                    OUTDIR/branches-T.txt for one variant
+ *                                    OUTDIR/branches-T.txt for one variant;
+ *                                    --times: also OUTDIR/times-T.txt, the perf
+ *                                    time of each decodable instruction
  *   ptgen insns PROG FLOW EXPECTED T print the instruction addresses of thread T
  *                                    that a decoder recovers (visible ranges)
  *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
@@ -112,7 +114,21 @@ static size_t write_branches(struct gen *g, int t, FILE *out)
 	return nb;
 }
 
-static void write_expected(struct gen *g, const char *dir, const char *variant, const char *desc)
+/* times-T.txt (not committed): "ip perf_ns" of each decodable instruction of thread T. */
+static void write_times(struct gen *g, int t, const char *dir)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/times-%d.txt", dir, t);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		die(2, "cannot write %s", path);
+	for (size_t i = 0; i < g->fl.th[t].n; i++)
+		if (g->tr.flags[t][i] & TF_VISIBLE)
+			fprintf(f, "%" PRIx64 " %" PRIu64 "\n", g->fl.th[t].ip[i], wrap_perf_time(g->tr.tsc[t][i]));
+	fclose(f);
+}
+
+static void write_expected(struct gen *g, const char *dir, const char *variant, const char *desc, int times)
 {
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/expected.txt", dir);
@@ -129,6 +145,8 @@ static void write_expected(struct gen *g, const char *dir, const char *variant, 
 			die(2, "cannot write %s", bp);
 		size_t nb = write_branches(g, t, b);
 		fclose(b);
+		if (times)
+			write_times(g, t, dir);
 		const struct thread_flow *th = &g->fl.th[t];
 		size_t vis = 0;
 		for (size_t i = 0; i < th->n; i++)
@@ -791,7 +809,8 @@ static int cmd_trace(int argc, char **argv)
 
 static int cmd_fixture(int argc, char **argv)
 {
-	if (argc != 7)
+	int times = argc == 8 && !strcmp(argv[7], "--times");
+	if (argc != 7 && !times)
 		return 1;
 	const struct variant *v = find_variant(argv[2]);
 	if (!v)
@@ -800,7 +819,7 @@ static int cmd_fixture(int argc, char **argv)
 	load(&g, argv[3], argv[4], argv[5]);
 	mkdir(argv[6], 0755);
 	v->run(&g, argv[6]);
-	write_expected(&g, argv[6], v->name, v->desc);
+	write_expected(&g, argv[6], v->name, v->desc, times);
 	gen_free(&g);
 	return 0;
 }
@@ -979,7 +998,7 @@ int main(int argc, char **argv)
 	else if (argc >= 2 && !strcmp(argv[1], "large"))
 		rc = cmd_large(argc, argv);
 	if (rc == 1)
-		fprintf(stderr, "usage: ptgen trace PROG FLOW | fixture VARIANT PROG FLOW NAME OUTDIR |"
+		fprintf(stderr, "usage: ptgen trace PROG FLOW | fixture VARIANT PROG FLOW NAME OUTDIR [--times] |"
 				" insns PROG FLOW EXPECTED THREAD | ipt PERFDATA PROG QUEUE | large PROG FLOW MB OUT [CPUS]\n");
 	return rc;
 }
