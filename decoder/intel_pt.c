@@ -1227,7 +1227,7 @@ static uint64_t wait_tsc(const struct rb_pt *pt, const struct ptq *q)
 	if (q->state != Q_DECODE)
 		return 0;
 	if (q->have_stash)
-		return q->stash.has_tsc ? q->stash.tsc : 0;
+		return q->stash.type == ptev_enabled && q->stash.has_tsc ? q->stash.tsc : 0;
 	return pt->user_only ? 0 : q->tsc;
 }
 
@@ -1289,11 +1289,12 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 				q->status = st;
 			}
 			/*
-			 * An event later than the sideband applied so far waits for it:
-			 * tracing that resumes after a context switch must resume in the
-			 * thread the switch record names.
+			 * Tracing that resumes (TIP.PGE) later than the sideband applied
+			 * so far waits for it: after a context switch it must resume in
+			 * the thread the switch record names.
 			 */
-			if (q->stash.has_tsc && q->stash.tsc > limit) {
+			/* a disable or anything else belongs to the thread that ran until now */
+			if (q->stash.type == ptev_enabled && q->stash.has_tsc && q->stash.tsc > limit) {
 				if (q->stash.tsc > q->tsc) {
 					q->tsc = q->stash.tsc;
 					q->time = tsc_to_perf(pt, q->tsc);
