@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "session.h"
 #include "store.h"
+#include "tracedat.h"
 
 struct progress {
 	int on;
@@ -119,16 +120,18 @@ static void export_usage(FILE *f)
 		"usage: %s [export] FILE -o OUT.db [options]\n"
 		"  -o, --output FILE     database to write (built as FILE.tmp-PID, renamed when complete)\n"
 		"  -f, --force           replace OUT.db if it exists\n"
-		"      --time START,END  only samples in this window (seconds, as perf script --time)\n"
+		"      --time START,END  only samples (and ftrace events) in this window (seconds, as perf script --time)\n"
 		"  -C, --cpu LIST        only samples and switches on these CPUs (0,2-3)\n"
 		"      --symfs DIR       look for objects under DIR\n"
 		"      --kallsyms FILE   kernel symbols (default: build-id cache, else the running kernel's)\n"
 		"      --itrace SPEC     what hardware trace gives: b branches (default), iN an instruction\n"
 		"                        sample every N instructions, e errors (always kept as gaps)\n"
+		"      --ftrace FILE     also load this trace.dat (default: FILE.trace.dat beside FILE if it exists);\n"
+		"                        FILE itself may be a trace.dat (trace-cmd's format, versions 6 and 7)\n"
 		"  -q, --quiet           no progress or summary\n", cli_prog);
 }
 
-static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, int quiet);
+static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, const char *ftrace, int quiet);
 
 int cmd_export(int argc, char **argv)
 {
@@ -138,8 +141,10 @@ int cmd_export(int argc, char **argv)
 		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
 		{ "itrace", required_argument, NULL, 'I' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
+		{ "ftrace", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *ftrace = NULL;
 	struct rb_session_opts so;
 	struct rb_store_opts sto;
 	int quiet = 0, c;
@@ -155,6 +160,7 @@ int cmd_export(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'q': quiet = 1; break;
+		case 'F': ftrace = optarg; break;
 		case 'h': export_usage(stdout); return EXIT_OK;
 		default: export_usage(stderr); return EXIT_USAGE;
 		}
@@ -177,12 +183,67 @@ int cmd_export(int argc, char **argv)
 		if (!so.machine.buildid_dir)
 			so.machine.buildid_dir = un.buildid_dir;
 	}
-	int status = export_run(&so, &sto, quiet);
+	/* a recording with --ftrace carries its trace.dat beside it (also inside an archive) */
+	char beside[4096];
+	snprintf(beside, sizeof(beside), "%s.trace.dat", so.path);
+	if (!ftrace && access(beside, R_OK) == 0)
+		ftrace = beside;
+	int status = export_run(&so, &sto, ftrace, quiet);
 	rb_archive_cleanup(&un);
 	return status;
 }
 
-static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, int quiet)
+/* --time applies to ftrace events as to samples. */
+struct ftrace_window { const struct rb_ftrace_sink *to; uint64_t start, end; };
+
+static int window_event(void *ctx, const struct rb_ftrace_ev *ev)
+{
+	struct ftrace_window *w = ctx;
+	if ((w->start || w->end) && (ev->time < w->start || (w->end && ev->time > w->end)))
+		return 0;
+	return w->to->event(w->to->ctx, ev);
+}
+
+static int window_gap(void *ctx, const struct rb_gap_ev *g)
+{
+	struct ftrace_window *w = ctx;
+	return w->to->gap(w->to->ctx, g);
+}
+
+/* Load a trace.dat into @st after (or instead of) the perf session. 0, 1 read in part, or an exit status. */
+static int load_ftrace(struct rb_store *st, const char *path, const struct rb_session_opts *so, int with_perf,
+		       int quiet, uint64_t *events)
+{
+	struct rb_tracedat_stats ts;
+	char msg[512];
+	struct ftrace_window w = { rb_store_ftrace_sink(st), so->time_start, so->time_end };
+	struct rb_ftrace_sink sink = { &w, window_event, window_gap };
+	int rc = rb_tracedat_run(path, &sink, &ts, msg, sizeof(msg));
+	*events = rb_store_rows(st, "ftrace_events");
+	if (rc == -1) {
+		cli_error("%s", msg);
+		return EXIT_BADINPUT;
+	}
+	if (rc) {
+		cli_error("%s: writing its events failed", path);
+		return EXIT_INTERNAL;
+	}
+	if (ts.partial)
+		cli_error("%s (partial: see decode_stats)", msg);
+	if (with_perf && !quiet && ts.clock[0] && strcmp(ts.clock, "perf"))
+		cli_error("warning: %s was recorded with trace_clock %s, not perf: its times are not on the "
+			  "perf samples' clock", path, ts.clock);
+	rb_store_note(st, "ftrace_events", ts.events);
+	rb_store_note(st, "ftrace_pages", ts.pages);
+	rb_store_note(st, "ftrace_missed_pages", ts.missed_pages);
+	rb_store_note(st, "ftrace_missed_events", ts.missed_events);
+	rb_store_note(st, "ftrace_damaged_pages", ts.damaged_pages);
+	rb_store_note(st, "ftrace_unknown_events", ts.unknown_events);
+	rb_store_note(st, "partial", (uint64_t)ts.partial);
+	return ts.partial ? 1 : 0;
+}
+
+static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, const char *ftrace, int quiet)
 {
 	struct rb_session_opts so = *so_in;
 	struct rb_store_opts sto = *sto_in;
@@ -205,9 +266,21 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 	}
 	struct rb_session_stats stats;
 	struct pd_error err;
-	int rc = rb_session_run(&so, rb_store_sink(st), &stats, &err);
+	int ftrace_only = rb_tracedat_is(so.path), fpartial = 0;
+	uint64_t fevents = 0;
+	memset(&stats, 0, sizeof(stats));
+	int rc = ftrace_only ? 0 : rb_session_run(&so, rb_store_sink(st), &stats, &err);
 	if (prog.on)
 		fputc('\n', stderr);
+	if (ftrace_only)
+		ftrace = so.path;
+	if (!rc && ftrace) {
+		fpartial = load_ftrace(st, ftrace, &so, !ftrace_only, quiet, &fevents);
+		if (fpartial > 1) {
+			rb_store_abort(st);
+			return fpartial;
+		}
+	}
 	if (rc < 0 && rc >= PD_ERR_NOATTR) {
 		cli_error("%s", err.msg);
 		rb_store_abort(st);
@@ -228,8 +301,8 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 		cli_error("%s", stats.stop.msg);
 	if (!quiet)
 		fprintf(stderr, "%s: wrote %s: %" PRIu64 " samples, %" PRIu64 " symbols, %" PRIu64
-			" context switches, %" PRIu64 " gaps from %" PRIu64 " records%s\n",
-			cli_prog, sto.path, samples, syms, switches, gaps, stats.records,
-			stats.stop.code || stats.malformed ? " (partial: see decode_stats)" : "");
-	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+			" context switches, %" PRIu64 " ftrace events, %" PRIu64 " gaps from %" PRIu64 " records%s\n",
+			cli_prog, sto.path, samples, syms, switches, fevents, gaps, stats.records,
+			stats.stop.code || stats.malformed || fpartial ? " (partial: see decode_stats)" : "");
+	return stats.stop.code || stats.malformed || fpartial ? EXIT_PARTIAL : EXIT_OK;
 }

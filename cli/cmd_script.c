@@ -26,6 +26,7 @@
 #include "cli.h"
 #include "auxdec.h"
 #include "session.h"
+#include "tracedat.h"
 
 struct script {
 	FILE *out;
@@ -406,9 +407,29 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	}
 	struct rb_session_stats stats;
 	struct pd_error err;
-	int rc = rb_session_run(&so, &sink, &stats, &err);
+	int ftrace_only = gaps_mode && rb_tracedat_is(so.path);
+	memset(&stats, 0, sizeof(stats));
+	int rc = ftrace_only ? 0 : rb_session_run(&so, &sink, &stats, &err);
 	if (sc.cs_ok)
 		cs_close(&sc.cs);
+	/* gaps: also the ftrace ring's, from FILE.trace.dat beside the recording (or FILE itself) */
+	char dat[4096], msg[512];
+	snprintf(dat, sizeof(dat), ftrace_only ? "%s" : "%s.trace.dat", so.path);
+	int fpartial = 0;
+	if (gaps_mode && !rc && (ftrace_only || access(dat, R_OK) == 0)) {
+		struct rb_ftrace_sink fs = { .ctx = &sc, .gap = gaps_gap };
+		struct rb_tracedat_stats ts;
+		int frc = rb_tracedat_run(dat, &fs, &ts, msg, sizeof(msg));
+		if (frc == -1 || ts.partial)
+			cli_error("%s", msg);
+		if (frc == -1 && ftrace_only) {
+			json_decref(sc.gaps);
+			return EXIT_BADINPUT;
+		}
+		fpartial = frc == -1 || ts.partial;
+		if (frc > 0 || frc < -1)
+			rc = frc;
+	}
 	if (rc < 0 && rc >= PD_ERR_NOATTR) {
 		cli_error("%s", err.msg);
 		json_decref(sc.gaps);
@@ -416,7 +437,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	}
 	if (sc.json) {
 		json_t *root = json_pack("{s:s, s:o, s:b}", "file", so.path, "gaps", sc.gaps,
-					 "partial", stats.stop.code != 0 || stats.malformed != 0);
+					 "partial", stats.stop.code != 0 || stats.malformed != 0 || fpartial);
 		json_dumpf(root, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
 		json_decref(root);
@@ -427,7 +448,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		cli_error("writing the output failed");
 		return EXIT_INTERNAL;
 	}
-	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return stats.stop.code || stats.malformed || fpartial ? EXIT_PARTIAL : EXIT_OK;
 }
 
 int cmd_script(int argc, char **argv) { return run_text(argc, argv, 0); }

@@ -73,6 +73,12 @@ struct proc_image {
 
 enum qstate { Q_NEXT_RUN, Q_SYNC, Q_DECODE, Q_DONE };
 
+struct held {                     /* an event not yet proven by a packet */
+	int kind;                        /* RB_EV_BRANCH or RB_EV_INSTRUCTION */
+	uint64_t from, to, time, insns;
+	uint32_t flags;
+};
+
 struct ptq {
 	uint32_t idx;
 	int32_t cpu, tid;                /* from the AUXTRACE records, -1 if none */
@@ -93,17 +99,21 @@ struct ptq {
 	int pending;
 	uint64_t pend_from, pend_next;
 	uint32_t pend_flags;
-	uint64_t insns;                  /* instructions since the last branch event */
 	uint64_t insn_left;              /* instructions to the next instruction sample */
 	/*
-	 * Instructions decoded since the last one that consumed a packet (a TNT
-	 * bit, a TIP, TIP.PGD...): straight-line code the trace does not prove
-	 * yet. The next packet proves them; a loss before it puts them in the
-	 * gap (as perf does). With instruction samples, their addresses.
+	 * What was decoded since the last instruction that consumed a packet (a
+	 * TNT bit, a TIP, TIP.PGD...) is straight-line code the trace does not
+	 * prove yet: its instruction count, and the events in it (direct calls
+	 * and jumps, instruction samples), held. The next packet proves them;
+	 * a loss before it drops them into the gap (as perf does).
 	 */
 	uint64_t unproven;
-	uint64_t *unp_ip;
-	size_t unp_cap;
+	struct held *held;
+	size_t nheld, cap_held;
+	uint64_t nheld_count[2];         /* held but not kept (no sink wants them): instruction samples, branches */
+	uint64_t since;                  /* instructions since the last branch event, emitted or held */
+	uint64_t since_proven;           /* the part of it that is proven */
+	uint64_t insn_left_proven;       /* insn_left as of the last packet */
 	uint64_t done_time;              /* perf time of the last block decoded whole (libipt's time runs
 					    ahead of the blocks: a loss starts here) */
 	int need_begin;                  /* resynchronized after an error: the next IP starts a trace */
@@ -650,47 +660,87 @@ static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct r
 		al->sym = rb_machine_export_sym(pt->env.m, al, al->addr);
 }
 
-static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
+static int deliver(struct rb_pt *pt, struct ptq *q, const struct held *h)
 {
-	pt->env.st->branches++;
-	if (!pt->env.sink->trace || pt->env.no_branches) {
-		q->insns = 0;
+	if (h->kind == RB_EV_BRANCH)
+		pt->env.st->branches++;
+	else
+		pt->env.st->insn_samples++;
+	if (!pt->env.sink->trace || (h->kind == RB_EV_BRANCH && pt->env.no_branches))
 		return 0;
-	}
-	struct rb_trace_ev b = { .time = q->time, .cpu = q->cpu, .queue = q->idx, .source = "intel_pt",
-				  .from = from, .to = to, .flags = flags, .insn_count = q->insns };
-	q->insns = 0;
+	struct rb_trace_ev b = { .kind = h->kind, .time = h->time, .cpu = q->cpu, .queue = q->idx,
+				 .source = "intel_pt", .from = h->from, .to = h->to, .flags = h->flags,
+				 .insn_count = h->insns };
 	b.thread = rb_machine_thread(pt->env.m, q->pid_now, q->tid_now, 1);
 	if (!b.thread)
 		return pt->failed = -ENOMEM;
 	b.main_thread = rb_machine_main_thread(pt->env.m, b.thread);
 	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
-	resolve(pt, b.thread, from, &b.from_al);
-	resolve(pt, b.thread, to, &b.to_al);
+	resolve(pt, b.thread, h->from, &b.from_al);
+	if (h->kind == RB_EV_BRANCH)
+		resolve(pt, b.thread, h->to, &b.to_al);
 	int rc = pt->env.sink->trace(pt->env.sink->ctx, &b);
 	if (rc)
 		pt->failed = rc;
 	return rc;
 }
 
-/* An instruction sample (perf's "instructions" event) at @ip, every insn_period instructions. */
-static int emit_insn(struct rb_pt *pt, struct ptq *q, uint64_t ip)
+/* An event: delivered now, or held while the code it follows is not proven. */
+static int emit(struct rb_pt *pt, struct ptq *q, const struct held *h)
 {
-	pt->env.st->insn_samples++;
-	if (!pt->env.sink->trace)
+	if (!q->unproven && !q->nheld && !q->nheld_count[0] && !q->nheld_count[1])
+		return deliver(pt, q, h);
+	if (!pt->env.sink->trace) {     /* nobody wants them: only their number */
+		q->nheld_count[h->kind == RB_EV_BRANCH]++;
 		return 0;
-	struct rb_trace_ev b = { .time = q->time, .cpu = q->cpu, .queue = q->idx, .source = "intel_pt",
-				  .kind = RB_EV_INSTRUCTION, .from = ip, .insn_count = pt->insn_period };
-	b.thread = rb_machine_thread(pt->env.m, q->pid_now, q->tid_now, 1);
-	if (!b.thread)
-		return pt->failed = -ENOMEM;
-	b.main_thread = rb_machine_main_thread(pt->env.m, b.thread);
-	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
-	resolve(pt, b.thread, ip, &b.from_al);
-	int rc = pt->env.sink->trace(pt->env.sink->ctx, &b);
-	if (rc)
-		pt->failed = rc;
-	return rc;
+	}
+	if (q->nheld == q->cap_held) {
+		size_t n = q->cap_held ? 2 * q->cap_held : 64;
+		struct held *v = realloc(q->held, n * sizeof(*v));
+		if (!v)
+			return pt->failed = -ENOMEM;
+		q->held = v;
+		q->cap_held = n;
+	}
+	q->held[q->nheld++] = *h;
+	return 0;
+}
+
+static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
+{
+	struct held h = { .kind = RB_EV_BRANCH, .from = from, .to = to, .time = q->time, .insns = q->since,
+			  .flags = flags };
+	q->since = 0;
+	if (!q->unproven)
+		q->since_proven = 0;
+	return emit(pt, q, &h);
+}
+
+/* A packet proved what was decoded since the last one: count it, and let its events out. */
+static int prove(struct rb_pt *pt, struct ptq *q)
+{
+	pt->env.st->instructions += q->unproven;
+	q->unproven = 0;
+	q->since_proven = q->since;
+	q->insn_left_proven = q->insn_left;
+	for (size_t i = 0; i < q->nheld; i++)
+		if (deliver(pt, q, &q->held[i]))
+			return pt->failed;
+	q->nheld = 0;
+	pt->env.st->branches += q->nheld_count[1];
+	pt->env.st->insn_samples += q->nheld_count[0];
+	q->nheld_count[0] = q->nheld_count[1] = 0;
+	return 0;
+}
+
+/* A loss: what no packet proved goes into the gap. */
+static void drop_unproven(struct ptq *q)
+{
+	q->unproven = 0;
+	q->nheld = 0;
+	q->nheld_count[0] = q->nheld_count[1] = 0;
+	q->since = q->since_proven;
+	q->insn_left = q->insn_left_proven;
 }
 
 /*
@@ -1023,7 +1073,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 		if (emit_branch(pt, q, 0, pt->miss_ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
 			return pt->failed;
 	}
-	q->unproven = 0;        /* the loss starts after the last packet */
+	drop_unproven(q);       /* the loss starts after the last packet */
 	if (q->pending) {   /* the branch's target is not known: it ends the trace */
 		q->pending = 0;
 		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
@@ -1098,7 +1148,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		snprintf(detail, sizeof(detail), "overflow packet at trace offset %#" PRIx64 " (queue %u): trace lost",
 			 off, q->idx);
 		q->pending = 0;
-		q->unproven = 0;        /* the loss starts after the last packet */
+		drop_unproven(q);       /* the loss starts after the last packet */
 		if (emit_gap(pt, q, "hardware overflow", t_before, q->time, 0, detail))
 			return pt->failed;
 		if (!ev->ip_suppressed) {
@@ -1125,24 +1175,6 @@ static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 	return emit_branch(pt, q, q->pend_from, ip, q->pend_flags);
 }
 
-/* A packet proved the instructions decoded since the last one: count them (and sample them). */
-static int prove(struct rb_pt *pt, struct ptq *q)
-{
-	q->insns += q->unproven;
-	pt->env.st->instructions += q->unproven;
-	for (uint64_t i = 0; pt->insn_period && i < q->unproven; i++) {
-		if (!q->insn_left)
-			q->insn_left = pt->insn_period;
-		if (--q->insn_left == 0) {
-			update_time(pt, q);
-			if (emit_insn(pt, q, q->unp_ip[i]))
-				return pt->failed;
-		}
-	}
-	q->unproven = 0;
-	return 0;
-}
-
 static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 {
 	if (resolve_pending(pt, q, b->ip))
@@ -1154,18 +1186,19 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 		if (emit_branch(pt, q, 0, b->ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
 			return pt->failed;
 	}
-	if (pt->insn_period) {          /* the instruction decoder: one instruction per block */
-		if (q->unproven == q->unp_cap) {
-			size_t n = q->unp_cap ? 2 * q->unp_cap : 256;
-			uint64_t *v = realloc(q->unp_ip, n * sizeof(*v));
-			if (!v)
-				return pt->failed = -ENOMEM;
-			q->unp_ip = v;
-			q->unp_cap = n;
-		}
-		q->unp_ip[q->unproven] = b->ip;
-	}
 	q->unproven += b->ninsn;
+	q->since += b->ninsn;
+	if (pt->insn_period) {          /* the instruction decoder: one instruction per block */
+		if (!q->insn_left)
+			q->insn_left = pt->insn_period;
+		if (--q->insn_left == 0) {
+			update_time(pt, q);
+			struct held h = { .kind = RB_EV_INSTRUCTION, .from = b->ip, .time = q->time,
+					  .insns = pt->insn_period };
+			if (emit(pt, q, &h))
+				return pt->failed;
+		}
+	}
 	unsigned len;
 	int direct;
 	uint32_t k = block_branch(pt, q, b, &len, &direct);
@@ -1194,7 +1227,7 @@ static uint64_t wait_tsc(const struct rb_pt *pt, const struct ptq *q)
 	if (q->state != Q_DECODE)
 		return 0;
 	if (q->have_stash)
-		return q->stash.has_tsc ? q->stash.tsc : 0;
+		return q->stash.type == ptev_enabled && q->stash.has_tsc ? q->stash.tsc : 0;
 	return pt->user_only ? 0 : q->tsc;
 }
 
@@ -1208,7 +1241,7 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 		case Q_NEXT_RUN:
 			/* the data ended before the last branch's target: it is not known, so not reported */
 			q->pending = 0;
-			q->unproven = 0;
+			drop_unproven(q);
 			if (start_run(pt, q))
 				return pt->failed;
 			continue;
@@ -1256,11 +1289,12 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 				q->status = st;
 			}
 			/*
-			 * An event later than the sideband applied so far waits for it:
-			 * tracing that resumes after a context switch must resume in the
-			 * thread the switch record names.
+			 * Tracing that resumes (TIP.PGE) later than the sideband applied
+			 * so far waits for it: after a context switch it must resume in
+			 * the thread the switch record names.
 			 */
-			if (q->stash.has_tsc && q->stash.tsc > limit) {
+			/* a disable or anything else belongs to the thread that ran until now */
+			if (q->stash.type == ptev_enabled && q->stash.has_tsc && q->stash.tsc > limit) {
 				if (q->stash.tsc > q->tsc) {
 					q->tsc = q->stash.tsc;
 					q->time = tsc_to_perf(pt, q->tsc);
@@ -1437,7 +1471,7 @@ void rb_pt_free(struct rb_pt *pt)
 		free(q->buf);
 		free(q->chunks);
 		free(q->runs);
-		free(q->unp_ip);
+		free(q->held);
 	}
 	free(pt->q);
 	free(pt->breaks);

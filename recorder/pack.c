@@ -3,7 +3,8 @@
  * BUILD_ID feature (read with the format library); each object is packed
  * only if the file at its recorded path still has that build-id, and the
  * kernel's symbols only if the running kernel is the recorded one. The
- * archive is written to OUT.tmp and renamed when complete.
+ * archive is written to OUT.tmp and renamed when complete. A trace.dat
+ * recorded beside the perf.data (--ftrace) goes in as perf.data.trace.dat.
  */
 #include "config.h"
 #include <errno.h>
@@ -144,6 +145,11 @@ int archive__write(const char *data, const char *out, struct archive_stats *st, 
 		goto out;
 	}
 	if (add_file(a, "perf.data", data, e) < 0 || add_objects(a, r, st, e) < 0)
+		goto out;
+	/* rbrecord --ftrace's ring, beside perf.data as rbdecode looks for it */
+	char dat[8192];
+	snprintf(dat, sizeof(dat), "%s.trace.dat", data);
+	if (access(dat, R_OK) == 0 && add_file(a, "perf.data.trace.dat", dat, e) < 0)
 		goto out;
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		rec_fail(e, EIO, "%s: %s", tmp, archive_error_string(a));

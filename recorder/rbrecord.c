@@ -24,6 +24,7 @@
 #include "pack.h"
 #endif
 #include "pmuinfo.h"
+#include "ftrace.h"
 
 static volatile sig_atomic_t stop_requested, child_exited, snapshot_requested;
 static int pending_snapshot_acks;   /* control 'snapshot' commands to acknowledge once taken */
@@ -60,6 +61,10 @@ static void usage(FILE *f)
 		"  -v, --verbose         show the events' attrs and the rings\n"
 		"      --dry-run         parse the events, show their attrs, record nothing\n"
 		"      --pmu-info        describe the CPU's performance monitoring and the PMUs (--json)\n"
+		"      --ftrace EVENTS   also record the ftrace ring (sys:event, sys:*, function, function_graph;\n"
+		"                        comma-separated) system-wide into OUTPUT.trace.dat (trace-cmd's format)\n"
+		"      --ftrace-buffer-size KB   its per-CPU buffer size (default: the kernel's)\n"
+		"      --ftrace-filter FUNCS     --ftrace-notrace FUNCS   function tracer filters\n"
 #ifdef HAVE_LIBARCHIVE
 		"      --archive OUT     then pack the recording and the objects it needs (by build-id) into OUT\n"
 		"                        (.tar, .tar.gz, .tar.xz, .tar.zst, .tar.bz2 or .zip); also:\n"
@@ -409,12 +414,13 @@ struct cli {
 	int all_cpus, per_thread, quiet, verbose, pmu_info, json, dry_run;
 	int *pids, nr_pids, *tids, nr_tids;
 	const char *archive;          /* --archive OUT: pack the recording when it is done */
+	struct ftrace_opts ft;        /* --ftrace: the ftrace ring beside the perf rings */
 };
 
 static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 {
 	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE, OPT_FILTER,
-	       OPT_CONTROL };
+	       OPT_CONTROL, OPT_FTRACE = 300, OPT_FTRACE_BUF, OPT_FTRACE_FILTER, OPT_FTRACE_NOTRACE };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
 		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
@@ -427,6 +433,10 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN }, { "help", no_argument, NULL, 'h' },
 		{ "snapshot", optional_argument, NULL, 'S' }, { "filter", required_argument, NULL, OPT_FILTER },
 		{ "control", required_argument, NULL, OPT_CONTROL },
+		{ "ftrace", required_argument, NULL, OPT_FTRACE },
+		{ "ftrace-buffer-size", required_argument, NULL, OPT_FTRACE_BUF },
+		{ "ftrace-filter", required_argument, NULL, OPT_FTRACE_FILTER },
+		{ "ftrace-notrace", required_argument, NULL, OPT_FTRACE_NOTRACE },
 #ifdef HAVE_LIBARCHIVE
 		{ "archive", required_argument, NULL, OPT_ARCHIVE },
 #endif
@@ -492,6 +502,16 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		case OPT_PMU_INFO: c->pmu_info = 1; break;
 		case OPT_JSON: c->json = 1; break;
 		case OPT_DRY_RUN: c->dry_run = 1; break;
+		case OPT_FTRACE:
+			if (ftrace__add_events(&c->ft, optarg, e) < 0)
+				return -1;
+			break;
+		case OPT_FTRACE_BUF:
+			if ((c->ft.buffer_kb = (unsigned)strtoul(optarg, NULL, 0)) == 0)
+				return rec_fail(e, EINVAL, "--ftrace-buffer-size %s: expected kilobytes per CPU", optarg);
+			break;
+		case OPT_FTRACE_FILTER: c->ft.func_filter = optarg; break;
+		case OPT_FTRACE_NOTRACE: c->ft.func_notrace = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(129);
 		}
@@ -504,6 +524,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		return rec_fail(e, EINVAL, "-a records every CPU system-wide: it excludes -C, -p, -t and --per-thread");
 	if (c->per_thread && c->o.cpu_list)
 		return rec_fail(e, EINVAL, "--per-thread binds no CPU: it excludes -C");
+	if (c->ft.nr_events && !strcmp(c->o.output, "-"))
+		return rec_fail(e, EINVAL, "--ftrace writes OUTPUT.trace.dat beside the perf.data: it needs -o FILE, not -");
 	return 0;
 }
 
@@ -588,6 +610,7 @@ int main(int argc, char **argv)
 	struct rec_err e = { 0 };
 	struct record *s = NULL;
 	struct child child = { -1, -1, -1 };
+	struct ftrace_rec *ft = NULL;
 	int status = 0, have_status = 0, failed = 0;
 
 #ifdef HAVE_LIBARCHIVE
@@ -632,10 +655,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rbrecord: cannot start %s: %s\n", cmd[0], strerror(errno));
 		return 1;
 	}
+	if (c.ft.nr_events && !(c.ft.output = ftrace__output_name(c.o.output))) {
+		fprintf(stderr, "rbrecord: out of memory\n");
+		return 1;
+	}
 	if (choose_mode(&c, cmd != NULL, child.pid, &e) < 0 || record__open(&s, &c.o, &c.evl, &e) < 0 ||
-	    record__start(s, argc, argv, &e) < 0 ||
+	    (c.ft.nr_events && ftrace__open(&ft, &c.ft, &e) < 0) ||
+	    record__start(s, argc, argv, &e) < 0 || (ft && ftrace__start(ft, &e) < 0) ||
 	    (!c.o.enable_on_exec && record__enable(s, &e) < 0)) {
 		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		ftrace__free(ft);
 		if (child.pid > 0) {
 			close(child.go_fd);   /* the command exits without running */
 			waitpid(child.pid, NULL, 0);
@@ -645,6 +674,8 @@ int main(int argc, char **argv)
 			record__free(s);
 		}
 		events__free(&c.evl);
+		ftrace__opts_free(&c.ft);
+		free((void *)c.ft.output);
 		free((void *)c.o.tids);
 		free(c.pids);
 		free(c.tids);
@@ -704,6 +735,18 @@ int main(int argc, char **argv)
 		}
 		have_status = 1;
 	}
+	if (ft) {
+		struct ftrace_stats fst;
+		if (ftrace__stop(ft, &fst, &e) < 0) {
+			fprintf(stderr, "rbrecord: %s\n", e.msg);
+			failed = 1;
+		} else if (!c.quiet) {
+			fprintf(stderr, "rbrecord: wrote %s: %llu ftrace pages (%.3f MB), lost %llu events "
+				"(overrun), %llu dropped\n", c.ft.output, (unsigned long long)fst.pages,
+				(double)fst.bytes / 1e6, (unsigned long long)fst.overrun, (unsigned long long)fst.dropped);
+		}
+		ftrace__free(ft);
+	}
 	struct rec_stats st;
 	int frc = record__finish(s, &e);
 	record__stats(s, &st);
@@ -748,6 +791,8 @@ int main(int argc, char **argv)
 			close(ack_fd);
 	}
 	events__free(&c.evl);
+	ftrace__opts_free(&c.ft);
+	free((void *)c.ft.output);
 	free((void *)c.o.tids);
 	free(c.pids);
 	free(c.tids);

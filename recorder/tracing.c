@@ -9,6 +9,10 @@
  *   kallsyms: u32 size (0), printk formats: u32 size (0), saved cmdlines: u64 size (0)
  * Only the recorded tracepoints' formats are included, as perf does.
  *
+ * trace-cmd's trace.dat (version 6) opens with the same blob, version "6",
+ * and fills the parts perf leaves empty (ftrace formats, kallsyms, printk
+ * formats, saved cmdlines): tracing_meta_build serves both (tracedat.c).
+ *
  * Workload: once per recording that has tracepoints. Never prints.
  */
 #include "config.h"
@@ -47,7 +51,33 @@ static int split_tp(const char *tp, char *sys, size_t sl, char *name, size_t nl)
 	return 0;
 }
 
+/* A file's size (u32 or u64 as @wide says) and bytes; an absent file counts as empty. */
+static int add_sized(struct pd_buf *b, const char *path, int wide, struct rec_err *e)
+{
+	size_t n = 0;
+	char *data = read_all(path, &n);
+
+	if (!data && errno != ENOENT)
+		return rec_fail(e, errno ? errno : EIO, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
+	if (n > UINT32_MAX && !wide)
+		n = 0;   /* cannot be described in 32 bits: left out */
+	if (wide)
+		pd_buf_u64(b, n);
+	else
+		pd_buf_u32(b, (uint32_t)n);
+	pd_buf_bytes(b, data, n);
+	free(data);
+	return 0;
+}
+
 int tracing_data_build(struct pd_buf *b, const char *const *tps, size_t n, struct rec_err *e)
+{
+	struct tracing_meta m = { .version = "0.6", .page_size = (uint32_t)sysconf(_SC_PAGESIZE) };
+	return tracing_meta_build(b, tps, n, &m, e);
+}
+
+int tracing_meta_build(struct pd_buf *b, const char *const *tps, size_t n, const struct tracing_meta *tm,
+		       struct rec_err *e)
 {
 	static const char magic[] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
 	const char *tfs = tracefs_dir();
@@ -57,7 +87,7 @@ int tracing_data_build(struct pd_buf *b, const char *const *tps, size_t n, struc
 	if (!tfs)
 		return rec_fail(e, ENOENT, "tracepoints recorded but no tracefs is mounted (/sys/kernel/tracing)");
 	pd_buf_bytes(b, magic, sizeof(magic));
-	pd_buf_bytes(b, "0.6", 4);
+	pd_buf_bytes(b, tm->version, strlen(tm->version) + 1);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	u8 = 1;
 #else
@@ -66,7 +96,7 @@ int tracing_data_build(struct pd_buf *b, const char *const *tps, size_t n, struc
 	pd_buf_bytes(b, &u8, 1);
 	u8 = (uint8_t)sizeof(long);
 	pd_buf_bytes(b, &u8, 1);
-	pd_buf_u32(b, (uint32_t)sysconf(_SC_PAGESIZE));
+	pd_buf_u32(b, tm->page_size);
 	pd_buf_bytes(b, "header_page", 12);
 	snprintf(path, sizeof(path), "%s/events/header_page", tfs);
 	if (add_file(b, path, e) < 0)
@@ -75,7 +105,12 @@ int tracing_data_build(struct pd_buf *b, const char *const *tps, size_t n, struc
 	snprintf(path, sizeof(path), "%s/events/header_event", tfs);
 	if (add_file(b, path, e) < 0)
 		return -1;
-	pd_buf_u32(b, 0);   /* ftrace formats */
+	pd_buf_u32(b, (uint32_t)tm->nr_ftrace);   /* formats of the ftrace tracers' own events */
+	for (size_t i = 0; i < tm->nr_ftrace; i++) {
+		snprintf(path, sizeof(path), "%s/events/ftrace/%s/format", tfs, tm->ftrace[i]);
+		if (add_file(b, path, e) < 0)
+			return -1;
+	}
 
 	/* systems in first-seen order, each with its events */
 	char (*systems)[256] = calloc(n ? n : 1, 256);
@@ -121,8 +156,14 @@ int tracing_data_build(struct pd_buf *b, const char *const *tps, size_t n, struc
 	free(systems);
 	if (rc)
 		return -1;
-	pd_buf_u32(b, 0);   /* kallsyms: perf resolves kernel symbols from the MMAP records instead */
-	pd_buf_u32(b, 0);   /* printk formats */
-	pd_buf_u64(b, 0);   /* saved cmdlines */
+	/* perf leaves these empty: it resolves kernel symbols from MMAP records, comms from COMM records */
+	if (tm->kallsyms ? add_sized(b, "/proc/kallsyms", 0, e) < 0 : (pd_buf_u32(b, 0), 0))
+		return -1;
+	snprintf(path, sizeof(path), "%s/printk_formats", tfs);
+	if (tm->printk ? add_sized(b, path, 0, e) < 0 : (pd_buf_u32(b, 0), 0))
+		return -1;
+	snprintf(path, sizeof(path), "%s/saved_cmdlines", tfs);
+	if (tm->cmdlines ? add_sized(b, path, 1, e) < 0 : (pd_buf_u64(b, 0), 0))
+		return -1;
 	return b->oom ? rec_fail(e, ENOMEM, "out of memory") : 0;
 }

@@ -8,7 +8,7 @@
 set -eu
 PKGS="build-essential autoconf automake pkg-config
 libipt-dev libopencsd-dev libopencsd-bin libcapstone-dev libsqlite3-dev
-libarchive-dev libjansson-dev libzstd-dev
+libarchive-dev libjansson-dev libzstd-dev libtraceevent-dev trace-cmd
 linux-perf python3 python3-pyside2.qtsql sqlite3
 binutils-aarch64-linux-gnu
 gcc-powerpc64-linux-gnu libc6-dev-ppc64-cross"

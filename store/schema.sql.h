@@ -54,6 +54,18 @@ static const char SCHEMA[] =
 	"CREATE TABLE imc_counters (id integer NOT NULL PRIMARY KEY, time bigint, cpu integer, tid integer,"
 	" evsel_id bigint, pmu varchar(64), source varchar(8), value bigint, enabled bigint, running bigint);"
 	"CREATE TABLE decode_stats (name varchar(64) NOT NULL PRIMARY KEY, value);"
+	/* the ftrace ring (a trace.dat): one row per event, its own fields as a JSON object */
+	"CREATE TABLE ftrace_events (id integer NOT NULL PRIMARY KEY, time bigint, cpu integer, pid integer,"
+	" comm varchar(16), system varchar(64), name varchar(64), flags integer, preempt_count integer,"
+	" fields text, info text, file_offset bigint);"
+	"CREATE VIEW ftrace_fields AS SELECT e.id AS event_id, e.name AS event, f.key AS field, f.value AS value"
+	" FROM ftrace_events e, json_each(e.fields) f;"
+	/* both rings on one clock: perf samples and ftrace events in time order */
+	"CREATE VIEW timeline AS SELECT time, cpu, 'perf' AS source,"
+	" (SELECT name FROM selected_events WHERE id = evsel_id) AS event,"
+	" (SELECT pid FROM threads WHERE id = thread_id) AS pid, id FROM samples WHERE id > 0"
+	" UNION ALL SELECT time, cpu, 'ftrace', system || ':' || name, pid, id FROM ftrace_events"
+	" ORDER BY time;"
 
 	/* perf's views */
 	"CREATE VIEW machines_view AS SELECT id, pid, root_dir,"
@@ -163,6 +175,7 @@ static const char INDEXES[] =
 	"CREATE INDEX gaps_time_idx ON gaps (cpu, time_start);"
 	"CREATE INDEX imc_records_time_idx ON imc_records (cpu, time);"
 	"CREATE INDEX imc_counters_time_idx ON imc_counters (evsel_id, time);";
+static const char FTRACE_INDEX[] = "CREATE INDEX ftrace_events_time_idx ON ftrace_events (time);";
 static const char SWITCH_INDEX[] = "CREATE INDEX context_switches_time_idx ON context_switches (cpu, time);";
 
 /* perf's branch types: flag combination → name (PERF_IP_FLAG_*: BRANCH 1, CALL 2, RETURN 4,

@@ -27,7 +27,7 @@
 
 enum stmt_id {
 	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
-	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_IMC, S_IMC_COUNTER, S_STAT, S_CALL, S_COUNT
+	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_IMC, S_IMC_COUNTER, S_STAT, S_CALL, S_FTRACE, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -48,6 +48,7 @@ static const char *const STMT_SQL[S_COUNT] = {
 	[S_IMC_COUNTER] = "INSERT INTO imc_counters VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_STAT] = "INSERT OR REPLACE INTO decode_stats VALUES (?, ?)",
 	[S_CALL] = "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_FTRACE] = "INSERT INTO ftrace_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 #define BATCH_ROWS 2048
@@ -74,6 +75,8 @@ struct rb_store {
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT];
 	struct rb_sink sink;
+	struct rb_ftrace_sink ftrace_sink;
+	int partial;                  /* rb_store_note(st, "partial", 1) was called */
 	struct pd_reader *r;
 	struct rb_machine *m;
 	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
@@ -764,6 +767,15 @@ static int sink_imc_counter(void *ctx, const struct rb_imc_counter_ev *c)
 	return st->failed ? -1 : 0;
 }
 
+static int ftrace_event(void *ctx, const struct rb_ftrace_ev *ev)
+{
+	struct rb_store *st = ctx;
+	ROW(st, S_FTRACE, I(++st->last[S_FTRACE]), I((int64_t)ev->time), I(ev->cpu), I(ev->pid), T(ev->comm),
+	    T(ev->system), T(ev->name), I(ev->flags), I(ev->preempt_count), T(ev->fields), T(ev->info),
+	    I((int64_t)ev->file_offset));
+	return st->failed ? -1 : 0;
+}
+
 /* ------------------------------------------------------------- life */
 
 static int exec_sql(struct rb_store *st, const char *sql, const char *what)
@@ -862,9 +874,23 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 
 const struct rb_sink *rb_store_sink(struct rb_store *st) { return &st->sink; }
 
+const struct rb_ftrace_sink *rb_store_ftrace_sink(struct rb_store *st)
+{
+	st->ftrace_sink = (struct rb_ftrace_sink){ .ctx = st, .event = ftrace_event, .gap = sink_gap };
+	return &st->ftrace_sink;
+}
+
 static void stat_row(struct rb_store *st, const char *name, uint64_t v)
 {
 	ROW(st, S_STAT, T(name), I(v));
+}
+
+void rb_store_note(struct rb_store *st, const char *name, uint64_t value)
+{
+	if (!strcmp(name, "partial"))
+		st->partial |= value != 0;   /* written once, by rb_store_finish */
+	else
+		stat_row(st, name, value);
 }
 
 /* perf drops the power / ptwrite / switch tables when nothing went in them. */
@@ -872,6 +898,8 @@ static void drop_empty(struct rb_store *st)
 {
 	if (!st->rows[S_SWITCH])
 		exec_sql(st, "DROP VIEW context_switches_view; DROP TABLE context_switches", "drop");
+	if (!st->rows[S_FTRACE])
+		exec_sql(st, "DROP VIEW timeline; DROP VIEW ftrace_fields; DROP TABLE ftrace_events", "drop");
 	exec_sql(st, "DROP VIEW ptwrite_view; DROP TABLE ptwrite;"
 		     "DROP VIEW power_events_view; DROP VIEW mwait_view; DROP TABLE mwait;"
 		     "DROP VIEW pwre_view; DROP TABLE pwre; DROP VIEW exstop_view; DROP TABLE exstop;"
@@ -887,7 +915,7 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	stat_row(st, "branch_samples_from_trace", stats->branches);
 	stat_row(st, "malformed_records", stats->malformed);
 	stat_row(st, "records_below_flush", stats->late);
-	stat_row(st, "partial", stats->stop.code != 0 || stats->malformed != 0);
+	stat_row(st, "partial", stats->stop.code != 0 || stats->malformed != 0 || st->partial);
 	if (stats->stop.code) {
 		sqlite3_bind_text(st->st[S_STAT], 1, "stopped", -1, SQLITE_STATIC);
 		sqlite3_bind_text(st->st[S_STAT], 2, stats->stop.msg, -1, SQLITE_TRANSIENT);
@@ -908,6 +936,8 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	exec_sql(st, INDEXES, "indexes");
 	if (st->rows[S_SWITCH])
 		exec_sql(st, SWITCH_INDEX, "indexes");
+	if (st->rows[S_FTRACE])
+		exec_sql(st, FTRACE_INDEX, "indexes");
 	for (int i = 0; i < S_COUNT; i++) {
 		sqlite3_finalize(st->st[i]);
 		st->st[i] = NULL;
@@ -952,7 +982,7 @@ uint64_t rb_store_rows(const struct rb_store *st, const char *table)
 		{ "samples", S_SAMPLE }, { "threads", S_THREAD }, { "comms", S_COMM }, { "dsos", S_DSO },
 		{ "symbols", S_SYMBOL }, { "call_paths", S_CALL_PATH }, { "context_switches", S_SWITCH },
 		{ "gaps", S_GAP }, { "aux_buffers", S_AUX }, { "imc_records", S_IMC },
-		{ "imc_counters", S_IMC_COUNTER },
+		{ "imc_counters", S_IMC_COUNTER }, { "ftrace_events", S_FTRACE },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(t[i].name, table))

@@ -11,8 +11,9 @@
 #define RB_STORE_H
 
 #include "session.h"
+#include "tracedat.h"
 
-#define RB_STORE_SCHEMA_VERSION 2   /* 2: imc_counters; imc_records.flush_time, evsel_id */
+#define RB_STORE_SCHEMA_VERSION 3   /* 2: imc_counters; imc_records.flush_time, evsel_id; 3: ftrace_events */
 
 struct rb_store;
 
@@ -26,6 +27,8 @@ struct rb_store_opts {
 int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *msg, size_t msglen);
 /* The sink to run a session into. */
 const struct rb_sink *rb_store_sink(struct rb_store *st);
+/* The sink for a trace.dat's events (ftrace_events) and gaps; used after the session, or alone. */
+const struct rb_ftrace_sink *rb_store_ftrace_sink(struct rb_store *st);
 /*
  * Record how the run went (in decode_stats; partial runs are marked), add
  * indexes, commit, and rename into place. Returns 0 or -1 with @msg; the
@@ -34,6 +37,8 @@ const struct rb_sink *rb_store_sink(struct rb_store *st);
 int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, char *msg, size_t msglen);
 /* Give up: remove the temporary file. Frees @st. Accepts NULL. */
 void rb_store_abort(struct rb_store *st);
+/* A decode_stats row (name, value); "partial" with a non-zero value marks the run partial. */
+void rb_store_note(struct rb_store *st, const char *name, uint64_t value);
 /* Rows written per table, for the summary line. */
 uint64_t rb_store_rows(const struct rb_store *st, const char *table);
 

@@ -25,8 +25,10 @@
  *   time                      one core cycle per instruction, CBR = max
  *                             non-turbo ratio (one TSC tick per cycle); MTC at
  *                             every 2^mtc_period crystal ticks while enabled;
- *                             CYC (cycles since the last CYC) before each TNT,
- *                             TIP, TIP.PGD and FUP that is not part of PSB+
+ *                             CYC before each TNT, TIP, TIP.PGD and FUP that
+ *                             is not part of PSB+: the cycles since the last
+ *                             CYC (the counter runs on through TSC packets and
+ *                             while the kernel runs, as perf's decoder models it)
  */
 #include "config.h"
 #include <intel-pt.h>
@@ -162,7 +164,6 @@ static void emit_tsc_tma(struct ptstream *s)
 		p.payload.tma.fc = (uint16_t)(s->tsc % s->cfg->ctc_ratio);
 		emit(s, &p);
 	}
-	s->cyc_ref = s->tsc;
 	s->next_mtc = (s->tsc / mtc_step(s) + 1) * mtc_step(s);
 }
 
@@ -188,6 +189,7 @@ int ps_init(struct ptstream *s, const struct ptcfg *cfg, uint64_t tsc)
 	if (!s->enc)
 		return -1;
 	s->tsc = tsc;
+	s->cyc_ref = tsc;          /* the cycle counter starts with tracing */
 	s->next_psb = cfg->psb_bytes;
 	s->thread = -1;
 	return 0;
@@ -333,7 +335,7 @@ void ps_insn(struct ptstream *s, const struct insn *in, uint64_t next)
 		emit_ip(s, ppt_tip, next, 0);
 		break;
 	case IK_RET:
-		if (s->rs_n && s->rs[s->rs_top] == next) {
+		if (!s->cfg->noretcomp && s->rs_n && s->rs[s->rs_top] == next) {
 			s->rs_top = (s->rs_top + 63) % 64;
 			s->rs_n--;
 			tnt_bit(s, 1);

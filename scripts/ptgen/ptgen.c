@@ -3,9 +3,11 @@
  * hardware (issue 5; fixture format in tests/fixtures/intel-pt-gen/README.md).
  *
  *   ptgen trace PROG FLOW            single-step PROG (ptrace), write its flow file
- *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR
+ *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR [--times]
  *                                    OUTDIR/perf.data + OUTDIR/expected.txt +
- *                                    OUTDIR/branches-T.txt for one variant
+ *                                    OUTDIR/branches-T.txt for one variant;
+ *                                    --times: also OUTDIR/times-T.txt, the perf
+ *                                    time of each decodable instruction
  *   ptgen insns PROG FLOW EXPECTED T print the instruction addresses of thread T
  *                                    that a decoder recovers (visible ranges)
  *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
@@ -18,7 +20,6 @@
  * decode errors.
  */
 #include "config.h"
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -52,11 +53,8 @@ static void die(int code, const char *fmt, ...)
 
 static void insn_at(struct gen *g, uint64_t ip, struct insn *in)
 {
-	if (image_insn(&g->im, ip, in) < 0) {
-		char b[64];
-		snprintf(b, sizeof(b), "%" PRIx64, ip);
-		die(2, "flow address 0x%s is not a decodable instruction of the program", b);
-	}
+	if (image_insn(&g->im, ip, in) < 0)
+		die(2, "flow address 0x%" PRIx64 " is not a decodable instruction of %s", ip, g->im.path);
 }
 
 static void default_cfg(struct ptcfg *c)
@@ -116,7 +114,21 @@ static size_t write_branches(struct gen *g, int t, FILE *out)
 	return nb;
 }
 
-static void write_expected(struct gen *g, const char *dir, const char *variant, const char *desc)
+/* times-T.txt (not committed): "ip perf_ns" of each decodable instruction of thread T. */
+static void write_times(struct gen *g, int t, const char *dir)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/times-%d.txt", dir, t);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		die(2, "cannot write %s", path);
+	for (size_t i = 0; i < g->fl.th[t].n; i++)
+		if (g->tr.flags[t][i] & TF_VISIBLE)
+			fprintf(f, "%" PRIx64 " %" PRIu64 "\n", g->fl.th[t].ip[i], wrap_perf_time(g->tr.tsc[t][i]));
+	fclose(f);
+}
+
+static void write_expected(struct gen *g, const char *dir, const char *variant, const char *desc, int times)
 {
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/expected.txt", dir);
@@ -133,6 +145,8 @@ static void write_expected(struct gen *g, const char *dir, const char *variant, 
 			die(2, "cannot write %s", bp);
 		size_t nb = write_branches(g, t, b);
 		fclose(b);
+		if (times)
+			write_times(g, t, dir);
 		const struct thread_flow *th = &g->fl.th[t];
 		size_t vis = 0;
 		for (size_t i = 0; i < th->n; i++)
@@ -152,7 +166,7 @@ static void write_expected(struct gen *g, const char *dir, const char *variant, 
 		}
 	}
 	for (int q = 0; q < g->tr.nqueues; q++) {
-		fprintf(e, "queue %d cpu %d threads", q, q);
+		fprintf(e, "queue %d cpu %d threads", q, g->tr.per_thread ? -1 : q);
 		for (int t = 0; t < g->fl.nth; t++)
 			if (g->tr.queue_threads[q] & (1u << t))
 				fprintf(e, " %d", t);
@@ -231,7 +245,7 @@ static size_t loss_start(struct gen *g, int t, size_t from)
 /* An index >= @from whose instruction is not a system call and does not follow one. */
 static size_t plain_index(struct gen *g, int t, size_t from)
 {
-	for (size_t i = from; i + 1 < g->fl.th[t].n; i++) {
+	for (size_t i = from < 1 ? 1 : from; i + 1 < g->fl.th[t].n; i++) {
 		struct insn a, b;
 		insn_at(g, g->fl.th[t].ip[i], &a);
 		insn_at(g, g->fl.th[t].ip[i - 1], &b);
@@ -308,13 +322,17 @@ static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t t
 	}
 }
 
-static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch)
+static int pipe_mode;   /* the next perf.data is written in pipe mode */
+
+static struct wrap *open_wrap_mode(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch,
+				   int per_thread)
 {
+	g->tr.per_thread = per_thread;
 	g->tr.nqueues = ncpus;
 	for (int q = 0; q < ncpus; q++)   /* one thread per CPU unless the variant says otherwise */
 		g->tr.queue_threads[q] = q < g->fl.nth ? 1u << q : 0;
 	struct wrap_cfg wc = { .pt = &g->cfg, .ncpus = ncpus, .snapshot = snapshot,
-			       .have_sched_switch = sched_switch };
+			       .have_sched_switch = sched_switch, .per_thread = per_thread, .pipe = pipe_mode };
 	wc.img[0] = &g->im;
 	wc.img_name[0] = g->recname;
 	struct wrap *w;
@@ -323,6 +341,11 @@ static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int sna
 	if (wrap_open(&w, path, &wc) < 0)
 		exit(4);
 	return w;
+}
+
+static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch)
+{
+	return open_wrap_mode(g, out, ncpus, snapshot, sched_switch, 0);
 }
 
 /* The process's sideband up to its first instruction: COMM (exec), MMAP2, ITRACE_START, SWITCH in. */
@@ -563,7 +586,7 @@ static void need_threads(struct gen *g)
  * thread's last sched_yield lasts until the clone has exited, so that its
  * wait finds the clone gone (as in the single-stepped run).
  */
-static void variant_two_cpus(struct gen *g, const char *out)
+static void two_queues(struct gen *g, const char *out, int per_thread)
 {
 	need_threads(g);
 	size_t sc0[8], sc1[8];
@@ -572,7 +595,7 @@ static void variant_two_cpus(struct gen *g, const char *out)
 		die(2, "%s: expected a clone and sched_yield calls", g->name);
 	size_t nt0 = g->fl.th[0].n, nt1 = g->fl.th[1].n;
 	struct ptstream s0, s1;
-	struct wrap *w = open_wrap(g, out, 2, 0, 2);
+	struct wrap *w = open_wrap_mode(g, out, 2, 0, per_thread ? 0 : 2, per_thread);
 	process_start(g, w, START_TSC);
 	stream_init(g, &s0, 500);
 	enable_at(g, &s0, 0, 0);
@@ -612,6 +635,32 @@ static void variant_two_cpus(struct gen *g, const char *out)
 		exit(4);
 	ps_free(&s0);
 	ps_free(&s1);
+}
+
+static void variant_two_cpus(struct gen *g, const char *out)
+{
+	two_queues(g, out, 0);
+}
+
+/* The same run recorded with --per-thread: one AUX area per thread (AUXTRACE cpu -1, tid). */
+static void variant_per_thread(struct gen *g, const char *out)
+{
+	two_queues(g, out, 1);
+}
+
+/* The full trace written as a pipe-mode stream (perf record -o -). */
+static void variant_pipe(struct gen *g, const char *out)
+{
+	pipe_mode = 1;
+	variant_full(g, out);
+	pipe_mode = 0;
+}
+
+/* The full trace with return compression off (config noretcomp): every return is a TIP. */
+static void variant_noretcomp(struct gen *g, const char *out)
+{
+	g->cfg.noretcomp = 1;
+	variant_full(g, out);
 }
 
 /*
@@ -692,6 +741,10 @@ static const struct variant variants[] = {
 	  "snapshot mode, 512-byte AUX ring, 3 snapshots with data overwritten between them" },
 	{ "two-cpus", variant_two_cpus,
 	  "two threads on two CPUs (per-CPU AUX areas), per-task SWITCH records" },
+	{ "per-thread", variant_per_thread,
+	  "two threads recorded --per-thread: one AUX area per thread (AUXTRACE cpu -1), no switch sideband" },
+	{ "pipe", variant_pipe, "full trace in a pipe-mode perf.data (no AUXTRACE index, no BUILD_ID feature)" },
+	{ "noretcomp", variant_noretcomp, "full trace with return compression off: every return is a TIP" },
 	{ "one-cpu", variant_one_cpu,
 	  "two threads taking turns on one CPU (SWITCH_CPU_WIDE), one preemption by an interrupt" },
 };
@@ -756,7 +809,8 @@ static int cmd_trace(int argc, char **argv)
 
 static int cmd_fixture(int argc, char **argv)
 {
-	if (argc != 7)
+	int times = argc == 8 && !strcmp(argv[7], "--times");
+	if (argc != 7 && !times)
 		return 1;
 	const struct variant *v = find_variant(argv[2]);
 	if (!v)
@@ -765,7 +819,7 @@ static int cmd_fixture(int argc, char **argv)
 	load(&g, argv[3], argv[4], argv[5]);
 	mkdir(argv[6], 0755);
 	v->run(&g, argv[6]);
-	write_expected(&g, argv[6], v->name, v->desc);
+	write_expected(&g, argv[6], v->name, v->desc, times);
 	gen_free(&g);
 	return 0;
 }
@@ -944,7 +998,7 @@ int main(int argc, char **argv)
 	else if (argc >= 2 && !strcmp(argv[1], "large"))
 		rc = cmd_large(argc, argv);
 	if (rc == 1)
-		fprintf(stderr, "usage: ptgen trace PROG FLOW | fixture VARIANT PROG FLOW NAME OUTDIR |"
+		fprintf(stderr, "usage: ptgen trace PROG FLOW | fixture VARIANT PROG FLOW NAME OUTDIR [--times] |"
 				" insns PROG FLOW EXPECTED THREAD | ipt PERFDATA PROG QUEUE | large PROG FLOW MB OUT [CPUS]\n");
 	return rc;
 }

@@ -86,6 +86,7 @@ int flow_read(struct flow *f, struct image *im, const char *path, char *err, siz
 /* What the simulated processor is set up to emit, and how fast it runs. */
 struct ptcfg {
 	int mtc, cyc;              /* MTC / CYC packets on */
+	int noretcomp;             /* return compression off: every return is a TIP */
 	unsigned mtc_period;       /* MTC every 2^mtc_period crystal ticks */
 	unsigned ctc_ratio;        /* TSC ticks per crystal tick (CPUID.15H EBX/EAX) */
 	unsigned nom_ratio;        /* max non-turbo ratio; CBR equals it: one TSC tick per core cycle */
@@ -124,6 +125,7 @@ struct truth {
 	uint64_t lost_records;    /* PERF_RECORD_LOST total */
 	unsigned queue_threads[4];/* per AUX queue (= CPU): bit t set if thread t ran there */
 	int nqueues;
+	int per_thread;           /* queues are per thread (cpu -1) */
 };
 
 /* One AUX area's packet stream. */
@@ -192,6 +194,8 @@ struct wrap_cfg {
 	const struct ptcfg *pt;
 	int ncpus;                 /* CPUs with an AUX area (per-CPU mmaps) */
 	int snapshot;              /* snapshot mode (AUX records carry OVERWRITE) */
+	int per_thread;            /* per-thread AUX areas (perf record --per-thread): AUXTRACE cpu -1 */
+	int pipe;                  /* pipe mode (perf record -o -): no index, no BUILD_ID feature */
 	int have_sched_switch;     /* 2: PERF_RECORD_SWITCH, 3: SWITCH_CPU_WIDE */
 	const struct image *img[PTGEN_MAX_THREADS + 1];   /* binaries for BUILD_ID (NULL-terminated) */
 	const char *img_name[PTGEN_MAX_THREADS + 1];      /* their recorded file names */

@@ -105,8 +105,8 @@ static void set_features(struct wrap *w)
 		pd_buf_bytes(&b, nb, padded);
 		free(nb);
 	}
-	if (pd_writer_set_feature(w->pw, PD_FEAT_BUILD_ID, b.data, b.len, &w->err) < 0)
-		w->failed = 1;
+	if (!w->cfg.pipe && pd_writer_set_feature(w->pw, PD_FEAT_BUILD_ID, b.data, b.len, &w->err) < 0)
+		w->failed = 1;   /* perf does not send build-ids through a pipe */
 	pd_buf_free(&b);
 	set_string(w, PD_FEAT_HOSTNAME, "ptgen");
 	set_string(w, PD_FEAT_OSRELEASE, "6.1.0-ptgen");
@@ -156,7 +156,7 @@ static void write_auxtrace_info(struct wrap *w)
 	u64(&r, PT_NORETCOMP_BIT);
 	u64(&r, (uint64_t)w->cfg.have_sched_switch);
 	u64(&r, (uint64_t)w->cfg.snapshot);
-	u64(&r, 1);                 /* per_cpu_mmaps */
+	u64(&r, w->cfg.per_thread ? 0 : 1);   /* per_cpu_mmaps */
 	u64(&r, PT_MTC_BIT);
 	u64(&r, PT_MTC_FREQ_BITS);
 	u64(&r, pt->ctc_ratio);     /* tsc_ctc_ratio_n (CPUID.15H EBX) */
@@ -175,6 +175,7 @@ int wrap_open(struct wrap **out, const char *path, const struct wrap_cfg *cfg)
 	w->cfg = *cfg;
 	struct pd_writer_opts o;
 	pd_writer_opts_init(&o);
+	o.pipe_mode = cfg->pipe;
 	if (pd_writer_open(&w->pw, path, &o, &w->err) < 0) {
 		fprintf(stderr, "ptgen: %s\n", w->err.msg);
 		free(w);
@@ -186,6 +187,8 @@ int wrap_open(struct wrap **out, const char *path, const struct wrap_cfg *cfg)
 		w->pt_config |= PT_MTC_BIT | ((uint64_t)pt->mtc_period << 14);
 	if (pt->cyc)
 		w->pt_config |= PT_CYC_BIT;
+	if (pt->noretcomp)
+		w->pt_config |= PT_NORETCOMP_BIT;
 
 	uint64_t ids[8];
 	struct pd_event_attr a;
@@ -326,7 +329,8 @@ void wrap_auxtrace(struct wrap *w, int cpu, uint64_t tsc, uint32_t tid, uint64_t
 	struct rec r;
 	hdr(&r, PD_RECORD_AUXTRACE, 0);
 	u64(&r, size + pad); u64(&r, offset); u64(&r, tsc);
-	u32(&r, (uint32_t)cpu); u32(&r, tid); u32(&r, (uint32_t)cpu); u32(&r, 0);
+	/* idx = the mmap (queue); per-thread areas have no CPU */
+	u32(&r, (uint32_t)cpu); u32(&r, tid); u32(&r, w->cfg.per_thread ? UINT32_MAX : (uint32_t)cpu); u32(&r, 0);
 	write_rec(w, &r, data, size);
 	if (!w->failed && pad && pd_writer_write_payload(w->pw, zero, pad, &w->err) < 0)
 		w->failed = 1;

@@ -1,0 +1,57 @@
+/*
+ * tracedat.h - trace-cmd's trace.dat files (versions 6 and 7, the latter
+ * with zstd-compressed sections as Debian's trace-cmd 3.1 writes by
+ * default), as rbrecord --ftrace or trace-cmd record make them. The pages
+ * are walked by ftrace.h; the event formats are read with libtraceevent.
+ * Events come out merged across CPUs in time order (as trace-cmd report
+ * prints them), with their fields as a JSON object; pages that report
+ * missed events, and damaged pages, come out as gaps. One instance is read:
+ * the top one, or the first other one when the file has no top buffer.
+ */
+#ifndef RB_TRACEDAT_H
+#define RB_TRACEDAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "session.h"
+
+struct rb_ftrace_ev {
+	uint64_t time;                /* trace clock ns (perf clock when recorded with trace_clock perf) */
+	int32_t cpu, pid;
+	const char *comm;             /* from the saved cmdlines, "<...>" if unknown (as trace-cmd) */
+	const char *system, *name;    /* "sched", "sched_switch"; "unknown" for an id without a format */
+	int flags, preempt_count;     /* common_flags, common_preempt_count */
+	const char *fields;           /* JSON object of the event's own fields */
+	const char *info;             /* the event printed by its format (trace-cmd report's text) */
+	uint64_t file_offset;         /* of the event's payload, in the (uncompressed) CPU data */
+};
+
+struct rb_ftrace_sink {
+	void *ctx;
+	int (*event)(void *ctx, const struct rb_ftrace_ev *ev);
+	int (*gap)(void *ctx, const struct rb_gap_ev *g);
+};
+
+struct rb_tracedat_stats {
+	int version, nr_cpus;
+	char clock[32];               /* the trace clock in use ("perf", "local", ...), "" if not recorded */
+	char instance[64];            /* the tracefs instance read: "" for the top one */
+	uint64_t events, pages, unknown_events;
+	uint64_t missed_pages, missed_events;   /* pages flagged, events they count (when stored) */
+	uint64_t damaged_pages;
+	int partial;                  /* some data could not be read: see msg */
+};
+
+/* 1 if @path starts with the trace.dat magic, 0 if not (or unreadable). */
+int rb_tracedat_is(const char *path);
+
+/*
+ * Read @path and hand every event and gap to @sink in time order.
+ * Returns 0 (st->partial says whether everything was read, @msg why not);
+ * -1 if the file cannot be read at all (@msg names the file and offset);
+ * or the first non-zero value a sink callback returned.
+ */
+int rb_tracedat_run(const char *path, const struct rb_ftrace_sink *sink, struct rb_tracedat_stats *st,
+		    char *msg, size_t msglen);
+
+#endif
