@@ -3,10 +3,16 @@
  * decode a recording into SQLite with perf's export-to-sqlite schema. The
  * session reads and orders records and resolves symbols; the store writes
  * rows. A progress line goes to stderr when it is a terminal.
+ *
+ * SIGINT, SIGTERM or SIGHUP stop the export at the next event the session
+ * delivers: the unfinished database and the unpacked archive are removed,
+ * a message says so, and rbdecode then dies of that signal (as a shell
+ * expects of an interrupted command). A second signal ends it at once.
  */
 #include "config.h"
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +105,81 @@ static void export_usage(FILE *f)
 
 static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, int quiet);
 
+static volatile sig_atomic_t stop_signal;   /* the signal that asked to stop, 0 if none */
+
+static void on_stop(int sig)
+{
+	if (stop_signal) {          /* asked twice: stop now, cleanup or not */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	stop_signal = sig;
+}
+
+/* A signal ignored on entry stays ignored (nohup, background jobs of a non-interactive shell). */
+static void catch_stop_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+}
+
+/* After the cleanup: end as the signal would have ended us. */
+static void die_of_stop_signal(void)
+{
+	int sig = stop_signal;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* The store's sink behind a check for a stop request (a signal cannot stop SQLite safely itself). */
+#define SINK_STOPPED 0x5709
+struct stop_sink {
+	const struct rb_sink *in;
+	struct rb_sink sink;
+};
+#define STOP_CHECK(ss) do { if (stop_signal) return SINK_STOPPED; } while (0)
+static int ss_begin(void *c, struct pd_reader *r, struct rb_machine *m)
+{
+	struct stop_sink *ss = c;
+	STOP_CHECK(ss);
+	return ss->in->begin ? ss->in->begin(ss->in->ctx, r, m) : 0;
+}
+static int ss_sample(void *c, const struct rb_sample_ev *ev)
+{
+	struct stop_sink *ss = c;
+	STOP_CHECK(ss);
+	return ss->in->sample ? ss->in->sample(ss->in->ctx, ev) : 0;
+}
+static int ss_switch(void *c, const struct rb_switch_ev *ev)
+{
+	struct stop_sink *ss = c;
+	STOP_CHECK(ss);
+	return ss->in->context_switch ? ss->in->context_switch(ss->in->ctx, ev) : 0;
+}
+static int ss_gap(void *c, const struct rb_gap_ev *ev)
+{
+	struct stop_sink *ss = c;
+	STOP_CHECK(ss);
+	return ss->in->gap ? ss->in->gap(ss->in->ctx, ev) : 0;
+}
+static int ss_aux(void *c, const struct rb_aux_ev *ev)
+{
+	struct stop_sink *ss = c;
+	STOP_CHECK(ss);
+	return ss->in->aux_buffer ? ss->in->aux_buffer(ss->in->ctx, ev) : 0;
+}
+static int ss_end(void *c)
+{
+	struct stop_sink *ss = c;
+	STOP_CHECK(ss);
+	return ss->in->end ? ss->in->end(ss->in->ctx) : 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -145,8 +226,15 @@ int cmd_export(int argc, char **argv)
 		if (!so.machine.buildid_dir)
 			so.machine.buildid_dir = un.buildid_dir;
 	}
+	catch_stop_signals();
 	int status = export_run(&so, &sto, quiet);
 	rb_archive_cleanup(&un);
+	if (stop_signal) {
+		cli_error("stopped by %s: %s", stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGTERM ? "SIGTERM" : "SIGHUP",
+			  status == EXIT_OK || status == EXIT_PARTIAL ? "the database was already complete and is kept"
+								       : "nothing was written");
+		die_of_stop_signal();
+	}
 	return status;
 }
 
@@ -173,7 +261,10 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 	}
 	struct rb_session_stats stats;
 	struct pd_error err;
-	int rc = rb_session_run(&so, rb_store_sink(st), &stats, &err);
+	struct stop_sink ss = { rb_store_sink(st), { 0 } };
+	ss.sink = (struct rb_sink){ .ctx = &ss, .begin = ss_begin, .sample = ss_sample, .context_switch = ss_switch,
+				    .gap = ss_gap, .aux_buffer = ss_aux, .end = ss_end };
+	int rc = rb_session_run(&so, &ss.sink, &stats, &err);
 	if (prog.on)
 		fputc('\n', stderr);
 	if (rc < 0 && rc >= PD_ERR_NOATTR) {
@@ -181,8 +272,13 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 		rb_store_abort(st);
 		return cli_status_of(rc);
 	}
+	if (rc == SINK_STOPPED || (!rc && stop_signal)) {
+		rb_store_abort(st);       /* the caller reports the signal */
+		return EXIT_INTERNAL;
+	}
 	if (rc) {
-		cli_error("writing %s failed", sto.path);
+		const char *why = rb_store_error(st);
+		cli_error("writing %s failed: %s", sto.path, why ? why : "the store refused a row");
 		rb_store_abort(st);
 		return EXIT_INTERNAL;
 	}

@@ -34,6 +34,12 @@ const struct rb_sink *rb_store_sink(struct rb_store *st);
 int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, char *msg, size_t msglen);
 /* Give up: remove the temporary file. Frees @st. Accepts NULL. */
 void rb_store_abort(struct rb_store *st);
+/*
+ * Why the store failed (a sink callback returned non-zero), as a sentence
+ * naming the file and SQLite's and the system's reason; NULL if it did not.
+ * Stops the writer thread first; call only once the session is over.
+ */
+const char *rb_store_error(struct rb_store *st);
 /* Rows written per table, for the summary line. */
 uint64_t rb_store_rows(const struct rb_store *st, const char *table);
 
