@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -662,6 +663,14 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	}
 	snprintf(st->tmp_path, n, "%s.tmp-%ld", o->path, (long)getpid());
 	unlink(st->tmp_path);
+	/* create it ourselves first: SQLite's "unable to open database file" does not say why */
+	int fd = open(st->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(msg, msglen, "%s: cannot create the database: %s", st->tmp_path, strerror(errno));
+		rb_store_abort(st);
+		return -1;
+	}
+	close(fd);
 	if (sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(msg, msglen, "%s: cannot create the database: %s", st->tmp_path,
 			 st->db ? sqlite3_errmsg(st->db) : "out of memory");

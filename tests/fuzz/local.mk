@@ -9,6 +9,7 @@ FUZZ_PROGS = \
 	%D%/fuzz_unpack \
 	%D%/fuzz_cs_snapshot \
 	%D%/fuzz_imc \
+	%D%/fuzz_symtab \
 	%D%/fuzz_rbdecode
 FUZZ_INCLUDES = $(AM_CPPFLAGS) -I$(top_srcdir)/%D% -I$(top_srcdir)/decoder -I$(top_srcdir)/store
 FUZZ_LINK_FLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
@@ -39,6 +40,10 @@ endif
 %C%_fuzz_imc_CPPFLAGS = $(FUZZ_INCLUDES)
 %C%_fuzz_imc_LDFLAGS = $(FUZZ_LINK_FLAGS)
 %C%_fuzz_imc_LDADD = $(DECODER_LIBS)
+%C%_fuzz_symtab_SOURCES = %D%/fuzz_symtab.c %D%/fuzz.h
+%C%_fuzz_symtab_CPPFLAGS = $(FUZZ_INCLUDES)
+%C%_fuzz_symtab_LDFLAGS = $(FUZZ_LINK_FLAGS)
+%C%_fuzz_symtab_LDADD = $(DECODER_LIBS)
 # the command line itself, its main renamed so the target can call it
 %C%_fuzz_rbdecode_SOURCES = %D%/fuzz_rbdecode.c %D%/fuzz.h $(rbdecode_SOURCES)
 %C%_fuzz_rbdecode_CPPFLAGS = $(FUZZ_INCLUDES) -Dmain=rbdecode_main

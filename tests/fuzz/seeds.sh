@@ -10,7 +10,7 @@ src=${top_srcdir:-.}
 bld=${top_builddir:-.}
 fx=${RB_FIXTURES:-$src/../shared/fixtures}
 rm -rf "$out"
-mkdir -p "$out/perfdata" "$out/rbdecode" "$out/unpack" "$out/cs_snapshot" "$out/imc"
+mkdir -p "$out/perfdata" "$out/rbdecode" "$out/unpack" "$out/cs_snapshot" "$out/imc" "$out/symtab"
 w=$out/work
 mkdir -p "$w"
 
@@ -76,7 +76,17 @@ for d in "$fx"/opencsd-snapshots/*/*/; do
 done
 
 python3 "$src/tests/fuzz/mkimc.py" "$out/imc"
+
+# objects: the traced binary of the CoreSight fixture, small system programs (the
+# ELF readers' input), and kallsyms text (the kernel's, or a few made-up lines)
+for f in "$fx/coresight-perf/etm_test_loop" /usr/bin/true; do
+	[ -f "$f" ] && [ "$(wc -c <"$f")" -le 1048576 ] && cp "$f" "$out/symtab/$(basename "$f")"
+done
+head -n 300 /proc/kallsyms 2>/dev/null >"$w/kallsyms"
+[ -s "$w/kallsyms" ] && ! grep -q '^0000000000000000' "$w/kallsyms" && cp "$w/kallsyms" "$out/symtab/kallsyms"
+printf 'ffffffff81000000 T _stext\nffffffff81000100 t helper\nffffffffc0001000 t ext4_fn\t[ext4]\nffffffffc0002000 T ext4_other\t[ext4]\n' \
+	>"$out/symtab/kallsyms-small"
 rm -rf "$w"
-for t in perfdata rbdecode unpack cs_snapshot imc; do
+for t in perfdata rbdecode unpack cs_snapshot imc symtab; do
 	echo "seeds for fuzz_$t: $(ls "$out/$t" | wc -l) files, $(du -sk "$out/$t" | cut -f1) KiB"
 done
