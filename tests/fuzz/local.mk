@@ -47,7 +47,7 @@ endif
 # the command line itself, its main renamed so the target can call it
 %C%_fuzz_rbdecode_SOURCES = %D%/fuzz_rbdecode.c %D%/fuzz.h $(rbdecode_SOURCES)
 %C%_fuzz_rbdecode_CPPFLAGS = $(FUZZ_INCLUDES) -Dmain=rbdecode_main
-%C%_fuzz_rbdecode_CFLAGS = $(rbdecode_CFLAGS)
+%C%_fuzz_rbdecode_CFLAGS = $(rbdecode_CFLAGS) -Wno-missing-prototypes
 %C%_fuzz_rbdecode_LDFLAGS = $(FUZZ_LINK_FLAGS)
 %C%_fuzz_rbdecode_LDADD = $(rbdecode_LDADD)
 EXTRA_DIST += %D%/run.sh %D%/seeds.sh %D%/mkimc.py %D%/unbundle.py %D%/regress
@@ -56,6 +56,12 @@ EXTRA_DIST += %D%/run.sh %D%/seeds.sh %D%/mkimc.py %D%/unbundle.py %D%/regress
 # end-to-end runs, rbdecode under faults, and the fuzz reproducers.
 TESTS += tests/valgrind.test
 if BUILD_DECODER
-TESTS += tests/faults_decode.test tests/fuzz_regress.test
+TESTS += tests/faults_decode.test tests/fuzz_regress.test tests/unit/test_cs_logger
+check_PROGRAMS += tests/unit/test_cs_logger
 endif
+# compiles decoder/cs_decode.c itself (it includes the .c) to reach its internals
+tests_unit_test_cs_logger_SOURCES = tests/unit/test_cs_logger.c tests/unit/tap.h
+tests_unit_test_cs_logger_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_cs_logger_CFLAGS = $(AM_CFLAGS) $(OPENCSD_CFLAGS)
+tests_unit_test_cs_logger_LDADD = $(DECODER_LIBS) $(OPENCSD_LIBS)
 EXTRA_DIST += tests/valgrind.test tests/valgrind.supp tests/faults_decode.test tests/fuzz_regress.test
