@@ -217,6 +217,7 @@ int cmd_export(int argc, char **argv)
 	sto.source = so.path;
 	char msg[512];
 	struct rb_unpacked un = { 0 };
+	catch_stop_signals();     /* before unpacking: a signal during it stops the export at its first event */
 	if (rb_archive_detect(so.path)) {
 		if (rb_archive_unpack(so.path, NULL, &un, msg, sizeof(msg)) < 0) {
 			cli_error("%s", msg);
@@ -226,7 +227,6 @@ int cmd_export(int argc, char **argv)
 		if (!so.machine.buildid_dir)
 			so.machine.buildid_dir = un.buildid_dir;
 	}
-	catch_stop_signals();
 	int status = export_run(&so, &sto, quiet);
 	rb_archive_cleanup(&un);
 	if (stop_signal) {
