@@ -3,10 +3,16 @@
  * decode a recording into SQLite with perf's export-to-sqlite schema. The
  * session reads and orders records and resolves symbols; the store writes
  * rows. A progress line goes to stderr when it is a terminal.
+ *
+ * SIGINT, SIGTERM or SIGHUP stop the export at the next event the session
+ * delivers: the unfinished database and the unpacked archive are removed,
+ * a message says so, and rbdecode then dies of that signal (as a shell
+ * expects of an interrupted command). A second signal ends it at once.
  */
 #include "config.h"
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +139,90 @@ static void export_usage(FILE *f)
 
 static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, const char *ftrace, int quiet);
 
+static volatile sig_atomic_t stop_signal;   /* the signal that asked to stop, 0 if none */
+
+static void on_stop(int sig)
+{
+	if (stop_signal) {          /* asked twice: stop now, cleanup or not */
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	stop_signal = sig;
+}
+
+/* A signal ignored on entry stays ignored (nohup, background jobs of a non-interactive shell). */
+static void catch_stop_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+}
+
+/* After the cleanup: end as the signal would have ended us. */
+static void die_of_stop_signal(void)
+{
+	int sig = stop_signal;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* The store's sink behind a check for a stop request (a signal cannot stop SQLite safely itself). */
+#define SINK_STOPPED 0x5709
+/*
+ * The sink is the store's own, every callback included; those called once
+ * per record or event first check whether a stop was asked for. The
+ * wrappers reach the store's callbacks through one file-level pointer: one
+ * export runs per process.
+ */
+static const struct rb_sink *stop_inner;
+#define STOP_CHECK() do { if (stop_signal) return SINK_STOPPED; } while (0)
+static int ss_sample(void *c, const struct rb_sample_ev *ev)
+{
+	STOP_CHECK();
+	return stop_inner->sample(c, ev);
+}
+static int ss_trace(void *c, const struct rb_trace_ev *ev)
+{
+	STOP_CHECK();
+	return stop_inner->trace(c, ev);
+}
+static int ss_switch(void *c, const struct rb_switch_ev *ev)
+{
+	STOP_CHECK();
+	return stop_inner->context_switch(c, ev);
+}
+static int ss_gap(void *c, const struct rb_gap_ev *ev)
+{
+	STOP_CHECK();
+	return stop_inner->gap(c, ev);
+}
+static int ss_end(void *c)
+{
+	STOP_CHECK();
+	return stop_inner->end(c);
+}
+
+static struct rb_sink stop_sink(const struct rb_sink *in)
+{
+	struct rb_sink s = *in;
+	stop_inner = in;
+	if (in->sample)
+		s.sample = ss_sample;
+	if (in->trace)
+		s.trace = ss_trace;
+	if (in->context_switch)
+		s.context_switch = ss_switch;
+	if (in->gap)
+		s.gap = ss_gap;
+	if (in->end)
+		s.end = ss_end;
+	return s;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -174,6 +264,7 @@ int cmd_export(int argc, char **argv)
 	sto.source = so.path;
 	char msg[512];
 	struct rb_unpacked un = { 0 };
+	catch_stop_signals();     /* before unpacking: a signal during it stops the export at its first event */
 	if (rb_archive_detect(so.path)) {
 		if (rb_archive_unpack(so.path, NULL, &un, msg, sizeof(msg)) < 0) {
 			cli_error("%s", msg);
@@ -190,6 +281,12 @@ int cmd_export(int argc, char **argv)
 		ftrace = beside;
 	int status = export_run(&so, &sto, ftrace, quiet);
 	rb_archive_cleanup(&un);
+	if (stop_signal) {
+		cli_error("stopped by %s: %s", stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGTERM ? "SIGTERM" : "SIGHUP",
+			  status == EXIT_OK || status == EXIT_PARTIAL ? "the database was already complete and is kept"
+								       : "nothing was written");
+		die_of_stop_signal();
+	}
 	return status;
 }
 
@@ -269,7 +366,8 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 	int ftrace_only = rb_tracedat_is(so.path), fpartial = 0;
 	uint64_t fevents = 0;
 	memset(&stats, 0, sizeof(stats));
-	int rc = ftrace_only ? 0 : rb_session_run(&so, rb_store_sink(st), &stats, &err);
+	struct rb_sink sink = stop_sink(rb_store_sink(st));
+	int rc = ftrace_only ? 0 : rb_session_run(&so, &sink, &stats, &err);
 	if (prog.on)
 		fputc('\n', stderr);
 	if (ftrace_only)
@@ -286,8 +384,13 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 		rb_store_abort(st);
 		return cli_status_of(rc);
 	}
+	if (rc == SINK_STOPPED || (!rc && stop_signal)) {
+		rb_store_abort(st);       /* the caller reports the signal */
+		return EXIT_INTERNAL;
+	}
 	if (rc) {
-		cli_error("writing %s failed", sto.path);
+		const char *why = rb_store_error(st);
+		cli_error("writing %s failed: %s", sto.path, why ? why : "the store refused a row");
 		rb_store_abort(st);
 		return EXIT_INTERNAL;
 	}

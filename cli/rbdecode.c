@@ -4,6 +4,7 @@
  * holds the diagnostics they share.
  */
 #include "config.h"
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -75,6 +76,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* RLIMIT_FSIZE: a write past it fails with EFBIG and is reported, instead of killing us mid-write */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

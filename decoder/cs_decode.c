@@ -660,8 +660,18 @@ static int run_buffer(struct rb_cs_dec *d, const struct rb_cs_buffer *buf, struc
 
 static void dec_cleanup(struct rb_cs_dec *d)
 {
-	if (logger_owner == d)
+	if (logger_owner == d) {
+		/*
+		 * OpenCSD keeps the string callback object inside the tree's C API data,
+		 * which ocsd_destroy_dcd_tree frees, while the process-wide logger keeps
+		 * pointing at it: the next error any later tree logs would call freed
+		 * memory (found by fuzz_cs_snapshot). Switch the logger's outputs off
+		 * (this clears its string-callback flag too); the next ETE decode sets
+		 * them again.
+		 */
+		ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, NULL);
 		logger_owner = NULL;
+	}
 	if (d->tree != C_API_INVALID_TREE_HANDLE)
 		ocsd_destroy_dcd_tree(d->tree);
 	for (size_t i = 0; i < d->nr_maps; i++)

@@ -302,6 +302,10 @@ static char *reg_name(const char *key)
 static int read_regs(const struct ini *ini, const struct ini_section *s, struct rb_cs_device *dev,
 		     struct rb_cs_error *err)
 {
+	/* an empty [regs] adds nothing; realloc(p, 0) would free p and return NULL, leaving
+	   dev->regs dangling for a double free (found by fuzz_cs_snapshot: two empty [regs]) */
+	if (!s->nr_kv)
+		return 0;
 	struct rb_cs_reg *r = realloc(dev->regs, (dev->nr_regs + s->nr_kv) * sizeof(*r));
 	if (!r)
 		return nomem(err, ini->path);

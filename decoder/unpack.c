@@ -162,7 +162,10 @@ int rb_archive_unpack(const char *path, const struct rb_archive_limits *lim_in, 
 	archive_read_support_format_tar(a);
 	archive_read_support_format_zip(a);
 	if (archive_read_open_filename(a, path, 65536) != ARCHIVE_OK) {
-		snprintf(msg, msglen, "%s: %s", path, archive_error_string(a));
+		/* libarchive's text alone ("Failed to open") does not say why */
+		int e2 = archive_errno(a);
+		snprintf(msg, msglen, "%s: %s%s%s", path, archive_error_string(a), e2 > 0 ? ": " : "",
+			 e2 > 0 ? strerror(e2) : "");
 		goto err_out;
 	}
 	uint64_t total = 0, entries = 0;
@@ -186,8 +189,9 @@ int rb_archive_unpack(const char *path, const struct rb_archive_limits *lim_in, 
 		const char *leaf;
 		int dfd = open_parent(root, rel, &leaf);
 		if (dfd < 0) {
-			snprintf(msg, msglen, "%s: entry '%s': cannot create its folder (a link in the way?): %s",
-				 path, rel, strerror(errno));
+			int e2 = errno;   /* ELOOP / ENOTDIR: an earlier entry put a link or a file there */
+			snprintf(msg, msglen, "%s: entry '%s': cannot create its folder%s: %s", path, rel,
+				 e2 == ELOOP || e2 == ENOTDIR ? " (a link or a file in the way)" : "", strerror(e2));
 			goto err_out;
 		}
 		if (type == AE_IFDIR) {

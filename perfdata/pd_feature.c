@@ -144,9 +144,18 @@ int pd_features_parse(const struct pd_reader *r, struct pd_features *f, struct p
 			uint32_t nr = f32(&c);
 			if (c.bad || nr > size / 8) { c.bad = 1; break; }
 			if (!(f->pmu_caps = calloc(nr + 1, sizeof(*f->pmu_caps)))) { rc = PD_ERR_NOMEM; break; }
-			for (uint32_t i = 0; i < nr && !c.bad && !rc; i++) {
-				rc = fpairs(&c, &f->pmu_caps[i].caps);
-				f->pmu_caps[i].pmu = fstr(&c);
+			uint32_t done = 0;
+			for (; done < nr && !c.bad && !rc; done++) {
+				rc = fpairs(&c, &f->pmu_caps[done].caps);
+				f->pmu_caps[done].pmu = fstr(&c);
+			}
+			if (c.bad) {
+				/* nr_pmu_caps becomes 0 and pd_features_free frees only entry 0's list:
+				   free the lists read before the damage here (they leaked; fuzz_perfdata) */
+				for (uint32_t i = 0; i < done; i++) {
+					free(f->pmu_caps[i].caps.str);
+					memset(&f->pmu_caps[i], 0, sizeof(f->pmu_caps[i]));
+				}
 			}
 			f->nr_pmu_caps = c.bad ? 0 : nr;
 			break;

@@ -274,6 +274,7 @@ static int fork_command(struct child *c, char **argv)
 		close(go[1]);
 		close(err[0]);
 		signal(SIGCHLD, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);   /* ignored by rbrecord only (see install_signals) */
 		if (read(go[0], &b, 1) != 1)
 			_exit(127);   /* rbrecord gave up before starting us */
 		execvp(argv[0], argv);
@@ -364,6 +365,9 @@ static void install_signals(void)
 	sa.sa_handler = on_usr2;
 	sa.sa_flags = 0;
 	sigaction(SIGUSR2, &sa, NULL);
+	/* RLIMIT_FSIZE: a write past the limit fails with EFBIG, handled as a full disk, instead of
+	   killing rbrecord with an unfinished file */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 /* perf raises the descriptor limit to the hard limit: a recording needs events x CPUs x threads fds. */
@@ -578,6 +582,9 @@ static int choose_mode(struct cli *c, int have_cmd, pid_t child, struct rec_err 
 	return 0;
 }
 
+/* The output could not be written (full disk, I/O error): sysexits' EX_IOERR. */
+#define EXIT_WRITE_FAILED 74
+
 static int exit_code(int status)
 {
 	if (WIFEXITED(status))
@@ -611,7 +618,7 @@ int main(int argc, char **argv)
 	struct record *s = NULL;
 	struct child child = { -1, -1, -1 };
 	struct ftrace_rec *ft = NULL;
-	int status = 0, have_status = 0, failed = 0;
+	int status = 0, have_status = 0, failed = 0, write_failed = 0;
 
 #ifdef HAVE_LIBARCHIVE
 	if (argc >= 2 && !strcmp(argv[1], "archive")) {   /* rbrecord archive PERF.DATA OUT */
@@ -723,13 +730,17 @@ int main(int argc, char **argv)
 				break;
 		if (rc < 0) {
 			fprintf(stderr, "rbrecord: %s%s\n", e.msg,
-				e.err == ENOSPC ? ": disk full, recording stopped; finishing the file" : "");
+				e.err == ENOSPC ? ": the output cannot grow (full disk, quota or file size limit); "
+						  "recording stopped, finishing the file" : "");
 			failed = 1;
+			write_failed = e.err == ENOSPC || e.err == EIO;
 		}
 	}
 	if (child.pid > 0 && !have_status) {
 		/* perf: a command still running when the recording stops gets SIGTERM */
 		if (waitpid(child.pid, &status, WNOHANG) == 0) {
+			if (write_failed)
+				fprintf(stderr, "rbrecord: stopping %s (SIGTERM): the recording cannot go on\n", cmd[0]);
 			kill(child.pid, SIGTERM);
 			waitpid(child.pid, &status, 0);
 		}
@@ -753,6 +764,7 @@ int main(int argc, char **argv)
 	if (frc < 0) {
 		fprintf(stderr, "rbrecord: %s\n", e.msg);
 		failed = 1;
+		write_failed |= e.err == ENOSPC || e.err == EIO;
 	}
 	if (!c.quiet) {
 		fprintf(stderr, "rbrecord: captured %llu samples, lost %llu\n", (unsigned long long)st.samples,
@@ -778,7 +790,7 @@ int main(int argc, char **argv)
 				(unsigned long long)st.snap_wrapped, (unsigned long long)st.snap_overwritten);
 	}
 	if (st.disk_full)
-		fprintf(stderr, "rbrecord: the disk filled up: %s keeps what was written before%s\n", c.o.output,
+		fprintf(stderr, "rbrecord: the output could not grow: %s keeps what was written before%s\n", c.o.output,
 			frc < 0 ? " (finishing it failed too: read it best effort)" : " and is complete and readable");
 	record__free(s);
 #ifdef HAVE_LIBARCHIVE
@@ -796,6 +808,9 @@ int main(int argc, char **argv)
 	free((void *)c.o.tids);
 	free(c.pids);
 	free(c.tids);
+	/* the output could not be written: our own status, not the SIGTERM we sent the command */
+	if (write_failed)
+		return EXIT_WRITE_FAILED;
 	if (have_status && cmd)
 		return failed && exit_code(status) == 0 ? 1 : exit_code(status);
 	return failed ? 1 : 0;

@@ -1,6 +1,7 @@
 #!/bin/sh
 # deps.sh - install the Debian 12 packages the build, the tests and the
-# oracles need, if any is missing. Needs root (or sudo) for apt-get.
+# oracles need, if any is missing (with RB_FUZZ=1, also what the fuzz targets
+# need). Needs root (or sudo) for apt-get.
 #
 # Target machines (tests/cross.test): by default the short form, the
 # big-endian ppc64 cross compiler and qemu-user (~50 MB to download);
@@ -9,13 +10,15 @@ set -eu
 PKGS="build-essential autoconf automake pkg-config
 libipt-dev libopencsd-dev libopencsd-bin libcapstone-dev libsqlite3-dev
 libarchive-dev libjansson-dev libzstd-dev libtraceevent-dev trace-cmd
-linux-perf python3 python3-pyside2.qtsql sqlite3
+linux-perf python3 python3-pyside2.qtsql sqlite3 valgrind
 binutils-aarch64-linux-gnu
 gcc-powerpc64-linux-gnu libc6-dev-ppc64-cross"
 if [ "${RB_CROSS:-0}" = 1 ]; then
 	PKGS="$PKGS gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
 qemu-user-static"
 fi
+# the fuzz targets (scripts/test.sh with RB_FUZZ=1, configure --enable-fuzz): clang and libFuzzer
+[ "${RB_FUZZ:-0}" = 1 ] && PKGS="$PKGS clang libclang-rt-14-dev"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=
 for p in $PKGS; do

@@ -5,6 +5,9 @@
 # "N passed, N failed[, N skipped]" and exits non-zero on any failure.
 #
 #   scripts/test.sh            default suite
+#   RB_FUZZ=1 scripts/test.sh  then a short fuzzing run: a clang --enable-fuzz
+#                              build, `make fuzz` with FUZZ_SECONDS (default 30)
+#                              per target; a finding counts as one failure
 #   distcheck runs the suite again with RB_QUICK=1 (fewer damaged-file variants)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +52,18 @@ if (cd "$top/_build" && RB_QUICK=1 make -j"$jobs" distcheck >"$top/_build/distch
 else
 	tail -n 30 "$top/_build/distcheck.log"
 	failed=$((failed + 1))
+fi
+if [ "${RB_FUZZ:-0}" = 1 ]; then
+	echo "== fuzzing (RB_FUZZ=1): each target for ${FUZZ_SECONDS:-30} s"
+	dir=$top/_build-fuzz
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	if (cd "$dir" && "$top/configure" -q --enable-fuzz >/dev/null && make -j"$jobs" >/dev/null &&
+		make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}"); then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
 fi
 line="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && line="$line, $skipped skipped"

@@ -11,12 +11,15 @@
  */
 #include "config.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "store.h"
@@ -143,11 +146,43 @@ static struct ikey *imap_get(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
 	return k;
 }
 
+/*
+ * SQLite says "database or disk is full" or "disk I/O error" and often keeps
+ * no errno: tell the user which limit it met (the system's errno, the file
+ * size limit, a full file system), or "" when it is not an I/O failure.
+ */
+static const char *io_hint(struct rb_store *st, char *buf, size_t n)
+{
+	int code = st->db ? sqlite3_errcode(st->db) : SQLITE_OK;
+	if (code != SQLITE_FULL && code != SQLITE_IOERR)
+		return "";
+	int se = sqlite3_system_errno(st->db);
+	struct rlimit rl;
+	struct statvfs sv;
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", st->tmp_path ? st->tmp_path : ".");
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	if (se)
+		snprintf(buf, n, " (%s)", strerror(se));
+	else if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		snprintf(buf, n, " (the file size limit, ulimit -f, is %llu bytes)", (unsigned long long)rl.rlim_cur);
+	else if (statvfs(slash ? (dir[0] ? dir : "/") : ".", &sv) == 0 &&
+		 (uint64_t)sv.f_bavail * sv.f_frsize < (64u << 20))
+		snprintf(buf, n, " (no space left on the file system: %llu KiB free)",
+			 (unsigned long long)sv.f_bavail * sv.f_frsize / 1024);
+	else
+		return "";
+	return buf;
+}
+
 static int fail(struct rb_store *st, const char *what)
 {
+	char hint[160];
 	if (!__atomic_exchange_n(&st->failed, 1, __ATOMIC_ACQ_REL))
-		snprintf(st->err, sizeof(st->err), "%s: %s: %s", st->tmp_path ? st->tmp_path : st->o.path,
-			 what, st->db ? sqlite3_errmsg(st->db) : "cannot open");
+		snprintf(st->err, sizeof(st->err), "%s: %s: %s%s", st->tmp_path ? st->tmp_path : st->o.path,
+			 what, st->db ? sqlite3_errmsg(st->db) : "cannot open", io_hint(st, hint, sizeof(hint)));
 	return -1;
 }
 
@@ -782,8 +817,10 @@ static int exec_sql(struct rb_store *st, const char *sql, const char *what)
 {
 	char *e = NULL;
 	if (sqlite3_exec(st->db, sql, NULL, NULL, &e) != SQLITE_OK) {
+		char hint[160];
 		if (!st->failed)
-			snprintf(st->err, sizeof(st->err), "%s: %s: %s", st->tmp_path, what, e ? e : "?");
+			snprintf(st->err, sizeof(st->err), "%s: %s: %s%s", st->tmp_path, what, e ? e : "?",
+				 io_hint(st, hint, sizeof(hint)));
 		st->failed = 1;
 		sqlite3_free(e);
 		return -1;
@@ -845,6 +882,14 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	}
 	snprintf(st->tmp_path, n, "%s.tmp-%ld", o->path, (long)getpid());
 	unlink(st->tmp_path);
+	/* create it ourselves first: SQLite's "unable to open database file" does not say why */
+	int fd = open(st->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(msg, msglen, "%s: cannot create the database: %s", st->tmp_path, strerror(errno));
+		rb_store_abort(st);
+		return -1;
+	}
+	close(fd);
 	if (sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(msg, msglen, "%s: cannot create the database: %s", st->tmp_path,
 			 st->db ? sqlite3_errmsg(st->db) : "out of memory");
@@ -974,6 +1019,12 @@ void rb_store_abort(struct rb_store *st)
 	free(st->final_path);
 	free(st->tmp_path);
 	free(st);
+}
+
+const char *rb_store_error(struct rb_store *st)
+{
+	writer_stop(st);    /* the writer thread may be the one that failed: let it finish the message */
+	return st->failed ? st->err : NULL;
 }
 
 uint64_t rb_store_rows(const struct rb_store *st, const char *table)

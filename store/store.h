@@ -39,6 +39,12 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 void rb_store_abort(struct rb_store *st);
 /* A decode_stats row (name, value); "partial" with a non-zero value marks the run partial. */
 void rb_store_note(struct rb_store *st, const char *name, uint64_t value);
+/*
+ * Why the store failed (a sink callback returned non-zero), as a sentence
+ * naming the file and SQLite's and the system's reason; NULL if it did not.
+ * Stops the writer thread first; call only once the session is over.
+ */
+const char *rb_store_error(struct rb_store *st);
 /* Rows written per table, for the summary line. */
 uint64_t rb_store_rows(const struct rb_store *st, const char *table);
 
