@@ -5,7 +5,8 @@
 #  - perf script --itrace=b (perf's own decoder, the same branches as text),
 #  - a bare libipt block-decoder loop over the same bytes (pt_bare.c: image
 #    through the section cache, no sideband, no output): the limit,
-#  - perf's export-to-sqlite.py with branches, against rbdecode -o (SQLite).
+#  - perf's export-to-sqlite.py with branches and calls, against rbdecode -o
+#    (SQLite; it fills the same tables: samples, calls, call_paths).
 # Prints CPU time (user + sys, median of 3) and the ratios; checks that both
 # decoders print the same number of branches.
 #
@@ -89,8 +90,9 @@ if not os.path.exists(script):
 if script and os.environ.get("PT_BENCH_PERF_SQLITE", "1") == "1":
     env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
     rm()
+    # the same tables filled: branch samples, and calls with call paths (rbdecode always builds them)
     t = run(["perf", "script", "-i", data, "--symfs", fx, "--itrace=b", "-s", script,
-             os.path.join(work, "perf.db"), "branches"], env=env)
-    print("perf export-to-sqlite    cpu %.3f s  wall %.3f s (one run)" % (t[1], t[0]))
+             os.path.join(work, "perf.db"), "branches", "calls"], env=env)
+    print("perf export-to-sqlite    cpu %.3f s  wall %.3f s (one run; branches calls)" % (t[1], t[0]))
     print("ratio SQLite perf/rbdecode: cpu %.2fx, wall %.2fx (target >= 10x)" % (t[1] / rbs_cpu, t[0] / rbs_wall))
 PY
