@@ -74,8 +74,8 @@ static void print_insn(struct script *sc, const struct rb_addr_loc *al, uint64_t
 	}
 }
 
-/* perf script's flags field for a branch sample (perf_sample__sprintf_flags). */
-static void print_flags(FILE *o, uint32_t flags)
+/* perf script's name for a branch sample's flags (perf_sample__sprintf_flags). */
+static void flags_name(uint32_t flags, char *buf, size_t n)
 {
 	static const struct { uint32_t f; const char *name; } names[] = {
 		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL, "call" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN, "return" },
@@ -89,11 +89,11 @@ static void print_flags(FILE *o, uint32_t flags)
 		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TX_ABORT | RB_IP_FLAG_INTERRUPT, "tx abrt" },
 		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN, "tr strt" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_END, "tr end" },
 	};
-	char buf[64] = "";
+	buf[0] = 0;
 	uint32_t f = flags & ~(uint32_t)RB_IP_FLAG_IN_TX;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (f == names[i].f) {
-			snprintf(buf, sizeof(buf), "%s", names[i].name);
+			snprintf(buf, n, "%s", names[i].name);
 			break;
 		}
 	if (!buf[0]) {
@@ -102,9 +102,15 @@ static void print_flags(FILE *o, uint32_t flags)
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 			if (rest == names[i].f)
 				name = names[i].name;
-		snprintf(buf, sizeof(buf), "%s%s%s", f & RB_IP_FLAG_TRACE_BEGIN ? "tr strt " : "",
+		snprintf(buf, n, "%s%s%s", f & RB_IP_FLAG_TRACE_BEGIN ? "tr strt " : "",
 			 f & RB_IP_FLAG_TRACE_END ? "tr end  " : "", name);
 	}
+}
+
+static void print_flags(FILE *o, uint32_t flags)
+{
+	char buf[64];
+	flags_name(flags, buf, sizeof(buf));
 	fprintf(o, "%-15s ", buf);
 }
 
@@ -140,29 +146,6 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	if (ev->nr_nodes)
 		fputc('\n', o);
 	return ferror(o) ? -1 : 0;
-}
-
-/* perf script's name for a branch's flags (its sample_flags table) */
-static void branch_name(uint32_t f, char *buf, size_t n)
-{
-	static const struct { uint32_t f; const char *name; } names[] = {
-		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL, "call" }, { RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN, "return" },
-		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CONDITIONAL, "jcc" }, { RB_IP_FLAG_BRANCH, "jmp" },
-		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_INTERRUPT, "int" },
-		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_INTERRUPT, "iret" },
-		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_SYSCALLRET, "syscall" },
-		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_RETURN | RB_IP_FLAG_SYSCALLRET, "sysret" },
-		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC, "async" },
-		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT, "hw int" },
-		{ RB_IP_FLAG_BRANCH | RB_IP_FLAG_TX_ABORT, "tx abrt" },
-	};
-	const char *pre = (f & RB_IP_FLAG_TRACE_BEGIN) ? "tr strt " : (f & RB_IP_FLAG_TRACE_END) ? "tr end  " : "";
-	uint32_t k = f & ~(uint32_t)(RB_IP_FLAG_TRACE_BEGIN | RB_IP_FLAG_TRACE_END | RB_IP_FLAG_IN_TX);
-	const char *name = k == RB_IP_FLAG_BRANCH && *pre ? "" : "?";
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].f == k && !(k == RB_IP_FLAG_BRANCH && *pre))
-			name = names[i].name;
-	snprintf(buf, n, "%s%s", pre, name);
 }
 
 /*
@@ -255,7 +238,7 @@ static int script_branch(void *ctx, const struct rb_trace_ev *ev)
 	static uint8_t made[1024];
 	uint32_t f = ev->flags & 1023;
 	if (!made[f]) {
-		branch_name(f, kinds[f], sizeof(kinds[f]));
+		flags_name(f, kinds[f], sizeof(kinds[f]));
 		made[f] = 1;
 	}
 	const char *kind = kinds[f];
