@@ -421,6 +421,17 @@ struct cli {
 	struct ftrace_opts ft;        /* --ftrace: the ftrace ring beside the perf rings */
 };
 
+/* Everything parse_args allocated. */
+static void cli_free(struct cli *c)
+{
+	events__free(&c->evl);
+	ftrace__opts_free(&c->ft);
+	free((void *)c->ft.output);
+	free((void *)c->o.tids);
+	free(c->pids);
+	free(c->tids);
+}
+
 static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 {
 	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE, OPT_FILTER,
@@ -635,19 +646,20 @@ int main(int argc, char **argv)
 	c.o.mmap_pages = (512 * 1024) / (size_t)sysconf(_SC_PAGESIZE);
 	if (parse_args(&c, argc, argv, &e) < 0) {
 		fprintf(stderr, "rbrecord: %s\n", e.msg);
-		events__free(&c.evl);
+		cli_free(&c);
 		return 129;
 	}
 	if (c.pmu_info)
 		return pmu_info_print(stdout, c.json) < 0 ? 1 : 0;
 	if (!c.evl.n && events__parse(&c.evl, default_event(), &e) < 0) {
 		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		cli_free(&c);
 		return 1;
 	}
 	if (c.verbose || c.dry_run)
 		show_events(&c.evl);
 	if (c.dry_run) {
-		events__free(&c.evl);
+		cli_free(&c);
 		return 0;
 	}
 	char **cmd = optind < argc ? argv + optind : NULL;
@@ -680,12 +692,7 @@ int main(int argc, char **argv)
 			record__finish(s, &e);
 			record__free(s);
 		}
-		events__free(&c.evl);
-		ftrace__opts_free(&c.ft);
-		free((void *)c.ft.output);
-		free((void *)c.o.tids);
-		free(c.pids);
-		free(c.tids);
+		cli_free(&c);
 		return 1;
 	}
 	if (c.verbose)
@@ -802,12 +809,7 @@ int main(int argc, char **argv)
 		if (ack_fd >= 0)
 			close(ack_fd);
 	}
-	events__free(&c.evl);
-	ftrace__opts_free(&c.ft);
-	free((void *)c.ft.output);
-	free((void *)c.o.tids);
-	free(c.pids);
-	free(c.tids);
+	cli_free(&c);
 	/* the output could not be written: our own status, not the SIGTERM we sent the command */
 	if (write_failed)
 		return EXIT_WRITE_FAILED;
