@@ -1,6 +1,6 @@
 /*
  * ordered.c - see ordered.h. Pending items are kept unsorted and sorted at
- * each flush (rounds are short); released items are freed at once.
+ * each flush (rounds are short); released items' copies go back to a pool.
  */
 #include "config.h"
 #include <errno.h>
@@ -11,6 +11,46 @@
 void rb_oq_init(struct rb_oq *q)
 {
 	memset(q, 0, sizeof(*q));
+}
+
+#define POOL_MAX 4096     /* copies kept per size class */
+
+static unsigned size_class(uint32_t size)
+{
+	unsigned c = 0;
+	while (c < 10 && (64u << c) < size)
+		c++;
+	return c;
+}
+
+static uint8_t *copy_alloc(struct rb_oq *q, uint32_t size)
+{
+	unsigned c = size_class(size);
+	if ((64u << c) < size)           /* beyond the largest class: not pooled */
+		return malloc(size);
+	if (q->pool_n[c])
+		return q->pool[c][--q->pool_n[c]];
+	return malloc(64u << c);
+}
+
+static void copy_free(struct rb_oq *q, uint8_t *p, uint32_t size)
+{
+	unsigned c = size_class(size);
+	if ((64u << c) < size || q->pool_n[c] >= POOL_MAX) {
+		free(p);
+		return;
+	}
+	if (q->pool_n[c] == q->pool_cap[c]) {
+		size_t n = q->pool_cap[c] ? 2 * q->pool_cap[c] : 64;
+		uint8_t **v = realloc(q->pool[c], n * sizeof(*v));
+		if (!v) {
+			free(p);
+			return;
+		}
+		q->pool[c] = v;
+		q->pool_cap[c] = n;
+	}
+	q->pool[c][q->pool_n[c]++] = p;
 }
 
 int rb_oq_push(struct rb_oq *q, uint64_t time, uint64_t file_offset, int evsel,
@@ -24,7 +64,7 @@ int rb_oq_push(struct rb_oq *q, uint64_t time, uint64_t file_offset, int evsel,
 		q->v = v;
 		q->cap = cap;
 	}
-	uint8_t *copy = malloc(size);
+	uint8_t *copy = copy_alloc(q, size);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, data, size);
@@ -61,7 +101,7 @@ static int release(struct rb_oq *q, uint64_t limit, rb_oq_deliver_fn fn, void *c
 		if (q->v[i].time > q->last_flushed)
 			q->last_flushed = q->v[i].time;
 		q->bytes -= q->v[i].size;
-		free(q->v[i].data);
+		copy_free(q, q->v[i].data, q->v[i].size);
 	}
 	memmove(q->v, q->v + i, (q->n - i) * sizeof(*q->v));
 	q->n -= i;
@@ -85,5 +125,10 @@ void rb_oq_free(struct rb_oq *q)
 	for (size_t i = 0; i < q->n; i++)
 		free(q->v[i].data);
 	free(q->v);
+	for (unsigned c = 0; c < 11; c++) {
+		while (q->pool_n[c])
+			free(q->pool[c][--q->pool_n[c]]);
+		free(q->pool[c]);
+	}
 	memset(q, 0, sizeof(*q));
 }

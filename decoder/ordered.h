@@ -35,6 +35,10 @@ struct rb_oq {
 	uint64_t last_flushed; /* newest time released (for the "below last flush" count) */
 	uint64_t late;         /* items older than something already released */
 	size_t bytes, peak_bytes;
+	/* released copies kept for reuse, by size class (64 << c bytes): a record
+	   per sample is queued, and malloc / free per record showed in profiles */
+	uint8_t **pool[11];
+	size_t pool_n[11], pool_cap[11];
 };
 
 void rb_oq_init(struct rb_oq *q);
