@@ -588,10 +588,12 @@ static int record_time(struct sess *s, const struct pd_record *rec, uint64_t *t)
 	if (!es || !(es->attr.sample_type & PD_SAMPLE_TIME))
 		return 0;
 	if (rec->type == PD_RECORD_SAMPLE) {
-		struct pd_sample ps;
-		if (pd_sample_parse(es, rec->data, rec->size, &ps, NULL) < 0)
+		/* only fixed-size fields precede the time: read it where it is (process() parses the rest) */
+		uint64_t st = es->attr.sample_type;
+		size_t off = 8 + 8 * (!!(st & PD_SAMPLE_IDENTIFIER) + !!(st & PD_SAMPLE_IP) + !!(st & PD_SAMPLE_TID));
+		if ((size_t)rec->size < off + 8)
 			return 0;
-		*t = ps.time;
+		memcpy(t, rec->data + off, 8);
 		return 1;
 	}
 	struct pd_sample_id sid;
