@@ -140,6 +140,7 @@ struct rb_pt {
 	int have_config;
 	int timeless;
 	uint64_t insn_period;            /* instruction samples every N instructions (0: none, block decoder) */
+	char mods[4];                    /* perf's name modifier from the intel_pt event (":u", ":k", "") */
 	int user_only;                   /* the trace excludes the kernel: a thread can change only while
 					    tracing is off, so only enable / disable events wait for sideband */
 	uint64_t time_shift, time_mult, time_zero;
@@ -540,6 +541,9 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 				pt->config = es->attr.config;
 				pt->have_config = 1;
 				pt->user_only = pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_KERNEL);
+				/* perf names what it synthesizes after the trace event's modifiers */
+				int u = !pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_USER), k = !pt->user_only;
+				snprintf(pt->mods, sizeof(pt->mods), "%s", u && k ? "" : u ? ":u" : k ? ":k" : "");
 			}
 			if (!(es->attr.sample_type & PD_SAMPLE_TIME))
 				pt->timeless = 1;
@@ -669,7 +673,7 @@ static int deliver(struct rb_pt *pt, struct ptq *q, const struct held *h)
 	if (!pt->env.sink->trace || (h->kind == RB_EV_BRANCH && pt->env.no_branches))
 		return 0;
 	struct rb_trace_ev b = { .kind = h->kind, .time = h->time, .cpu = q->cpu, .queue = q->idx,
-				 .source = "intel_pt", .from = h->from, .to = h->to, .flags = h->flags,
+				 .source = "intel_pt", .mods = pt->mods, .from = h->from, .to = h->to, .flags = h->flags,
 				 .insn_count = h->insns };
 	b.thread = rb_machine_thread(pt->env.m, q->pid_now, q->tid_now, 1);
 	if (!b.thread)

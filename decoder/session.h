@@ -87,6 +87,8 @@ struct rb_trace_ev {
 	int32_t cpu;                  /* -1 when not known */
 	uint32_t queue;
 	const char *source;           /* "intel_pt", "cs_etm" */
+	const char *mods;             /* perf's modifier for the synthesized event's name (":u", ":k", ""),
+					 after the trace event's: "branches:u", "instructions:u" */
 	struct rb_thread *thread, *main_thread;
 	struct rb_comm *comm;
 	uint64_t from, to;

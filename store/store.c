@@ -698,7 +698,9 @@ static int sink_insn(struct rb_store *st, const struct rb_trace_ev *ev)
 {
 	if (!st->insns_evsel) {
 		st->insns_evsel = ++st->last[S_EVSEL];
-		ROW(st, S_EVSEL, I(st->insns_evsel), T("instructions"));
+		char name[32];
+		snprintf(name, sizeof(name), "instructions%s", ev->mods ? ev->mods : "");
+		ROW(st, S_EVSEL, I(st->insns_evsel), T(name));
 	}
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t dso_id, sym_id, off;
@@ -717,7 +719,9 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 		return sink_insn(st, ev);
 	if (!st->branches_evsel) {
 		st->branches_evsel = ++st->last[S_EVSEL];
-		ROW(st, S_EVSEL, I(st->branches_evsel), T("branches"));
+		char name[32];
+		snprintf(name, sizeof(name), "branches%s", ev->mods ? ev->mods : "");
+		ROW(st, S_EVSEL, I(st->branches_evsel), T(name));
 	}
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t dso_id, sym_id, off, to_dso_id, to_sym_id, to_off;
