@@ -245,9 +245,7 @@ static uint64_t to_perf_time(const struct cs_etm *e, uint64_t cyc)
 		return cyc;
 	if (v->cap_user_time_short)
 		cyc = v->time_cycles + ((cyc - v->time_cycles) & v->time_mask);
-	uint64_t quot = cyc >> v->time_shift;
-	uint64_t rem = cyc & ((1ULL << v->time_shift) - 1);
-	return v->time_zero + quot * v->time_mult + ((rem * v->time_mult) >> v->time_shift);
+	return pd_tsc_to_perf_time(cyc, v->time_shift, v->time_mult, v->time_zero);
 }
 
 static uint64_t event_time(const struct queue *q, const struct stream *s)

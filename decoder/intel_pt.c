@@ -165,8 +165,7 @@ static uint64_t tsc_to_perf(const struct rb_pt *pt, uint64_t tsc)
 {
 	if (pt->timeless || !pt->time_mult)
 		return 0;
-	uint64_t quot = tsc >> pt->time_shift, rem = tsc & (((uint64_t)1 << pt->time_shift) - 1);
-	return pt->time_zero + quot * pt->time_mult + ((rem * pt->time_mult) >> pt->time_shift);
+	return pd_tsc_to_perf_time(tsc, pt->time_shift, pt->time_mult, pt->time_zero);
 }
 
 static uint64_t perf_to_tsc(const struct rb_pt *pt, uint64_t ns)

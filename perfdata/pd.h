@@ -205,6 +205,17 @@ struct pd_sample {
 };
 
 /* Native-order u64 at a possibly unaligned address. */
+/*
+ * A hardware time-stamp count to perf time (perf's tsc_to_perf_time, facts
+ * file 4.2) with TIME_CONV's or AUXTRACE_INFO's shift, mult and zero. The
+ * caller applies cap_user_time_short's wrap first; @shift must be < 64.
+ */
+static inline uint64_t pd_tsc_to_perf_time(uint64_t cyc, uint64_t shift, uint64_t mult, uint64_t zero)
+{
+	uint64_t quot = cyc >> shift, rem = cyc & (((uint64_t)1 << shift) - 1);
+	return zero + quot * mult + ((rem * mult) >> shift);
+}
+
 static inline uint64_t pd_u64_at(const uint8_t *p, uint64_t i)
 {
 	uint64_t v;
