@@ -87,6 +87,16 @@ int cli_session_option(int c, const char *arg, struct rb_session_opts *so)
 	case 'C': so->cpus = arg; return 0;
 	case 's': so->machine.symfs = arg; return 0;
 	case 'k': so->machine.kallsyms = arg; return 0;
+	case 'J': {
+		char *end;
+		long n = strtol(arg, &end, 10);
+		if (end == arg || *end || n < 1 || n > 256) {
+			cli_error("--jobs wants a number of threads from 1 to 256, got '%s'", arg);
+			return -1;
+		}
+		so->jobs = (int)n;
+		return 0;
+	}
 	case 'I': {
 		/* perf's --itrace letters we synthesize: b (branches), iN (an instruction sample every N
 		   instructions; N defaults to 100000 as perf's), e (errors: always reported as gaps) */
@@ -132,6 +142,7 @@ static void export_usage(FILE *f)
 		"      --kallsyms FILE   kernel symbols (default: build-id cache, else the running kernel's)\n"
 		"      --itrace SPEC     what hardware trace gives: b branches (default), iN an instruction\n"
 		"                        sample every N instructions, e errors (always kept as gaps)\n"
+		"  -j, --jobs N          decode AUX trace queues on N threads (same output for every N)\n"
 		"      --ftrace FILE     also load this trace.dat (default: FILE.trace.dat beside FILE if it exists);\n"
 		"                        FILE itself may be a trace.dat (trace-cmd's format, versions 6 and 7)\n"
 		"  -q, --quiet           no progress or summary\n", cli_prog);
@@ -229,7 +240,7 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' }, { "force", no_argument, NULL, 'f' },
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
 		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
-		{ "itrace", required_argument, NULL, 'I' },
+		{ "itrace", required_argument, NULL, 'I' }, { "jobs", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ "ftrace", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
@@ -241,11 +252,13 @@ int cmd_export(int argc, char **argv)
 	memset(&so, 0, sizeof(so));
 	memset(&sto, 0, sizeof(sto));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:fC:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:fC:j:qh", longopts, NULL)) != -1) {
+		if (c == 'j')
+			c = 'J';
 		switch (c) {
 		case 'o': sto.path = optarg; break;
 		case 'f': sto.force = 1; break;
-		case 't': case 'C': case 's': case 'k': case 'I':
+		case 't': case 'C': case 's': case 'k': case 'I': case 'J':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;

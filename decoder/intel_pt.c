@@ -7,15 +7,23 @@
  *     offsets follow each other form one run; a run is decoded as one
  *     stream, and a jump between runs is where the trace restarts.
  *
+ *     The same pass notes the sideband decoding depends on: each CPU's
+ *     thread timeline (ITRACE_START, SWITCH, SWITCH_CPU_WIDE) and the times
+ *     of records that change memory maps (MMAP, FORK, exec...).
+ *
  *  2. Decoding (rb_pt_run_until): per queue, a libipt block decoder over
  *     the current run, configured from AUXTRACE_INFO (mtc period, TSC/CTC
  *     ratio, nominal frequency) and the CPU's errata. Blocks end at every
  *     taken branch (end_on_call / end_on_jump), so a branch is the last
  *     instruction of a block and its target the first of the next one.
- *     Queues advance in time order: the one that is furthest behind goes
- *     next, up to the time the session asks for.
+ *     Decoding goes in time windows that never cross a map-changing record:
+ *     within a window the queues are independent (each follows its CPU's
+ *     thread timeline itself), so -j N decodes them on N threads. Each
+ *     queue's events go to its own list; the session takes them merged in
+ *     time order (queue index breaks ties). Nothing depends on which thread
+ *     decoded what or when, so the output is the same for every N.
  *
- *  3. Memory: one libipt image per process. Sections are added on first
+ *  3. Memory: one libipt image per process and queue. Sections are added on first
  *     miss: the image's read callback finds the mapping in the session's
  *     machine (maps as of now in the decode), locates the object's file
  *     (build-id cache, --symfs, recorded path) and adds it through libipt's
@@ -30,6 +38,7 @@
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +46,6 @@
 #include "intel_pt.h"
 
 #define PT_AUXTRACE_TYPE 1
-#define MAX_CPUS 4096
 
 enum {   /* priv[] indexes (facts file 4.1) */
 	P_PMU_TYPE, P_TIME_SHIFT, P_TIME_MULT, P_TIME_ZERO, P_CAP_USER_TIME_ZERO, P_TSC_BIT,
@@ -64,20 +72,51 @@ struct aux_break {                /* a PERF_RECORD_AUX flagged truncated: the da
 	uint64_t file_offset;            /* of the AUX record */
 };
 
-struct proc_image {
-	int32_t pid;
-	struct pt_image *img;
-	struct rb_pt *pt;
-	struct proc_image *next;
-};
-
-enum qstate { Q_NEXT_RUN, Q_SYNC, Q_DECODE, Q_DONE };
-
 struct held {                     /* an event not yet proven by a packet */
 	int kind;                        /* RB_EV_BRANCH or RB_EV_INSTRUCTION */
 	uint64_t from, to, time, insns;
 	uint32_t flags;
 };
+
+struct ptq;
+
+struct proc_image {               /* a process's memory as one queue's decoder sees it */
+	int32_t pid;
+	struct pt_image *img;
+	struct rb_pt *pt;
+	struct ptq *q;
+	struct proc_image *next;
+};
+
+struct tl_ent {                   /* a CPU starts running a thread (sideband record) */
+	uint64_t time, tsc, seq;
+	int32_t cpu, pid, tid;
+};
+
+#define KIND_SLOTS 4096
+
+struct kind_slot {               /* the branch that ends a block, by its address in a section */
+	uint64_t ip;
+	int isid;
+	uint32_t kind;
+	uint8_t len, direct;
+};
+
+enum { ITEM_GAP = 100 };
+
+struct gap_item {
+	struct rb_gap_ev g;
+	char detail[200];
+};
+
+struct item {                     /* a decoded event, waiting for the session to take it */
+	uint64_t key;                    /* the queue's time when it was let out: never decreases */
+	int32_t pid, tid;
+	struct held h;
+	struct gap_item *gap;            /* kind ITEM_GAP */
+};
+
+enum qstate { Q_NEXT_RUN, Q_SYNC, Q_DECODE, Q_DONE };
 
 struct ptq {
 	uint32_t idx;
@@ -120,20 +159,35 @@ struct ptq {
 	struct pt_event stash;           /* an event fetched but not yet handled (its time is ahead) */
 	int have_stash;
 	uint64_t last_ok_offset;         /* trace offset of the last good decode, for gaps */
+	/* the thread its CPU runs, from the timeline: entries [tl_pos, tl_end) of rb_pt.tl are ahead */
+	int32_t cpu_pid, cpu_tid;
+	size_t tl_pos, tl_end;
+	struct proc_image *images;       /* this queue's process images */
+	struct kind_slot *kinds;         /* branch kinds by address (allocated on first use) */
+	int32_t miss_pid;                /* the last read the image callback could not serve */
+	uint64_t miss_ip;
+	int err;                         /* decoding failed (no memory): the queue stops */
+	/* decoded, not yet taken by the session: out[out_head, out_n) */
+	struct item *out;
+	size_t out_head, out_n, out_cap;
+	/* counts not yet added to the session's statistics */
+	uint64_t n_insns, n_branches, n_insn_samples, n_gaps;
 };
 
-#define KIND_SLOTS 4096
-
-struct kind_slot {               /* the branch that ends a block, by its address in a section */
-	uint64_t ip;
-	int isid;
-	uint32_t kind;
-	uint8_t len, direct;
+struct pool {                     /* -j N: N - 1 threads besides the session's */
+	pthread_t *th;
+	int n;
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	uint64_t gen;                    /* a new window to decode */
+	size_t next;                     /* next queue to take */
+	int busy;                        /* threads still decoding this window */
+	uint64_t limit;                  /* the window's end, TSC */
+	int quit;
 };
 
 struct rb_pt {
 	struct rb_pt_env env;
-	struct kind_slot kinds[KIND_SLOTS];
 	uint64_t priv[P_MAX];
 	size_t nr_priv;
 	uint64_t config;                 /* the intel_pt evsel's attr.config */
@@ -148,15 +202,20 @@ struct rb_pt {
 	int have_cpu;
 	struct ptq *q;
 	size_t nr_q;
-	int32_t cur_pid[MAX_CPUS], cur_tid[MAX_CPUS];
 	struct pt_image_section_cache *iscache;
-	struct proc_image *images;
 	struct aux_break *breaks;
 	size_t nr_breaks;
-	int32_t miss_pid;                /* the last read the callback could not serve */
-	uint64_t miss_ip;
-	int in_decode;                   /* an error inside libipt callbacks is reported once */
-	int failed;                      /* a sink returned non-zero */
+	struct tl_ent *tl;               /* thread timelines, by CPU then time */
+	size_t nr_tl, cap_tl;
+	uint64_t *bounds;                /* times of records that change memory maps, sorted */
+	size_t nr_bounds, cap_bounds;
+	uint64_t seq;                    /* records seen by the gathering pass */
+	/* windows: decoded up to win_end (perf time); the next one is about delta long */
+	uint64_t win_end, delta;
+	int started;
+	pthread_mutex_t mlock;           /* the session's machine, for decoding threads */
+	struct pool pool;
+	int failed;                      /* a sink returned non-zero, or decoding ran out of memory */
 };
 
 /* ------------------------------------------------------------ time */
@@ -482,6 +541,74 @@ static void take_cpuid(struct rb_pt *pt, struct pd_reader *r)
 	pt->have_cpu = 1;
 }
 
+enum { SIDE_THREAD = 1, SIDE_BOUND };
+
+/*
+ * What a record means to decoding: a thread starting on a CPU (the
+ * timeline), a change of memory maps (windows never cross one), or nothing.
+ */
+static int sideband_kind(const struct pd_record *rec)
+{
+	switch (rec->type) {
+	case PD_RECORD_ITRACE_START:
+	case PD_RECORD_SWITCH:
+	case PD_RECORD_SWITCH_CPU_WIDE:
+		return SIDE_THREAD;
+	case PD_RECORD_COMM:
+		return (rec->misc & PD_MISC_COMM_EXEC) ? SIDE_BOUND : 0;
+	case PD_RECORD_MMAP: case PD_RECORD_MMAP2: case PD_RECORD_FORK: case PD_RECORD_EXIT:
+	case 17 /* KSYMBOL */: case 18 /* BPF_EVENT */: case 20 /* TEXT_POKE */:
+		return SIDE_BOUND;
+	default:
+		return 0;
+	}
+}
+
+/* The thread a sideband record says its CPU runs from now on (as perf's intel_pt_context_switch). */
+static int add_sideband(struct rb_pt *pt, int side, const struct pd_event *ev)
+{
+	if (!(ev->sid.present & PD_SAMPLE_TIME))
+		return 0;         /* the session applies it when it comes: no place in time to give it */
+	if (side == SIDE_BOUND) {
+		if (pt->nr_bounds == pt->cap_bounds) {
+			size_t n = pt->cap_bounds ? 2 * pt->cap_bounds : 256;
+			uint64_t *v = realloc(pt->bounds, n * sizeof(*v));
+			if (!v)
+				return PD_ERR_NOMEM;
+			pt->bounds = v;
+			pt->cap_bounds = n;
+		}
+		pt->bounds[pt->nr_bounds++] = ev->sid.time;
+		return 0;
+	}
+	if (!(ev->sid.present & PD_SAMPLE_CPU))
+		return 0;
+	struct tl_ent e = { .time = ev->sid.time, .seq = pt->seq++, .cpu = (int32_t)ev->sid.cpu };
+	int tid_known = !!(ev->sid.present & PD_SAMPLE_TID);
+	if (ev->type == PD_RECORD_ITRACE_START) {
+		e.pid = (int32_t)ev->u.itrace_start.pid;
+		e.tid = (int32_t)ev->u.itrace_start.tid;
+	} else if (ev->type == PD_RECORD_SWITCH_CPU_WIDE && (ev->misc & PD_MISC_SWITCH_OUT)) {
+		e.pid = (int32_t)ev->u.context_switch.next_prev_pid;
+		e.tid = (int32_t)ev->u.context_switch.next_prev_tid;
+	} else if (!(ev->misc & PD_MISC_SWITCH_OUT) && tid_known) {
+		e.pid = (int32_t)ev->sid.pid;
+		e.tid = (int32_t)ev->sid.tid;
+	} else {
+		return 0;
+	}
+	if (pt->nr_tl == pt->cap_tl) {
+		size_t n = pt->cap_tl ? 2 * pt->cap_tl : 1024;
+		struct tl_ent *v = realloc(pt->tl, n * sizeof(*v));
+		if (!v)
+			return PD_ERR_NOMEM;
+		pt->tl = v;
+		pt->cap_tl = n;
+	}
+	pt->tl[pt->nr_tl++] = e;
+	return 0;
+}
+
 static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 {
 	struct pd_reader *r;
@@ -493,8 +620,9 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 	uint64_t records = 0;
 	while ((more = pd_reader_next(r, &rec, err)) == 1) {
 		records++;
+		int side = sideband_kind(&rec);
 		if (rec.type != PD_RECORD_AUXTRACE_INFO && rec.type != PD_RECORD_AUXTRACE &&
-		    rec.type != PD_RECORD_TIME_CONV && rec.type != PD_RECORD_AUX) {
+		    rec.type != PD_RECORD_TIME_CONV && rec.type != PD_RECORD_AUX && !side) {
 			/* perf writes AUXTRACE_INFO among the first records: stop early without it */
 			if (!found && records > 4096)
 				break;
@@ -503,6 +631,11 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 		struct pd_event ev;
 		if (pd_event_parse(r, &rec, &ev, NULL) < 0)
 			continue;
+		if (side) {
+			if ((rc = add_sideband(pt, side, &ev)) < 0)
+				break;
+			continue;
+		}
 		if (rec.type == PD_RECORD_AUXTRACE_INFO) {
 			if (ev.u.auxtrace_info.type == PT_AUXTRACE_TYPE && !found) {
 				take_info(pt, &ev);
@@ -563,16 +696,17 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip, void *context);
 static void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img);
 
-static struct proc_image *proc_image(struct rb_pt *pt, int32_t pid)
+/* Queue @q's image of process @pid (each queue has its own: decoding threads never share one). */
+static struct proc_image *proc_image(struct rb_pt *pt, struct ptq *q, int32_t pid)
 {
-	for (struct proc_image *p = pt->images; p; p = p->next)
+	for (struct proc_image *p = q->images; p; p = p->next)
 		if (p->pid == pid)
 			return p;
 	struct proc_image *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	char name[32];
-	snprintf(name, sizeof(name), "pid %d", (int)pid);
+	char name[48];
+	snprintf(name, sizeof(name), "pid %d queue %u", (int)pid, q->idx);
 	p->img = pt_image_alloc(name);
 	if (!p->img) {
 		free(p);
@@ -580,54 +714,62 @@ static struct proc_image *proc_image(struct rb_pt *pt, int32_t pid)
 	}
 	p->pid = pid;
 	p->pt = pt;
+	p->q = q;
 	pt_image_set_callback(p->img, read_memory, p);
-	p->next = pt->images;
-	pt->images = p;
+	p->next = q->images;
+	q->images = p;
 	return p;
 }
 
+/* An exec: the process's images are gone (no queue is decoding: the session calls between windows). */
 static void drop_image(struct rb_pt *pt, int32_t pid)
 {
-	for (struct proc_image **pp = &pt->images; *pp; pp = &(*pp)->next) {
-		struct proc_image *p = *pp;
-		if (p->pid != pid)
-			continue;
-		for (size_t i = 0; i < pt->nr_q; i++)
-			if (pt->q[i].img == p) {
-				if (pt->q[i].dec)
-					dec_set_image(pt, pt->q[i].dec, NULL);
-				pt->q[i].img = NULL;
+	for (size_t i = 0; i < pt->nr_q; i++) {
+		struct ptq *q = &pt->q[i];
+		for (struct proc_image **pp = &q->images; *pp; pp = &(*pp)->next) {
+			struct proc_image *p = *pp;
+			if (p->pid != pid)
+				continue;
+			if (q->img == p) {
+				if (q->dec)
+					dec_set_image(pt, q->dec, NULL);
+				q->img = NULL;
 			}
-		*pp = p->next;
-		pt_image_free(p->img);
-		free(p);
-		return;
+			*pp = p->next;
+			pt_image_free(p->img);
+			free(p);
+			break;
+		}
 	}
 }
 
 /*
  * libipt asks for memory no section covers: find the mapping, add the
- * object's file as a cached section, and read from it.
+ * object's file as a cached section, and read from it. The session's
+ * machine is shared by the decoding threads (it does not change during a
+ * window, but its lookups fill caches), so this holds its lock; libipt's
+ * section cache has its own.
  */
 static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip, void *context)
 {
 	struct proc_image *p = context;
 	struct rb_pt *pt = p->pt;
 	(void)asid;
+	p->q->miss_pid = p->pid;
+	p->q->miss_ip = ip;
+	pthread_mutex_lock(&pt->mlock);
 	struct rb_thread *t = rb_machine_thread(pt->env.m, p->pid, p->pid, 0);
 	struct rb_addr_loc al;
-	unsigned cpumode = ip >= rb_machine_kernel_start(pt->env.m) ? 1 : 2;
-	pt->miss_pid = p->pid;
-	pt->miss_ip = ip;
-	if (!t)
-		return -pte_nomap;
-	rb_machine_resolve(pt->env.m, t, cpumode, ip, &al);
-	if (!al.map || !al.dso)
-		return -pte_nomap;
-	const char *file = rb_machine_dso_image(pt->env.m, al.dso);
-	if (!file)
-		return -pte_nomap;
-	int isid = pt_iscache_add_file(pt->iscache, file, al.map->pgoff, al.map->end - al.map->start, al.map->start);
+	const char *file = NULL;
+	if (t) {
+		unsigned cpumode = ip >= rb_machine_kernel_start(pt->env.m) ? 1 : 2;
+		rb_machine_resolve(pt->env.m, t, cpumode, ip, &al);
+		if (al.map && al.dso)
+			file = rb_machine_dso_image(pt->env.m, al.dso);
+	}
+	int isid = file ? pt_iscache_add_file(pt->iscache, file, al.map->pgoff, al.map->end - al.map->start,
+					      al.map->start) : -1;
+	pthread_mutex_unlock(&pt->mlock);
 	if (isid < 0)
 		return -pte_nomap;
 	if (pt_image_add_cached(p->img, pt->iscache, isid, NULL) < 0)
@@ -637,55 +779,77 @@ static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 
 /* ------------------------------------------------------------ events out */
 
+/*
+ * A decoding thread's events go to its queue's list (the session takes
+ * them in time order, rb_pt_run_until); its counts to the queue's.
+ */
+static struct item *push(struct ptq *q)
+{
+	if (q->out_n == q->out_cap) {
+		if (q->out_head && q->out_head * 2 >= q->out_n) {   /* reuse what was taken */
+			memmove(q->out, q->out + q->out_head, (q->out_n - q->out_head) * sizeof(*q->out));
+			q->out_n -= q->out_head;
+			q->out_head = 0;
+		} else {
+			size_t n = q->out_cap ? 2 * q->out_cap : 256;
+			struct item *v = realloc(q->out, n * sizeof(*v));
+			if (!v) {
+				q->err = -ENOMEM;
+				return NULL;
+			}
+			q->out = v;
+			q->out_cap = n;
+		}
+	}
+	struct item *it = &q->out[q->out_n++];
+	it->key = q->time;
+	it->pid = q->pid_now;
+	it->tid = q->tid_now;
+	it->gap = NULL;
+	return it;
+}
+
+static int emit_gap_ev(struct rb_pt *pt, struct ptq *q, const struct rb_gap_ev *g)
+{
+	q->n_gaps++;
+	if (!pt->env.sink->gap)
+		return 0;
+	struct gap_item *gi = malloc(sizeof(*gi));
+	struct item *it = gi ? push(q) : NULL;
+	if (!it) {
+		free(gi);
+		return q->err = -ENOMEM;
+	}
+	gi->g = *g;
+	snprintf(gi->detail, sizeof(gi->detail), "%s", g->detail ? g->detail : "");
+	gi->g.detail = gi->detail;
+	it->h.kind = ITEM_GAP;
+	it->gap = gi;
+	return 0;
+}
+
 static int emit_gap(struct rb_pt *pt, struct ptq *q, const char *reason, uint64_t t0, uint64_t t1,
 		    uint64_t bytes, const char *detail)
 {
 	struct rb_gap_ev g = { .time_start = t0, .time_end = t1, .cpu = q->cpu, .pid = q->pid_now,
 			       .tid = q->tid_now, .source = "intel_pt", .reason = reason, .bytes_lost = bytes,
 			       .file_offset = 0, .detail = detail };
-	pt->env.st->gaps++;
-	int rc = pt->env.sink->gap ? pt->env.sink->gap(pt->env.sink->ctx, &g) : 0;
-	if (rc)
-		pt->failed = rc;
-	return rc;
-}
-
-static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct rb_addr_loc *al)
-{
-	if (!ip || !t) {
-		memset(al, 0, sizeof(*al));
-		al->addr = ip;
-		return;
-	}
-	unsigned cpumode = ip >= rb_machine_kernel_start(pt->env.m) ? 1 : 2;
-	rb_machine_resolve(pt->env.m, t, cpumode, ip, al);
-	if (pt->env.perf_export)
-		al->sym = rb_machine_export_sym(pt->env.m, al, al->addr);
+	return emit_gap_ev(pt, q, &g);
 }
 
 static int deliver(struct rb_pt *pt, struct ptq *q, const struct held *h)
 {
 	if (h->kind == RB_EV_BRANCH)
-		pt->env.st->branches++;
+		q->n_branches++;
 	else
-		pt->env.st->insn_samples++;
+		q->n_insn_samples++;
 	if (!pt->env.sink->trace || (h->kind == RB_EV_BRANCH && pt->env.no_branches))
 		return 0;
-	struct rb_trace_ev b = { .kind = h->kind, .time = h->time, .cpu = q->cpu, .queue = q->idx,
-				 .source = "intel_pt", .mods = pt->mods, .from = h->from, .to = h->to, .flags = h->flags,
-				 .insn_count = h->insns };
-	b.thread = rb_machine_thread(pt->env.m, q->pid_now, q->tid_now, 1);
-	if (!b.thread)
-		return pt->failed = -ENOMEM;
-	b.main_thread = rb_machine_main_thread(pt->env.m, b.thread);
-	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
-	resolve(pt, b.thread, h->from, &b.from_al);
-	if (h->kind == RB_EV_BRANCH)
-		resolve(pt, b.thread, h->to, &b.to_al);
-	int rc = pt->env.sink->trace(pt->env.sink->ctx, &b);
-	if (rc)
-		pt->failed = rc;
-	return rc;
+	struct item *it = push(q);
+	if (!it)
+		return q->err;
+	it->h = *h;
+	return 0;
 }
 
 /* An event: delivered now, or held while the code it follows is not proven. */
@@ -701,7 +865,7 @@ static int emit(struct rb_pt *pt, struct ptq *q, const struct held *h)
 		size_t n = q->cap_held ? 2 * q->cap_held : 64;
 		struct held *v = realloc(q->held, n * sizeof(*v));
 		if (!v)
-			return pt->failed = -ENOMEM;
+			return q->err = -ENOMEM;
 		q->held = v;
 		q->cap_held = n;
 	}
@@ -722,16 +886,16 @@ static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 /* A packet proved what was decoded since the last one: count it, and let its events out. */
 static int prove(struct rb_pt *pt, struct ptq *q)
 {
-	pt->env.st->instructions += q->unproven;
+	q->n_insns += q->unproven;
 	q->unproven = 0;
 	q->since_proven = q->since;
 	q->insn_left_proven = q->insn_left;
 	for (size_t i = 0; i < q->nheld; i++)
 		if (deliver(pt, q, &q->held[i]))
-			return pt->failed;
+			return q->err;
 	q->nheld = 0;
-	pt->env.st->branches += q->nheld_count[1];
-	pt->env.st->insn_samples += q->nheld_count[0];
+	q->n_branches += q->nheld_count[1];
+	q->n_insn_samples += q->nheld_count[0];
 	q->nheld_count[0] = q->nheld_count[1] = 0;
 	return 0;
 }
@@ -827,7 +991,11 @@ static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_bl
 		n = b->size;
 	} else if (b->isid > 0) {
 		/* a section's bytes do not change: its branches are classified once */
-		k = &pt->kinds[(b->end_ip ^ ((uint64_t)b->isid << 20)) & (KIND_SLOTS - 1)];
+		if (!q->kinds && !(q->kinds = calloc(KIND_SLOTS, sizeof(*q->kinds)))) {
+			q->err = -ENOMEM;
+			return 0;
+		}
+		k = &q->kinds[(b->end_ip ^ ((uint64_t)b->isid << 20)) & (KIND_SLOTS - 1)];
 		if (k->ip == b->end_ip && k->isid == b->isid) {
 			*len = k->len;
 			*direct = k->direct;
@@ -992,7 +1160,7 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 			 "overwritten or not recorded", q->idx, run->lost_before, q->cur_run - 2, q->cur_run - 1);
 		if (emit_gap(pt, q, pt->priv[P_SNAPSHOT_MODE] ? "snapshot overwrite" : "aux hole", t_end, q->time,
 			     run->lost_before, detail))
-			return pt->failed;
+			return q->err;
 	}
 	if (!first && run->after_break) {
 		snprintf(detail, sizeof(detail), "queue %u: the kernel truncated the AUX data (AUX record at file "
@@ -1000,19 +1168,18 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 		struct rb_gap_ev g = { .time_start = t_end, .time_end = q->time, .cpu = q->cpu, .pid = q->pid_now,
 				       .tid = q->tid_now, .source = "aux", .reason = "aux truncated",
 				       .file_offset = run->break_offset, .detail = detail };
-		pt->env.st->gaps++;
-		if (pt->env.sink->gap && (pt->failed = pt->env.sink->gap(pt->env.sink->ctx, &g)))
-			return pt->failed;
+		if (emit_gap_ev(pt, q, &g))
+			return q->err;
 	}
 	if (!first && run->trimmed) {
 		snprintf(detail, sizeof(detail), "queue %u: run %zu repeated the last %" PRIu64 " bytes of the one "
 			 "before (snapshot overlap), dropped; nothing lost", q->idx, q->cur_run - 1, run->trimmed);
 		if (emit_gap(pt, q, "overlap trimmed", q->time, q->time, 0, detail))
-			return pt->failed;
+			return q->err;
 	}
 	q->dec = pt->insn_period ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
 	if (!q->dec)
-		return pt->failed = -ENOMEM;
+		return q->err = -ENOMEM;
 	if (q->img)
 		dec_set_image(pt, q->dec, q->img->img);
 	q->pending = 0;
@@ -1034,20 +1201,22 @@ static void update_time(struct rb_pt *pt, struct ptq *q)
 static int set_thread(struct rb_pt *pt, struct ptq *q)
 {
 	int32_t pid = -1, tid = -1;
-	if (q->cpu >= 0 && q->cpu < MAX_CPUS && (pt->priv[P_PER_CPU_MMAPS] || q->tid < 0)) {
-		pid = pt->cur_pid[q->cpu];
-		tid = pt->cur_tid[q->cpu];
+	if (q->cpu >= 0 && (pt->priv[P_PER_CPU_MMAPS] || q->tid < 0)) {
+		pid = q->cpu_pid;
+		tid = q->cpu_tid;
 	}
 	if (tid < 0 && q->tid >= 0) {
+		pthread_mutex_lock(&pt->mlock);
 		struct rb_thread *t = rb_machine_thread(pt->env.m, -1, q->tid, 0);
-		tid = q->tid;
 		pid = t && t->pid >= 0 ? t->pid : q->tid;
+		pthread_mutex_unlock(&pt->mlock);
+		tid = q->tid;
 	}
 	q->pid_now = pid;
 	q->tid_now = tid;
-	struct proc_image *p = pid >= 0 ? proc_image(pt, pid) : NULL;
+	struct proc_image *p = pid >= 0 ? proc_image(pt, q, pid) : NULL;
 	if (pid >= 0 && !p)
-		return pt->failed = -ENOMEM;
+		return q->err = -ENOMEM;
 	if (p != q->img) {
 		q->img = p;
 		if (q->dec)
@@ -1065,7 +1234,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 	if (err == -pte_nomap) {
 		reason = "no image";
 		snprintf(detail, sizeof(detail), "no image for %#" PRIx64 " in pid %d (queue %u, trace offset %#" PRIx64 ")",
-			 pt->miss_ip, (int)pt->miss_pid, q->idx, off);
+			 q->miss_ip, (int)q->miss_pid, q->idx, off);
 	} else {
 		snprintf(detail, sizeof(detail), "%s at trace offset %#" PRIx64 " (queue %u)",
 			 pt_errstr(pt_errcode(err)), off, q->idx);
@@ -1073,14 +1242,14 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 	/* the trace began where the image is missing (perf shows that start too) */
 	if (q->need_begin && err == -pte_nomap) {
 		q->need_begin = 0;
-		if (emit_branch(pt, q, 0, pt->miss_ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
-			return pt->failed;
+		if (emit_branch(pt, q, 0, q->miss_ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
+			return q->err;
 	}
 	drop_unproven(q);       /* the loss starts after the last packet */
 	if (q->pending) {   /* the branch's target is not known: it ends the trace */
 		q->pending = 0;
 		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
-			return pt->failed;
+			return q->err;
 	}
 	q->state = Q_SYNC;
 	/* the gap ends where decoding resumes: the next sync point */
@@ -1093,7 +1262,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 		q->state = Q_DECODE;
 		q->need_begin = 1;
 		if (set_thread(pt, q))
-			return pt->failed;
+			return q->err;
 	} else {
 		off2 = q->runs[q->cur_run - 1].size;
 		q->state = Q_NEXT_RUN;
@@ -1117,14 +1286,14 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		if (q->pending) {
 			q->pending = 0;
 			if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
-				return pt->failed;
+				return q->err;
 		}
 		return emit_branch(pt, q, 0, ev->variant.enabled.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN);
 	case ptev_disabled: {
 		/* the branch that left the traced region: its target is in the packet, if not suppressed */
 		uint64_t to = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
 		if (prove(pt, q))
-			return pt->failed;
+			return q->err;
 		if (!q->pending)
 			return 0;
 		q->pending = 0;
@@ -1133,16 +1302,16 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 	case ptev_async_disabled:
 		/* the last branch went on to @at, where tracing stopped (the FUP proves the way there) */
 		if (prove(pt, q))
-			return pt->failed;
+			return q->err;
 		if (resolve_pending(pt, q, ev->variant.async_disabled.at))
-			return pt->failed;
+			return q->err;
 		return emit_branch(pt, q, ev->variant.async_disabled.at, ev->ip_suppressed ? 0 : ev->variant.async_disabled.ip,
 				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC | RB_IP_FLAG_TRACE_END);
 	case ptev_async_branch:
 		if (prove(pt, q))
-			return pt->failed;
+			return q->err;
 		if (resolve_pending(pt, q, ev->variant.async_branch.from))
-			return pt->failed;
+			return q->err;
 		return emit_branch(pt, q, ev->variant.async_branch.from, ev->ip_suppressed ? 0 : ev->variant.async_branch.to,
 				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT);
 	case ptev_overflow: {
@@ -1153,7 +1322,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		q->pending = 0;
 		drop_unproven(q);       /* the loss starts after the last packet */
 		if (emit_gap(pt, q, "hardware overflow", t_before, q->time, 0, detail))
-			return pt->failed;
+			return q->err;
 		if (!ev->ip_suppressed) {
 			q->need_begin = 0;
 			return emit_branch(pt, q, 0, ev->variant.overflow.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN);
@@ -1181,13 +1350,13 @@ static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 {
 	if (resolve_pending(pt, q, b->ip))
-		return pt->failed;
+		return q->err;
 	if (!b->ninsn)
 		return 0;
 	if (q->need_begin) {
 		q->need_begin = 0;
 		if (emit_branch(pt, q, 0, b->ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
-			return pt->failed;
+			return q->err;
 	}
 	q->unproven += b->ninsn;
 	q->since += b->ninsn;
@@ -1199,14 +1368,14 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 			struct held h = { .kind = RB_EV_INSTRUCTION, .from = b->ip, .time = q->time,
 					  .insns = pt->insn_period };
 			if (emit(pt, q, &h))
-				return pt->failed;
+				return q->err;
 		}
 	}
 	unsigned len;
 	int direct;
 	uint32_t k = block_branch(pt, q, b, &len, &direct);
 	if (k && !direct && prove(pt, q))
-		return pt->failed;
+		return q->err;
 	if (k) {
 		q->pending = 1;
 		q->pend_from = b->end_ip;
@@ -1234,10 +1403,33 @@ static uint64_t wait_tsc(const struct rb_pt *pt, const struct ptq *q)
 	return pt->user_only ? 0 : q->tsc;
 }
 
-/* Decode queue @q while what it waits for is at most @limit (TSC). */
+/*
+ * Before @q goes on past a point whose time is @x (TSC): the thread changes
+ * of its CPU dated before @x (and within the window, up to @limit), applied
+ * as the session applied sideband to a queue it had run up to each record's
+ * time. Returns 1 if @x is beyond the window (the queue stops there), -1 on
+ * failure, else 0.
+ */
+static int catch_up(struct rb_pt *pt, struct ptq *q, uint64_t x, uint64_t limit)
+{
+	while (q->tl_pos < q->tl_end) {
+		const struct tl_ent *e = &pt->tl[q->tl_pos];
+		if (x <= e->tsc || e->tsc > limit)
+			break;
+		q->tl_pos++;
+		q->cpu_pid = e->pid;
+		q->cpu_tid = e->tid;
+		/* a decoding queue takes the thread at its next block; one that syncs, when it does */
+		if (q->state == Q_DECODE && set_thread(pt, q))
+			return -1;
+	}
+	return x > limit;
+}
+
+/* Decode queue @q up to the end of the window, @limit (TSC). */
 static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 {
-	while (!pt->failed) {
+	while (!q->err) {
 		switch (q->state) {
 		case Q_DONE:
 			return 0;
@@ -1246,13 +1438,14 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 			q->pending = 0;
 			drop_unproven(q);
 			if (start_run(pt, q))
-				return pt->failed;
+				return q->err;
 			continue;
 		case Q_SYNC: {
-			if (wait_tsc(pt, q) > limit)
-				return 0;
+			int w = catch_up(pt, q, wait_tsc(pt, q), limit);
+			if (w)
+				return w < 0 ? q->err : 0;
 			if (set_thread(pt, q))
-				return pt->failed;
+				return q->err;
 			int st = dec_sync_forward(pt, q->dec);
 			if (st < 0) {
 				if (st != -pte_eos) {
@@ -1261,7 +1454,7 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 						 q->idx, q->cur_run - 1);
 					if (emit_gap(pt, q, "decoder lost sync", q->time, q->time,
 						     q->runs[q->cur_run - 1].size, detail))
-						return pt->failed;
+						return q->err;
 				}
 				q->state = Q_NEXT_RUN;
 				continue;
@@ -1280,7 +1473,10 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 		 * has read their packets): with kernel trace it is what says when
 		 * to let sideband catch up; user-only trace waits at events only.
 		 */
-		if (wait_tsc(pt, q) > limit)
+		int w = catch_up(pt, q, wait_tsc(pt, q), limit);
+		if (w)
+			return w < 0 ? q->err : 0;
+		if (q->tsc > limit)          /* the end of the window (user-only trace does not wait above) */
 			return 0;
 		int st = q->status;
 		while (q->have_stash || (st & pts_event_pending)) {
@@ -1297,7 +1493,9 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 			 * the thread the switch record names.
 			 */
 			/* a disable or anything else belongs to the thread that ran until now */
-			if (q->stash.type == ptev_enabled && q->stash.has_tsc && q->stash.tsc > limit) {
+			if (q->stash.type == ptev_enabled && q->stash.has_tsc && catch_up(pt, q, q->stash.tsc, limit)) {
+				if (q->err)
+					return q->err;
 				if (q->stash.tsc > q->tsc) {
 					q->tsc = q->stash.tsc;
 					q->time = tsc_to_perf(pt, q->tsc);
@@ -1306,7 +1504,7 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 			}
 			q->have_stash = 0;
 			if (on_event(pt, q, &q->stash))
-				return pt->failed;
+				return q->err;
 			st = q->status;
 		}
 		if (st >= 0) {
@@ -1316,7 +1514,7 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 			if (st >= 0) {
 				update_time(pt, q);
 				if (on_block(pt, q, &b))
-					return pt->failed;
+					return q->err;
 			} else if (b.ninsn) {
 				/*
 				 * The decoder stopped inside the block: its last instruction
@@ -1324,53 +1522,246 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 				 * is proven (see ptq.unproven).
 				 */
 				if (resolve_pending(pt, q, b.ip))
-					return pt->failed;
+					return q->err;
 			}
 		}
 		if (st < 0) {
 			if (st == -pte_eos)
 				q->state = Q_NEXT_RUN;
 			else if (on_error(pt, q, st))
-				return pt->failed;
+				return q->err;
 			continue;
 		}
 		q->status = st;
 	}
+	return q->err;
+}
+
+/* ------------------------------------------------------------ windows */
+
+/* The first map-changing record at or after @t (UINT64_MAX: none). */
+static uint64_t next_bound(const struct rb_pt *pt, uint64_t t)
+{
+	size_t lo = 0, hi = pt->nr_bounds;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pt->bounds[mid] < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pt->nr_bounds ? pt->bounds[lo] : UINT64_MAX;
+}
+
+/* Queues taken one at a time, by whichever thread asks first, until none is left. */
+static void decode_some(struct rb_pt *pt)
+{
+	struct pool *pl = &pt->pool;
+	for (;;) {
+		pthread_mutex_lock(&pl->mu);
+		size_t i = pl->next++;
+		uint64_t limit = pl->limit;
+		pthread_mutex_unlock(&pl->mu);
+		if (i >= pt->nr_q)
+			return;
+		step(pt, &pt->q[i], limit);
+	}
+}
+
+static void *pool_thread(void *arg)
+{
+	struct rb_pt *pt = arg;
+	struct pool *pl = &pt->pool;
+	uint64_t seen = 0;
+	pthread_mutex_lock(&pl->mu);
+	for (;;) {
+		while (pl->gen == seen && !pl->quit)
+			pthread_cond_wait(&pl->go, &pl->mu);
+		if (pl->quit)
+			break;
+		seen = pl->gen;
+		pthread_mutex_unlock(&pl->mu);
+		decode_some(pt);
+		pthread_mutex_lock(&pl->mu);
+		if (--pl->busy == 0)
+			pthread_cond_signal(&pl->done);
+	}
+	pthread_mutex_unlock(&pl->mu);
+	return NULL;
+}
+
+/* Every queue decoded up to TSC @limit: by this thread alone, or with the pool's. */
+static int decode_window(struct rb_pt *pt, uint64_t limit)
+{
+	struct pool *pl = &pt->pool;
+	if (!pl->n) {
+		for (size_t i = 0; i < pt->nr_q; i++)
+			step(pt, &pt->q[i], limit);
+	} else {
+		pthread_mutex_lock(&pl->mu);
+		pl->limit = limit;
+		pl->next = 0;
+		pl->busy = pl->n;
+		pl->gen++;
+		pthread_cond_broadcast(&pl->go);
+		pthread_mutex_unlock(&pl->mu);
+		decode_some(pt);
+		pthread_mutex_lock(&pl->mu);
+		while (pl->busy)
+			pthread_cond_wait(&pl->done, &pl->mu);
+		pthread_mutex_unlock(&pl->mu);
+	}
+	for (size_t i = 0; i < pt->nr_q; i++) {
+		struct ptq *q = &pt->q[i];
+		struct rb_session_stats *st = pt->env.st;
+		st->instructions += q->n_insns;
+		st->branches += q->n_branches;
+		st->insn_samples += q->n_insn_samples;
+		st->gaps += q->n_gaps;
+		q->n_insns = q->n_branches = q->n_insn_samples = q->n_gaps = 0;
+		if (q->err && !pt->failed)
+			pt->failed = q->err;
+	}
 	return pt->failed;
 }
 
-int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
+static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct rb_addr_loc *al)
 {
-	uint64_t limit = perf_to_tsc(pt, time);
-	if (pt->timeless && time != UINT64_MAX)
-		return 0;        /* no times: the trace is decoded after the sideband */
+	if (!ip || !t) {
+		memset(al, 0, sizeof(*al));
+		al->addr = ip;
+		return;
+	}
+	unsigned cpumode = ip >= rb_machine_kernel_start(pt->env.m) ? 1 : 2;
+	rb_machine_resolve(pt->env.m, t, cpumode, ip, al);
+	if (pt->env.perf_export)
+		al->sym = rb_machine_export_sym(pt->env.m, al, al->addr);
+}
+
+/* A decoded event to the session's sink (this thread only: the machine is the session's). */
+static int take(struct rb_pt *pt, const struct ptq *q, struct item *it)
+{
+	if (it->h.kind == ITEM_GAP) {
+		int rc = pt->env.sink->gap(pt->env.sink->ctx, &it->gap->g);
+		free(it->gap);
+		it->gap = NULL;
+		return rc;
+	}
+	const struct held *h = &it->h;
+	struct rb_trace_ev b = { .kind = h->kind, .time = h->time, .cpu = q->cpu, .queue = q->idx,
+				 .source = "intel_pt", .mods = pt->mods, .from = h->from, .to = h->to, .flags = h->flags,
+				 .insn_count = h->insns };
+	b.thread = rb_machine_thread(pt->env.m, it->pid, it->tid, 1);
+	if (!b.thread)
+		return -ENOMEM;
+	b.main_thread = rb_machine_main_thread(pt->env.m, b.thread);
+	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
+	resolve(pt, b.thread, h->from, &b.from_al);
+	if (h->kind == RB_EV_BRANCH)
+		resolve(pt, b.thread, h->to, &b.to_al);
+	return pt->env.sink->trace(pt->env.sink->ctx, &b);
+}
+
+/* The decoded events with keys up to @key, merged across queues in (key, queue index) order. */
+static int take_until(struct rb_pt *pt, uint64_t key)
+{
 	for (;;) {
-		/*
-		 * The queue furthest behind goes next, until it passes the next
-		 * one's time (or the limit): step() returns only when its queue
-		 * is done or its time is beyond what it was given, so each turn
-		 * makes progress.
-		 */
-		struct ptq *a = NULL;
-		uint64_t second = UINT64_MAX;
+		struct ptq *best = NULL, *next = NULL;    /* the two first queues in that order */
 		for (size_t i = 0; i < pt->nr_q; i++) {
 			struct ptq *q = &pt->q[i];
-			if (q->state == Q_DONE || wait_tsc(pt, q) > limit)
+			if (q->out_head == q->out_n || q->out[q->out_head].key > key)
 				continue;
-			if (!a || q->tsc < a->tsc) {
-				if (a && a->tsc < second)
-					second = a->tsc;
-				a = q;
-			} else if (q->tsc < second) {
-				second = q->tsc;
+			uint64_t k = q->out[q->out_head].key;
+			if (!best || k < best->out[best->out_head].key) {
+				next = best;
+				best = q;
+			} else if (!next || k < next->out[next->out_head].key) {
+				next = q;
 			}
 		}
-		if (!a)
+		if (!best)
 			return 0;
-		int rc = step(pt, a, second < limit ? second : limit);
-		if (rc)
-			return rc;
+		/* this queue's events go first up to the next queue's (on a tie, the lower index first) */
+		uint64_t until = next ? next->out[next->out_head].key : key;
+		int tie_ok = !next || best->idx < next->idx;
+		while (best->out_head < best->out_n) {
+			struct item *it = &best->out[best->out_head];
+			if (it->key > key || it->key > until || (it->key == until && next && !tie_ok))
+				break;
+			best->out_head++;
+			int rc = take(pt, best, it);
+			if (rc)
+				return pt->failed = rc;
+		}
+		if (best->out_head == best->out_n)
+			best->out_head = best->out_n = 0;
 	}
+}
+
+static int all_done(const struct rb_pt *pt)
+{
+	for (size_t i = 0; i < pt->nr_q; i++)
+		if (pt->q[i].state != Q_DONE && !pt->q[i].err)
+			return 0;
+	return 1;
+}
+
+/*
+ * Where the next window ends: about @delta after the last one (or where the
+ * queues are, when all are further on), never beyond the next record that
+ * changes memory maps, since the images are read from the session's machine
+ * as it is now. Everything it depends on follows from the recording, so the
+ * windows are the same however many threads decode.
+ */
+static uint64_t next_window_end(const struct rb_pt *pt, uint64_t time, int *jumped)
+{
+	uint64_t w = pt->win_end > UINT64_MAX - pt->delta ? UINT64_MAX : pt->win_end + pt->delta;
+	uint64_t lo = UINT64_MAX;
+	for (size_t i = 0; i < pt->nr_q; i++)
+		if (pt->q[i].state != Q_DONE && pt->q[i].time < lo)
+			lo = pt->q[i].time;
+	*jumped = lo != UINT64_MAX && lo > w;
+	if (*jumped)
+		w = lo;
+	uint64_t b = next_bound(pt, time);
+	return w < b ? w : b;
+}
+
+#define WINDOW_EVENTS 65536     /* events a window should produce: what is held in memory */
+
+int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
+{
+	if (pt->failed)
+		return pt->failed;
+	if (pt->timeless && time != UINT64_MAX)
+		return 0;        /* no times: the trace is decoded after the sideband */
+	while (pt->win_end < time && !all_done(pt)) {
+		int jumped;
+		uint64_t w = next_window_end(pt, time, &jumped);
+		size_t before = 0, after = 0;
+		for (size_t i = 0; i < pt->nr_q; i++)
+			before += pt->q[i].out_n - pt->q[i].out_head;
+		if (decode_window(pt, perf_to_tsc(pt, w)))
+			return pt->failed;
+		pt->win_end = w;
+		for (size_t i = 0; i < pt->nr_q; i++)
+			after += pt->q[i].out_n - pt->q[i].out_head;
+		if (take_until(pt, w < time ? w : time))
+			return pt->failed;
+		/* the next window as long as makes about WINDOW_EVENTS events at this one's rate */
+		size_t made = after - before;
+		uint64_t d = pt->delta;
+		if (made)
+			d = (uint64_t)((double)d * WINDOW_EVENTS / (double)made);
+		else if (!jumped)
+			d *= 2;
+		if (d < pt->delta / 8)
+			d = pt->delta / 8;
+		if (d > pt->delta * 2)
+			d = pt->delta * 2;
+		pt->delta = d < 1000 ? 1000 : d > (UINT64_C(1) << 50) ? UINT64_C(1) << 50 : d;
+	}
+	return take_until(pt, time);
 }
 
 int rb_pt_has_queue(const struct rb_pt *pt, uint32_t idx)
@@ -1386,45 +1777,75 @@ int rb_pt_owns_aux(const struct rb_pt *pt, int32_t cpu, int32_t tid)
 	return 0;
 }
 
+/* Thread changes come from the timeline the gathering pass built; an exec drops images. */
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
 {
-	uint32_t cpu = ev->sid.cpu;
-	int has_cpu = !!(ev->sid.present & PD_SAMPLE_CPU) && cpu < MAX_CPUS;
-	switch (ev->type) {
-	case PD_RECORD_ITRACE_START:
-		if (has_cpu) {
-			pt->cur_pid[cpu] = (int32_t)ev->u.itrace_start.pid;
-			pt->cur_tid[cpu] = (int32_t)ev->u.itrace_start.tid;
+	if (ev->type == PD_RECORD_COMM && (ev->misc & PD_MISC_COMM_EXEC))   /* a new program: a new memory image */
+		drop_image(pt, (int32_t)ev->u.comm.pid);
+}
+
+static int tl_cmp(const void *a, const void *b)
+{
+	const struct tl_ent *x = a, *y = b;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Each queue's part of the thread timeline (its CPU's), in the order the session applies sideband. */
+static void setup_timelines(struct rb_pt *pt)
+{
+	qsort(pt->tl, pt->nr_tl, sizeof(*pt->tl), tl_cmp);
+	qsort(pt->bounds, pt->nr_bounds, sizeof(*pt->bounds), u64_cmp);
+	for (size_t i = 0; i < pt->nr_tl; i++)
+		pt->tl[i].tsc = perf_to_tsc(pt, pt->tl[i].time);
+	for (size_t i = 0; i < pt->nr_q; i++) {
+		struct ptq *q = &pt->q[i];
+		size_t lo = 0;
+		while (lo < pt->nr_tl && pt->tl[lo].cpu < q->cpu)
+			lo++;
+		size_t hi = lo;
+		while (hi < pt->nr_tl && pt->tl[hi].cpu == q->cpu)
+			hi++;
+		q->tl_pos = lo;
+		q->tl_end = q->cpu >= 0 ? hi : lo;
+		q->cpu_pid = q->cpu_tid = -1;
+		/* without times the whole trace is decoded after all sideband: each CPU's last thread */
+		if (pt->timeless && q->tl_end > q->tl_pos) {
+			q->cpu_pid = pt->tl[q->tl_end - 1].pid;
+			q->cpu_tid = pt->tl[q->tl_end - 1].tid;
+			q->tl_pos = q->tl_end;
 		}
-		break;
-	case PD_RECORD_SWITCH:
-		if (has_cpu && !(ev->misc & PD_MISC_SWITCH_OUT) && (ev->sid.present & PD_SAMPLE_TID)) {
-			pt->cur_pid[cpu] = (int32_t)ev->sid.pid;
-			pt->cur_tid[cpu] = (int32_t)ev->sid.tid;
-		}
-		break;
-	case PD_RECORD_SWITCH_CPU_WIDE:
-		if (!has_cpu)
-			break;
-		if (ev->misc & PD_MISC_SWITCH_OUT) {
-			pt->cur_pid[cpu] = (int32_t)ev->u.context_switch.next_prev_pid;
-			pt->cur_tid[cpu] = (int32_t)ev->u.context_switch.next_prev_tid;
-		} else if (ev->sid.present & PD_SAMPLE_TID) {
-			pt->cur_pid[cpu] = (int32_t)ev->sid.pid;
-			pt->cur_tid[cpu] = (int32_t)ev->sid.tid;
-		}
-		break;
-	case PD_RECORD_COMM:
-		if (ev->misc & PD_MISC_COMM_EXEC)   /* a new program: a new memory image */
-			drop_image(pt, (int32_t)ev->u.comm.pid);
-		return;
-	default:
-		return;
 	}
-	/* queues of that CPU take the new thread at their next block */
-	for (size_t i = 0; i < pt->nr_q; i++)
-		if (pt->q[i].cpu == (int32_t)cpu && pt->q[i].state == Q_DECODE)
-			set_thread(pt, &pt->q[i]);
+}
+
+static int start_pool(struct rb_pt *pt, int jobs)
+{
+	struct pool *pl = &pt->pool;
+	if (jobs <= 1)
+		return 0;
+	if (jobs > 256)
+		jobs = 256;
+	pl->th = calloc((size_t)jobs - 1, sizeof(*pl->th));
+	if (!pl->th)
+		return PD_ERR_NOMEM;
+	pthread_mutex_init(&pl->mu, NULL);
+	pthread_cond_init(&pl->go, NULL);
+	pthread_cond_init(&pl->done, NULL);
+	for (int i = 0; i < jobs - 1; i++) {
+		if (pthread_create(&pl->th[i], NULL, pool_thread, pt))
+			break;       /* fewer threads: the same output, later */
+		pl->n++;
+	}
+	return 0;
 }
 
 int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env, struct pd_error *err)
@@ -1435,8 +1856,10 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		return PD_ERR_NOMEM;
 	pt->env = *env;
 	pt->insn_period = env->insn_period;
-	for (size_t i = 0; i < MAX_CPUS; i++)
-		pt->cur_pid[i] = pt->cur_tid[i] = -1;
+	/* 100 us to begin with; RBDECODE_PT_WINDOW (ns) lets tests show that windows do not change the output */
+	const char *w = getenv("RBDECODE_PT_WINDOW");
+	pt->delta = w && strtoull(w, NULL, 10) >= 1000 ? strtoull(w, NULL, 10) : 100000;
+	pthread_mutex_init(&pt->mlock, NULL);
 	int rc = gather(pt, path, err);
 	if (rc <= 0) {
 		rb_pt_free(pt);
@@ -1453,10 +1876,11 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	if (!pt->time_mult || (pt->have_config && pt->nr_priv > P_TSC_BIT && !(pt->config & pt->priv[P_TSC_BIT])))
 		pt->timeless = 1;
 	pt->iscache = pt_iscache_alloc("rbdecode");
-	if (!pt->iscache) {
+	if (!pt->iscache || start_pool(pt, env->jobs) < 0) {
 		rb_pt_free(pt);
 		return PD_ERR_NOMEM;
 	}
+	setup_timelines(pt);
 	for (size_t i = 0; i < pt->nr_q; i++)
 		pt->q[i].state = pt->q[i].nr_runs ? Q_NEXT_RUN : Q_DONE;
 	*out = pt;
@@ -1467,6 +1891,21 @@ void rb_pt_free(struct rb_pt *pt)
 {
 	if (!pt)
 		return;
+	struct pool *pl = &pt->pool;
+	if (pl->n) {
+		pthread_mutex_lock(&pl->mu);
+		pl->quit = 1;
+		pthread_cond_broadcast(&pl->go);
+		pthread_mutex_unlock(&pl->mu);
+		for (int i = 0; i < pl->n; i++)
+			pthread_join(pl->th[i], NULL);
+	}
+	if (pl->th) {
+		pthread_mutex_destroy(&pl->mu);
+		pthread_cond_destroy(&pl->go);
+		pthread_cond_destroy(&pl->done);
+	}
+	free(pl->th);
 	for (size_t i = 0; i < pt->nr_q; i++) {
 		struct ptq *q = &pt->q[i];
 		if (q->dec)
@@ -1475,17 +1914,24 @@ void rb_pt_free(struct rb_pt *pt)
 		free(q->chunks);
 		free(q->runs);
 		free(q->held);
+		free(q->kinds);
+		for (size_t j = q->out_head; j < q->out_n; j++)
+			free(q->out[j].gap);
+		free(q->out);
+		while (q->images) {
+			struct proc_image *p = q->images;
+			q->images = p->next;
+			pt_image_free(p->img);
+			free(p);
+		}
 	}
 	free(pt->q);
 	free(pt->breaks);
-	while (pt->images) {
-		struct proc_image *p = pt->images;
-		pt->images = p->next;
-		pt_image_free(p->img);
-		free(p);
-	}
+	free(pt->tl);
+	free(pt->bounds);
 	if (pt->iscache)
 		pt_iscache_free(pt->iscache);
+	pthread_mutex_destroy(&pt->mlock);
 	free(pt);
 }
 

@@ -5,8 +5,9 @@
  * session's sideband describes, and hands the session branches (with
  * instruction counts) and losses on the perf clock. The session drives it
  * in time order: before each sideband record at time T it asks for
- * everything up to T, so that every branch is decoded with the threads and
- * maps that were current when it ran (perf's intel_pt_process_queues).
+ * everything up to T, so that every branch is decoded with the maps that
+ * were current when it ran (perf's intel_pt_process_queues); which thread
+ * runs on a CPU it knows ahead, from the context switches it gathered.
  */
 #ifndef RB_INTEL_PT_H
 #define RB_INTEL_PT_H
@@ -22,6 +23,7 @@ struct rb_pt_env {
 	int perf_export;             /* name symbol-less addresses as perf's exporter does */
 	uint64_t insn_period;        /* instruction samples every N instructions; 0: none */
 	int no_branches;             /* no branch events (still decoded and counted) */
+	int jobs;                    /* decoding threads (queues decoded in parallel); <= 1: this one only */
 	pd_warn_fn warn;
 	void *warn_ctx;
 };
@@ -34,10 +36,15 @@ struct rb_pt_env {
  */
 int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env, struct pd_error *err);
 
-/* Decode every queue up to perf time @time (UINT64_MAX: to the end). Returns a sink's non-zero status or 0. */
+/*
+ * Hand the sink every event decoded up to perf time @time (UINT64_MAX: to
+ * the end), decoding further first if needed (on env.jobs threads). Events
+ * come in time order across queues; what comes out, and in which order,
+ * does not depend on env.jobs. Returns a sink's non-zero status or 0.
+ */
 int rb_pt_run_until(struct rb_pt *pt, uint64_t time);
 
-/* A sideband record at its time: context switches and ITRACE_START say which thread runs on a CPU. */
+/* A sideband record at its time (an exec drops the process's images; thread changes come from the timeline). */
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev);
 
 /* Whether AUX queue @idx is decoded here (its holes and overlaps are then reported by the decoder). */

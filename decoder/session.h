@@ -134,6 +134,7 @@ struct rb_session_opts {
 	int no_aux_decode;               /* do not decode AUX trace (branches), only account for it */
 	int no_branches;                 /* decode AUX trace but deliver no branch events (--itrace without b) */
 	uint64_t insn_period;            /* instruction samples every N instructions (--itrace=iN); 0: none */
+	int jobs;                        /* AUX trace decoding threads (-j N); the output does not depend on it */
 	/* every generic trace element a trace decoder sees, as a trc_pkt_lister "Idx:" line; NULL: none */
 	void (*aux_element)(void *ctx, const char *line);
 	void *aux_element_ctx;

@@ -4,3 +4,7 @@ if BUILD_DECODER
 TESTS += tests/ptgen.test
 endif
 EXTRA_DIST += tests/ptgen.test tests/fixtures/intel-pt-gen scripts/ptgen/regen.sh
+if BUILD_DECODER
+TESTS += tests/pt_parallel.test
+endif
+EXTRA_DIST += tests/pt_parallel.test
