@@ -38,7 +38,7 @@ int cli_status_of(int code)
 {
 	switch (code) {
 	case PD_OK: return EXIT_OK;
-	case PD_ERR_NOMEM: return EXIT_INTERNAL;
+	case PD_ERR_NOMEM: case PD_ERR_NOSPC: return EXIT_INTERNAL;
 	case PD_ERR_INVAL: return EXIT_USAGE;
 	default: return EXIT_BADINPUT;
 	}

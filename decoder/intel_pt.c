@@ -38,7 +38,10 @@
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,8 +124,11 @@ enum qstate { Q_NEXT_RUN, Q_SYNC, Q_DECODE, Q_DONE };
 struct ptq {
 	uint32_t idx;
 	int32_t cpu, tid;                /* from the AUXTRACE records, -1 if none */
-	uint8_t *buf;
+	uint8_t *buf;                    /* the queue's AUX data: malloc'd, or a mapping of its spool file */
 	uint64_t len, cap;
+	int spool_fd;                    /* the spool file while gathering, -1 if none */
+	uint64_t map_len;                /* size of the mapping (0: buf is malloc'd) */
+	uint64_t released;               /* bytes at the start of the mapping given back to the kernel */
 	struct chunk *chunks;
 	size_t nr_chunks, cap_chunks;
 	struct run *runs;
@@ -205,6 +211,8 @@ struct rb_pt {
 	struct pt_image_section_cache *iscache;
 	struct aux_break *breaks;
 	size_t nr_breaks;
+	int spool;                       /* AUX data goes to spool files (large recordings), not the heap */
+	uint8_t *bounce;                 /* a piece of payload on its way to a spool file */
 	struct tl_ent *tl;               /* thread timelines, by CPU then time */
 	size_t nr_tl, cap_tl;
 	uint64_t *bounds;                /* times of records that change memory maps, sorted */
@@ -251,11 +259,124 @@ static struct ptq *queue(struct rb_pt *pt, uint32_t idx)
 			v[i].idx = (uint32_t)i;
 			v[i].cpu = v[i].tid = -1;
 			v[i].pid_now = v[i].tid_now = -1;
+			v[i].spool_fd = -1;
 		}
 		pt->q = v;
 		pt->nr_q = n;
 	}
 	return &pt->q[idx];
+}
+
+/*
+ * Large recordings keep their AUX data out of memory: each queue's bytes
+ * go to an unlinked file in $TMPDIR (or /tmp), mapped for decoding once
+ * gathered; the pages behind every decoder are given back to the kernel
+ * after each window (release_decoded), so what stays resident does not
+ * grow with the trace. RBDECODE_PT_SPOOL_MIN sets the recording size from
+ * which this is done (bytes; default 64 MiB).
+ */
+#define SPOOL_PIECE (1u << 20)
+
+static const char *spool_dir(void)
+{
+	const char *d = getenv("TMPDIR");
+	return d && *d ? d : "/tmp";
+}
+
+static int spool_open(void)
+{
+	const char *dir = spool_dir();
+#ifdef O_TMPFILE
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+#endif
+	char path[4096];
+	if (snprintf(path, sizeof(path), "%s/rbdecode-aux.XXXXXX", dir) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	int fd2 = mkstemp(path);
+	if (fd2 >= 0)
+		unlink(path);
+	return fd2;
+}
+
+static int all_on_heap(const struct rb_pt *pt)
+{
+	for (size_t i = 0; i < pt->nr_q; i++)
+		if (pt->q[i].spool_fd >= 0)
+			return 0;
+	return 1;
+}
+
+/* Returns the bytes spooled, 1 with pt->spool cleared when no spool file can be made, or < 0. */
+static int64_t spool_payload(struct rb_pt *pt, struct ptq *q, struct pd_reader *r, uint64_t size,
+			     struct pd_error *err)
+{
+	if (q->spool_fd < 0 && (q->spool_fd = spool_open()) < 0 && !q->len && all_on_heap(pt)) {
+		pt->spool = 0;       /* no spool at all: the heap it is, as for small recordings */
+		return 1;
+	}
+	if (q->spool_fd < 0) {
+		err->code = PD_ERR_IO;
+		err->offset = PD_NO_OFFSET;
+		err->rec_type = PD_RECORD_AUXTRACE;
+		snprintf(err->msg, sizeof(err->msg), "cannot create a spool file for the AUX data of queue %u in %s: %s "
+			 "(set TMPDIR to a folder with room)", q->idx, spool_dir(), strerror(errno));
+		return PD_ERR_IO;
+	}
+	uint64_t done = 0;
+	while (done < size) {
+		size_t n = size - done < SPOOL_PIECE ? (size_t)(size - done) : SPOOL_PIECE;
+		int64_t got = pd_reader_read_payload(r, pt->bounce, n, err);
+		if (got < 0)
+			return got;
+		if (got == 0)
+			break;
+		for (int64_t w = 0; w < got;) {
+			ssize_t k = pwrite(q->spool_fd, pt->bounce + w, (size_t)(got - w), (off_t)(q->len + done + (uint64_t)w));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				int e = k < 0 ? errno : ENOSPC;
+				err->code = e == ENOSPC ? PD_ERR_NOSPC : PD_ERR_IO;
+				err->offset = PD_NO_OFFSET;
+				err->rec_type = PD_RECORD_AUXTRACE;
+				snprintf(err->msg, sizeof(err->msg), "writing the AUX data spool of queue %u in %s: %s "
+					 "(set TMPDIR to a folder with room)", q->idx, spool_dir(), strerror(e));
+				return err->code;
+			}
+			w += k;
+		}
+		done += (uint64_t)got;
+	}
+	return (int64_t)done;
+}
+
+/* The gathered spool file, mapped (writable: the runs are compacted in place). */
+static int spool_map(struct ptq *q, struct pd_error *err)
+{
+	if (q->spool_fd < 0)
+		return 0;
+	int rc = 0;
+	if (q->len) {
+		void *m = mmap(NULL, (size_t)q->len, PROT_READ | PROT_WRITE, MAP_SHARED, q->spool_fd, 0);
+		if (m == MAP_FAILED) {
+			err->code = PD_ERR_NOMEM;
+			err->offset = PD_NO_OFFSET;
+			err->rec_type = PD_RECORD_AUXTRACE;
+			snprintf(err->msg, sizeof(err->msg), "mapping the AUX data spool of queue %u: %s", q->idx,
+				 strerror(errno));
+			rc = PD_ERR_NOMEM;
+		} else {
+			q->buf = m;
+			q->map_len = q->len;
+		}
+	}
+	close(q->spool_fd);
+	q->spool_fd = -1;
+	return rc;
 }
 
 static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_event *ev, uint64_t file_offset,
@@ -279,17 +400,28 @@ static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_even
 		q->chunks[q->nr_chunks - 1].size -= pad;
 		q->len -= pad;
 	}
-	if (q->len + size > q->cap) {
-		uint64_t cap = q->cap ? q->cap : 65536;
-		while (cap < q->len + size)
-			cap *= 2;
-		uint8_t *b = realloc(q->buf, (size_t)cap);
-		if (!b)
-			return PD_ERR_NOMEM;
-		q->buf = b;
-		q->cap = cap;
+	int64_t got;
+	if (pt->spool && (got = spool_payload(pt, q, r, size, err)) == 1 && !pt->spool) {
+		if (pt->env.warn) {
+			struct pd_error w = { .code = PD_ERR_IO, .offset = file_offset, .rec_type = PD_RECORD_AUXTRACE };
+			snprintf(w.msg, sizeof(w.msg), "no spool file can be made in %s (%s): the AUX data is held in "
+				 "memory", spool_dir(), strerror(errno));
+			pt->env.warn(pt->env.warn_ctx, &w);
+		}
 	}
-	int64_t got = pd_reader_read_payload(r, q->buf + q->len, (size_t)size, err);
+	if (!pt->spool) {
+		if (q->len + size > q->cap) {
+			uint64_t cap = q->cap ? q->cap : 65536;
+			while (cap < q->len + size)
+				cap *= 2;
+			uint8_t *b = realloc(q->buf, (size_t)cap);
+			if (!b)
+				return PD_ERR_NOMEM;
+			q->buf = b;
+			q->cap = cap;
+		}
+		got = pd_reader_read_payload(r, q->buf + q->len, (size_t)size, err);
+	}
 	if (got < 0)
 		return (int)got;
 	if (q->nr_chunks == q->cap_chunks) {
@@ -473,7 +605,8 @@ static int build_runs(struct rb_pt *pt, struct ptq *q)
 		}
 		if (skip > c->size)
 			skip = c->size;
-		memmove(q->buf + w, q->buf + c->buf_off + skip, (size_t)(c->size - skip));
+		if (w != c->buf_off + skip)
+			memmove(q->buf + w, q->buf + c->buf_off + skip, (size_t)(c->size - skip));
 		uint64_t start = w;
 		if (join) {
 			q->runs[q->nr_runs - 1].size += c->size - skip;
@@ -615,6 +748,10 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 	int rc = pd_reader_open(&r, path, NULL, err);
 	if (rc < 0)
 		return rc;
+	const char *min = getenv("RBDECODE_PT_SPOOL_MIN");
+	uint64_t spool_min = min && *min ? strtoull(min, NULL, 10) : UINT64_C(64) << 20;
+	if (pd_reader_info(r)->file_size >= spool_min && (pt->bounce = malloc(SPOOL_PIECE)))
+		pt->spool = 1;
 	struct pd_record rec;
 	int found = 0, more;
 	uint64_t records = 0;
@@ -657,7 +794,7 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 			 * decoded (the session reports the damage and marks the run
 			 * partial); only running out of memory stops everything.
 			 */
-			if (rc != PD_ERR_NOMEM) {
+			if (rc != PD_ERR_NOMEM && !(pt->spool && (rc == PD_ERR_NOSPC || rc == PD_ERR_IO))) {
 				if (pt->env.warn)
 					pt->env.warn(pt->env.warn_ctx, err);
 				rc = 0;
@@ -682,11 +819,20 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 		}
 	}
 	pd_reader_free(r);
+	for (size_t i = 0; i < pt->nr_q; i++) {
+		int mrc = spool_map(&pt->q[i], err);
+		if (mrc < 0 && rc >= 0)
+			rc = mrc;
+	}
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; found && i < pt->nr_q; i++)
-		if ((rc = build_runs(pt, &pt->q[i])) < 0)
+	for (size_t i = 0; found && i < pt->nr_q; i++) {
+		struct ptq *q = &pt->q[i];
+		if ((rc = build_runs(pt, q)) < 0)
 			return rc;
+		if (q->map_len)       /* gathering touched it all; decoding reads it back page by page */
+			madvise(q->buf, (size_t)q->map_len, MADV_DONTNEED);
+	}
 	/* a damaged record ends the gathering; what came before is decoded */
 	return found;
 }
@@ -1590,8 +1736,31 @@ static void *pool_thread(void *arg)
 	return NULL;
 }
 
+/* A spooled queue's pages the decoder is done with go back to the kernel (see spool_payload). */
+static void release_decoded(struct rb_pt *pt, struct ptq *q)
+{
+	if (!q->map_len)
+		return;
+	uint64_t pos = q->len;
+	if (q->state != Q_DONE && q->cur_run < q->nr_runs + 1) {
+		if (q->dec && q->cur_run)
+			pos = q->runs[q->cur_run - 1].buf_off + dec_offset(pt, q->dec, 0);
+		else if (q->cur_run < q->nr_runs)
+			pos = q->runs[q->cur_run].buf_off;
+		else if (q->cur_run)
+			pos = q->runs[q->cur_run - 1].buf_off;
+		pos = pos > (UINT64_C(1) << 16) ? pos - (UINT64_C(1) << 16) : 0;
+	}
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t upto = pos / page * page;
+	if (upto > q->released) {
+		madvise(q->buf + q->released, (size_t)(upto - q->released), MADV_DONTNEED);
+		q->released = upto;
+	}
+}
+
 /* Every queue decoded up to TSC @limit: by this thread alone, or with the pool's. */
-static int decode_window(struct rb_pt *pt, uint64_t limit)
+static int decode_window(struct rb_pt *pt, uint64_t limit, uint64_t *made)
 {
 	struct pool *pl = &pt->pool;
 	if (!pl->n) {
@@ -1618,9 +1787,11 @@ static int decode_window(struct rb_pt *pt, uint64_t limit)
 		st->branches += q->n_branches;
 		st->insn_samples += q->n_insn_samples;
 		st->gaps += q->n_gaps;
+		*made += q->n_branches + q->n_insn_samples + q->n_gaps;
 		q->n_insns = q->n_branches = q->n_insn_samples = q->n_gaps = 0;
 		if (q->err && !pt->failed)
 			pt->failed = q->err;
+		release_decoded(pt, q);
 	}
 	return pt->failed;
 }
@@ -1738,18 +1909,13 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 	while (pt->win_end < time && !all_done(pt)) {
 		int jumped;
 		uint64_t w = next_window_end(pt, time, &jumped);
-		size_t before = 0, after = 0;
-		for (size_t i = 0; i < pt->nr_q; i++)
-			before += pt->q[i].out_n - pt->q[i].out_head;
-		if (decode_window(pt, perf_to_tsc(pt, w)))
+		uint64_t made = 0;      /* events decoded (delivered or not): the window's work */
+		if (decode_window(pt, perf_to_tsc(pt, w), &made))
 			return pt->failed;
 		pt->win_end = w;
-		for (size_t i = 0; i < pt->nr_q; i++)
-			after += pt->q[i].out_n - pt->q[i].out_head;
 		if (take_until(pt, w < time ? w : time))
 			return pt->failed;
 		/* the next window as long as makes about WINDOW_EVENTS events at this one's rate */
-		size_t made = after - before;
 		uint64_t d = pt->delta;
 		if (made)
 			d = (uint64_t)((double)d * WINDOW_EVENTS / (double)made);
@@ -1910,7 +2076,12 @@ void rb_pt_free(struct rb_pt *pt)
 		struct ptq *q = &pt->q[i];
 		if (q->dec)
 			dec_free(pt, q->dec);
-		free(q->buf);
+		if (q->map_len)
+			munmap(q->buf, (size_t)q->map_len);
+		else
+			free(q->buf);
+		if (q->spool_fd >= 0)
+			close(q->spool_fd);
 		free(q->chunks);
 		free(q->runs);
 		free(q->held);
@@ -1929,6 +2100,7 @@ void rb_pt_free(struct rb_pt *pt)
 	free(pt->breaks);
 	free(pt->tl);
 	free(pt->bounds);
+	free(pt->bounce);
 	if (pt->iscache)
 		pt_iscache_free(pt->iscache);
 	pthread_mutex_destroy(&pt->mlock);

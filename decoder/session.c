@@ -718,10 +718,16 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 					 .insn_period = o->insn_period, .no_branches = o->no_branches, .jobs = o->jobs,
 					 .warn = o->warn, .warn_ctx = o->warn_ctx };
 		struct pd_error perr;
-		if (rb_pt_open(&s.pt, o->path, &env, &perr) < 0 && o->warn) {
+		if (rb_pt_open(&s.pt, o->path, &env, &perr) < 0) {
+			/*
+			 * The file could not be read a second time (descriptors, memory) or
+			 * its trace not held (spool disk full): going on would give a result
+			 * without the trace that only a warning mentions, so this stops.
+			 */
 			snprintf(perr.msg + strlen(perr.msg), sizeof(perr.msg) - strlen(perr.msg),
 				 " (Intel PT trace not decoded)");
-			o->warn(o->warn_ctx, &perr);
+			*err = perr;
+			rc = perr.code < 0 ? perr.code : PD_ERR_IO;
 		}
 	}
 
