@@ -7,6 +7,10 @@
 #    through the section cache, no sideband, no output): the limit,
 #  - perf's export-to-sqlite.py with branches and calls, against rbdecode -o
 #    (SQLite; it fills the same tables: samples, calls, call_paths).
+#  - -j: a 4-CPU trace of the same size decoded with --jobs 1 and --jobs N
+#    (N = the CPUs here, at most 4): wall time and speed-up, output identical;
+#  - memory: max RSS of decoding 4-CPU traces of TRACE_MB and 4 x TRACE_MB
+#    (AUX data spooled, as recordings of 64 MiB and more are).
 # Prints CPU time (user + sys, median of 3) and the ratios; checks that both
 # decoders print the same number of branches.
 #
@@ -47,7 +51,7 @@ PY
 echo "trace: $(stat -c %s "$WORK/trace.bin") bytes of Intel PT"
 text=$(readelf -lW "$FX/rbfix/loops" | awk '$1 == "LOAD" && / R E / { print $3, $2, $5; exit }')
 
-python3 - "$RBDECODE" "$WORK" "$FX" "$text" <<'PY'
+python3 - "$RBDECODE" "$WORK" "$FX" "$text" "$PTGEN" "$MB" <<'PY'
 import os, resource, statistics, subprocess, sys, time
 rb, work, fx, text = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
 data = os.path.join(work, "pt.data")
@@ -95,4 +99,32 @@ if script and os.environ.get("PT_BENCH_PERF_SQLITE", "1") == "1":
              os.path.join(work, "perf.db"), "branches", "calls"], env=env)
     print("perf export-to-sqlite    cpu %.3f s  wall %.3f s (one run; branches calls)" % (t[1], t[0]))
     print("ratio SQLite perf/rbdecode: cpu %.2fx, wall %.2fx (target >= 10x)" % (t[1] / rbs_cpu, t[0] / rbs_wall))
+
+# -j on a multi-queue trace, and memory against trace size
+import hashlib
+jobs = min(4, os.cpu_count() or 1)
+ptgen, loops, flow, mb = sys.argv[5], os.path.join(fx, "rbfix/loops"), os.path.join(fx, "flows/loops.flow"), int(sys.argv[6])
+multi = os.path.join(work, "pt4.data")
+subprocess.run([ptgen, "large", loops, flow, str(mb), multi, "4"], stdout=subprocess.DEVNULL, check=True)
+def wall_med(cmd, n=3, env=None):
+    rs = [run(cmd, env) for _ in range(n)]
+    return statistics.median(r[0] for r in rs), rs[0][2]
+w1, o1 = wall_med([rb, "script", "--symfs", fx, "--jobs", "1", multi])
+wn, on = wall_med([rb, "script", "--symfs", fx, "--jobs", str(jobs), multi])
+d1, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", "1", multi])
+dn, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", str(jobs), multi])
+print("4 queues, script   --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx (output identical: %s)" %
+      (w1, jobs, wn, w1 / wn, hashlib.sha1(o1).digest() == hashlib.sha1(on).digest()))
+print("4 queues, decoding --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx on %d CPUs" % (d1, jobs, dn, d1 / dn, jobs))
+def maxrss(path, spool):
+    env = dict(os.environ, RBDECODE_PT_SPOOL_MIN="0" if spool else "99999999999999")
+    cmd = ["/usr/bin/time", "-f", "%M", rb, "gaps", "--symfs", fx, "--jobs", str(jobs), path]
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    return int(p.stderr.decode().strip().splitlines()[-1])
+big = os.path.join(work, "pt4big.data")
+subprocess.run([ptgen, "large", loops, flow, str(4 * mb), big, "4"], stdout=subprocess.DEVNULL, check=True)
+for spool in (True, False):
+    a, b = maxrss(multi, spool), maxrss(big, spool)
+    print("max RSS decoding %s: %d MB trace %d KB, %d MB trace %d KB (x%.2f for x4 the trace)" %
+          ("spooled " if spool else "in memory", mb, a, 4 * mb, b, b / a))
 PY
