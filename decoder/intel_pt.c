@@ -47,6 +47,7 @@
 #include <string.h>
 #include <intel-pt.h>
 #include "intel_pt.h"
+#include "spool.h"
 
 #define PT_AUXTRACE_TYPE 1
 
@@ -153,6 +154,8 @@ struct ptq {
 	 * a loss before it drops them into the gap (as perf does).
 	 */
 	uint64_t unproven;
+	/* counts not yet added to the session's statistics */
+	uint64_t n_insns, n_branches, n_insn_samples, n_gaps;
 	struct held *held;
 	size_t nheld, cap_held;
 	uint64_t nheld_count[2];         /* held but not kept (no sink wants them): instruction samples, branches */
@@ -176,8 +179,6 @@ struct ptq {
 	/* decoded, not yet taken by the session: out[out_head, out_n) */
 	struct item *out;
 	size_t out_head, out_n, out_cap;
-	/* counts not yet added to the session's statistics */
-	uint64_t n_insns, n_branches, n_insn_samples, n_gaps;
 };
 
 struct pool {                     /* -j N: N - 1 threads besides the session's */
@@ -277,31 +278,6 @@ static struct ptq *queue(struct rb_pt *pt, uint32_t idx)
  */
 #define SPOOL_PIECE (1u << 20)
 
-static const char *spool_dir(void)
-{
-	const char *d = getenv("TMPDIR");
-	return d && *d ? d : "/tmp";
-}
-
-static int spool_open(void)
-{
-	const char *dir = spool_dir();
-#ifdef O_TMPFILE
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-#endif
-	char path[4096];
-	if (snprintf(path, sizeof(path), "%s/rbdecode-aux.XXXXXX", dir) >= (int)sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	int fd2 = mkstemp(path);
-	if (fd2 >= 0)
-		unlink(path);
-	return fd2;
-}
-
 static int all_on_heap(const struct rb_pt *pt)
 {
 	for (size_t i = 0; i < pt->nr_q; i++)
@@ -314,7 +290,7 @@ static int all_on_heap(const struct rb_pt *pt)
 static int64_t spool_payload(struct rb_pt *pt, struct ptq *q, struct pd_reader *r, uint64_t size,
 			     struct pd_error *err)
 {
-	if (q->spool_fd < 0 && (q->spool_fd = spool_open()) < 0 && !q->len && all_on_heap(pt)) {
+	if (q->spool_fd < 0 && (q->spool_fd = rb_spool_open()) < 0 && !q->len && all_on_heap(pt)) {
 		pt->spool = 0;       /* no spool at all: the heap it is, as for small recordings */
 		return 1;
 	}
@@ -323,7 +299,7 @@ static int64_t spool_payload(struct rb_pt *pt, struct ptq *q, struct pd_reader *
 		err->offset = PD_NO_OFFSET;
 		err->rec_type = PD_RECORD_AUXTRACE;
 		snprintf(err->msg, sizeof(err->msg), "cannot create a spool file for the AUX data of queue %u in %s: %s "
-			 "(set TMPDIR to a folder with room)", q->idx, spool_dir(), strerror(errno));
+			 "(set TMPDIR to a folder with room)", q->idx, rb_spool_dir(), strerror(errno));
 		return PD_ERR_IO;
 	}
 	uint64_t done = 0;
@@ -344,7 +320,7 @@ static int64_t spool_payload(struct rb_pt *pt, struct ptq *q, struct pd_reader *
 				err->offset = PD_NO_OFFSET;
 				err->rec_type = PD_RECORD_AUXTRACE;
 				snprintf(err->msg, sizeof(err->msg), "writing the AUX data spool of queue %u in %s: %s "
-					 "(set TMPDIR to a folder with room)", q->idx, spool_dir(), strerror(e));
+					 "(set TMPDIR to a folder with room)", q->idx, rb_spool_dir(), strerror(e));
 				return err->code;
 			}
 			w += k;
@@ -405,7 +381,7 @@ static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_even
 		if (pt->env.warn) {
 			struct pd_error w = { .code = PD_ERR_IO, .offset = file_offset, .rec_type = PD_RECORD_AUXTRACE };
 			snprintf(w.msg, sizeof(w.msg), "no spool file can be made in %s (%s): the AUX data is held in "
-				 "memory", spool_dir(), strerror(errno));
+				 "memory", rb_spool_dir(), strerror(errno));
 			pt->env.warn(pt->env.warn_ctx, &w);
 		}
 	}
@@ -745,9 +721,18 @@ static int add_sideband(struct rb_pt *pt, int side, const struct pd_event *ev)
 static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 {
 	struct pd_reader *r;
-	int rc = pd_reader_open(&r, path, NULL, err);
+	int rc;
+	if (pt->env.name) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		rc = fd < 0 ? PD_ERR_IO : pd_reader_open_fd(&r, fd, pt->env.name, 1, NULL, err);
+		if (fd < 0)
+			snprintf(err->msg, sizeof(err->msg), "%s: cannot open it a second time: %s", pt->env.name,
+				 strerror(errno));
+	} else {
+		rc = pd_reader_open(&r, path, NULL, err);
+	}
 	if (rc < 0)
-		return rc;
+		return err->code = rc;
 	const char *min = getenv("RBDECODE_PT_SPOOL_MIN");
 	uint64_t spool_min = min && *min ? strtoull(min, NULL, 10) : UINT64_C(64) << 20;
 	if (pd_reader_info(r)->file_size >= spool_min && (pt->bounce = malloc(SPOOL_PIECE)))
@@ -1556,7 +1541,7 @@ static uint64_t wait_tsc(const struct rb_pt *pt, const struct ptq *q)
  * time. Returns 1 if @x is beyond the window (the queue stops there), -1 on
  * failure, else 0.
  */
-static int catch_up(struct rb_pt *pt, struct ptq *q, uint64_t x, uint64_t limit)
+static int catch_up_tl(struct rb_pt *pt, struct ptq *q, uint64_t x, uint64_t limit)
 {
 	while (q->tl_pos < q->tl_end) {
 		const struct tl_ent *e = &pt->tl[q->tl_pos];
@@ -1570,6 +1555,13 @@ static int catch_up(struct rb_pt *pt, struct ptq *q, uint64_t x, uint64_t limit)
 			return -1;
 	}
 	return x > limit;
+}
+
+static inline int catch_up(struct rb_pt *pt, struct ptq *q, uint64_t x, uint64_t limit)
+{
+	if (q->tl_pos == q->tl_end || x <= pt->tl[q->tl_pos].tsc)     /* the common case: nothing due */
+		return x > limit;
+	return catch_up_tl(pt, q, x, limit);
 }
 
 /* Decode queue @q up to the end of the window, @limit (TSC). */

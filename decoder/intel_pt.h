@@ -23,6 +23,7 @@ struct rb_pt_env {
 	int perf_export;             /* name symbol-less addresses as perf's exporter does */
 	uint64_t insn_period;        /* instruction samples every N instructions; 0: none */
 	int no_branches;             /* no branch events (still decoded and counted) */
+	const char *name;            /* what to call the recording in messages (NULL: its path) */
 	int jobs;                    /* decoding threads (queues decoded in parallel); <= 1: this one only */
 	pd_warn_fn warn;
 	void *warn_ctx;

@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include "intel_pt.h"
+#include "spool.h"
 #include "auxdec.h"
 #include "ordered.h"
 #include "session.h"
@@ -678,8 +681,94 @@ static int any_comm_exec(struct pd_reader *r)
 	return 0;
 }
 
+/*
+ * A recording on standard input is read twice like any other (the Intel PT
+ * stage gathers its AUX data first): it is copied to a spool file, and both
+ * readers open that file by its /proc/self/fd name. Returns the spool's
+ * descriptor, or a negative status with @err filled.
+ */
+static int spool_stdin(struct pd_error *err)
+{
+	static uint8_t buf[1 << 16];
+	int fd = rb_spool_open();
+	if (fd < 0) {
+		pd_error_clear(err);
+		err->code = PD_ERR_IO;
+		snprintf(err->msg, sizeof(err->msg), "<stdin>: cannot make a spool file in %s to read it twice: %s "
+			 "(set TMPDIR to a folder with room)", rb_spool_dir(), strerror(errno));
+		return PD_ERR_IO;
+	}
+	for (;;) {
+		ssize_t n = read(0, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			pd_error_clear(err);
+			err->code = PD_ERR_IO;
+			snprintf(err->msg, sizeof(err->msg), "<stdin>: read failed: %s", strerror(errno));
+			close(fd);
+			return PD_ERR_IO;
+		}
+		if (n == 0)
+			return fd;
+		for (ssize_t w = 0; w < n;) {
+			ssize_t k = write(fd, buf + w, (size_t)(n - w));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				int e = k < 0 ? errno : ENOSPC;
+				pd_error_clear(err);
+				err->code = e == ENOSPC ? PD_ERR_NOSPC : PD_ERR_IO;
+				snprintf(err->msg, sizeof(err->msg), "<stdin>: writing its spool file in %s: %s "
+					 "(set TMPDIR to a folder with room)", rb_spool_dir(), strerror(e));
+				close(fd);
+				return err->code;
+			}
+			w += k;
+		}
+	}
+}
+
+static int session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
+		       struct rb_session_stats *stats, struct pd_error *err, int spool_fd);
+
 int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		   struct rb_session_stats *stats, struct pd_error *err)
+{
+	if (strcmp(o->path, "-") || o->no_aux_decode)
+		return session_run(o, sink, stats, err, -1);
+	memset(stats, 0, sizeof(*stats));
+	int fd = spool_stdin(err);
+	if (fd < 0)
+		return fd;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	struct rb_session_opts o2 = *o;
+	o2.path = path;
+	int rc = session_run(&o2, sink, stats, err, fd);
+	close(fd);
+	return rc;
+}
+
+/* The recording, opened afresh (its own file offset); a spooled stdin keeps the name <stdin>. */
+static int open_input(struct pd_reader **r, const char *path, int spooled, const struct pd_reader_opts *ro,
+		      struct pd_error *err)
+{
+	if (!spooled)
+		return pd_reader_open(r, path, ro, err);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pd_error_clear(err);
+		err->code = PD_ERR_IO;
+		snprintf(err->msg, sizeof(err->msg), "<stdin>: cannot reopen its spool file (%s): %s", path,
+			 strerror(errno));
+		return PD_ERR_IO;
+	}
+	return pd_reader_open_fd(r, fd, "<stdin>", 1, ro, err);
+}
+
+static int session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
+		       struct rb_session_stats *stats, struct pd_error *err, int spool_fd)
 {
 	struct sess s = { .o = o, .sink = sink, .st = stats };
 	struct pd_reader_opts ro;
@@ -694,7 +783,7 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	pd_reader_opts_init(&ro);
 	ro.warn = o->warn;
 	ro.warn_ctx = o->warn_ctx;
-	int rc = pd_reader_open(&s.r, o->path, &ro, err);
+	int rc = open_input(&s.r, o->path, spool_fd >= 0, &ro, err);
 	if (rc < 0)
 		return rc;
 	rb_oq_init(&s.q);
@@ -715,6 +804,7 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	rc = sink->begin ? sink->begin(sink->ctx, s.r, s.m) : 0;
 	if (!rc && !o->no_aux_decode && strcmp(o->path, "-")) {
 		struct rb_pt_env env = { .m = s.m, .sink = sink, .st = stats, .perf_export = o->perf_export,
+					 .name = spool_fd >= 0 ? "<stdin>" : NULL,
 					 .insn_period = o->insn_period, .no_branches = o->no_branches, .jobs = o->jobs,
 					 .warn = o->warn, .warn_ctx = o->warn_ctx };
 		struct pd_error perr;
