@@ -42,6 +42,7 @@ struct sess {
 	size_t nr_auxq;
 	uint64_t aux_time[4096];      /* newest AUX record time per CPU, in file order */
 	struct rb_pt *pt;             /* Intel PT decoding, NULL if none */
+	struct rb_sink pt_sink;       /* what it delivers to: the sink, through the --time / -C selection */
 	uint8_t aux_overwrite[512];   /* CPUs whose AUX records say overwrite (snapshot) mode, in file order */
 	uint64_t cpu_time[4096];      /* newest record time per CPU, in time order (start of a loss) */
 	struct rb_imc_perf *imc;      /* IMC PMUs: trace records and counters (imc_perf.h) */
@@ -234,13 +235,34 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 
 /* ---- the AUX trace decoder (auxdec.h): its records in, its events out ---- */
 
+/* Whether an event the trace decoders synthesize falls in --time and -C, as samples must. */
+static int trace_selected(const struct sess *s, uint64_t time, int32_t cpu)
+{
+	if ((s->o->time_start || s->o->time_end) &&
+	    (time < s->o->time_start || (s->o->time_end && time > s->o->time_end)))
+		return 0;
+	return cpu_selected(s, (uint32_t)cpu, cpu >= 0);
+}
+
+/* Intel PT's events reach the sink through here, for the same selection. */
+static int pt_trace(void *ctx, const struct rb_trace_ev *ev)
+{
+	struct sess *s = ctx;
+	if (!trace_selected(s, ev->time, ev->cpu))
+		return 0;
+	return s->sink->trace(s->sink->ctx, ev);
+}
+
+static int pt_gap(void *ctx, const struct rb_gap_ev *g)
+{
+	struct sess *s = ctx;
+	return s->sink->gap(s->sink->ctx, g);
+}
+
 static int aux_branch(void *ctx, const struct rb_branch_ev *b)
 {
 	struct sess *s = ctx;
-	if ((s->o->time_start || s->o->time_end) &&
-	    (b->time < s->o->time_start || (s->o->time_end && b->time > s->o->time_end)))
-		return 0;
-	if (!cpu_selected(s, (uint32_t)b->cpu, b->cpu >= 0))
+	if (!trace_selected(s, b->time, b->cpu))
 		return 0;
 	struct pd_sample ps = { .type = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_ADDR | PD_SAMPLE_CPU | PD_SAMPLE_PERIOD,
 				.ip = b->ip, .addr = b->addr, .pid = (uint32_t)b->pid, .tid = (uint32_t)b->tid,
@@ -803,7 +825,10 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	}
 	rc = sink->begin ? sink->begin(sink->ctx, s.r, s.m) : 0;
 	if (!rc && !o->no_aux_decode && strcmp(o->path, "-")) {
-		struct rb_pt_env env = { .m = s.m, .sink = sink, .st = stats, .perf_export = o->perf_export,
+		s.pt_sink.ctx = &s;
+		s.pt_sink.trace = sink->trace ? pt_trace : NULL;
+		s.pt_sink.gap = sink->gap ? pt_gap : NULL;
+		struct rb_pt_env env = { .m = s.m, .sink = &s.pt_sink, .st = stats, .perf_export = o->perf_export,
 					 .name = spool_fd >= 0 ? "<stdin>" : NULL,
 					 .insn_period = o->insn_period, .no_branches = o->no_branches, .jobs = o->jobs,
 					 .warn = o->warn, .warn_ctx = o->warn_ctx };
