@@ -155,6 +155,7 @@ struct rb_pt {
 	size_t nr_breaks;
 	int32_t miss_pid;                /* the last read the callback could not serve */
 	uint64_t miss_ip;
+	const char *miss_why;            /* what the machine said was missing, or NULL */
 	int in_decode;                   /* an error inside libipt callbacks is reported once */
 	int failed;                      /* a sink returned non-zero */
 };
@@ -615,19 +616,13 @@ static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 	struct rb_pt *pt = p->pt;
 	(void)asid;
 	struct rb_thread *t = rb_machine_thread(pt->env.m, p->pid, p->pid, 0);
-	struct rb_addr_loc al;
-	unsigned cpumode = ip >= rb_machine_kernel_start(pt->env.m) ? 1 : 2;
+	struct rb_code_piece piece;
 	pt->miss_pid = p->pid;
 	pt->miss_ip = ip;
-	if (!t)
+	pt->miss_why = NULL;
+	if (!t || rb_machine_code_at(pt->env.m, t, ip, &piece, &pt->miss_why) < 0)
 		return -pte_nomap;
-	rb_machine_resolve(pt->env.m, t, cpumode, ip, &al);
-	if (!al.map || !al.dso)
-		return -pte_nomap;
-	const char *file = rb_machine_dso_image(pt->env.m, al.dso);
-	if (!file)
-		return -pte_nomap;
-	int isid = pt_iscache_add_file(pt->iscache, file, al.map->pgoff, al.map->end - al.map->start, al.map->start);
+	int isid = pt_iscache_add_file(pt->iscache, piece.file, piece.offset, piece.size, piece.vaddr);
 	if (isid < 0)
 		return -pte_nomap;
 	if (pt_image_add_cached(p->img, pt->iscache, isid, NULL) < 0)
@@ -1058,14 +1053,15 @@ static int set_thread(struct rb_pt *pt, struct ptq *q)
 
 static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 {
-	char detail[200];
+	char detail[800];
 	uint64_t off = 0, t0 = q->time;
 	off = dec_offset(pt, q->dec, 0);
 	const char *reason = "decoder lost sync";
 	if (err == -pte_nomap) {
 		reason = "no image";
-		snprintf(detail, sizeof(detail), "no image for %#" PRIx64 " in pid %d (queue %u, trace offset %#" PRIx64 ")",
-			 pt->miss_ip, (int)pt->miss_pid, q->idx, off);
+		snprintf(detail, sizeof(detail), "no image for %#" PRIx64 " in pid %d (queue %u, trace offset %#" PRIx64 ")%s%s",
+			 pt->miss_ip, (int)pt->miss_pid, q->idx, off, pt->miss_why ? ": " : "",
+			 pt->miss_why ? pt->miss_why : "");
 	} else {
 		snprintf(detail, sizeof(detail), "%s at trace offset %#" PRIx64 " (queue %u)",
 			 pt_errstr(pt_errcode(err)), off, q->idx);

@@ -34,6 +34,12 @@ struct rb_machine {
 	struct rb_comm **comms;         /* every comm ever made, freed with the machine */
 	size_t nr_comms, cap_comms;
 	uint64_t kernel_start;
+	int kimage_tried;               /* kernel image (--kcore / --vmlinux) looked at */
+	char *kimage_path;              /* its file, NULL if unusable */
+	int kimage_kcore;               /* it is kcore: modules are in it too */
+	struct rb_elf_segment *kseg;    /* its PT_LOAD segments */
+	size_t nr_kseg;
+	char kimage_why[600];           /* why kernel code has no image, for the gap */
 };
 
 /* ------------------------------------------------------------- dsos */
@@ -195,6 +201,93 @@ const char *rb_machine_dso_image(struct rb_machine *m, struct rb_dso *d)
 			      (size_t)d->build_id_size, path, sizeof(path)) == 1)
 		d->image_path = strdup(path);
 	return d->image_path;
+}
+
+static struct rb_map *maps_find(struct rb_maps *ms, uint64_t addr);
+
+/* The kernel image given (--kcore before --vmlinux, as perf prefers kcore), read once. */
+static int kernel_image(struct rb_machine *m)
+{
+	char path[4096], msg[320];
+	if (m->kimage_tried)
+		return m->kimage_path != NULL;
+	m->kimage_tried = 1;
+	if (m->o.kcore) {
+		snprintf(path, sizeof(path), "%s/kcore", m->o.kcore);
+		m->kimage_kcore = 1;
+	} else if (m->o.vmlinux) {
+		snprintf(path, sizeof(path), "%s", m->o.vmlinux);
+	} else {
+		snprintf(m->kimage_why, sizeof(m->kimage_why), "kernel code needs --vmlinux or --kcore");
+		return 0;
+	}
+	int n = rb_elf_load_segments(path, &m->kseg, msg, sizeof(msg));
+	if (n < 0) {
+		snprintf(m->kimage_why, sizeof(m->kimage_why), "%s", msg);
+		return 0;
+	}
+	m->nr_kseg = (size_t)n;
+	struct rb_dso *k = dso_find(m, "[kernel.kallsyms]");
+	uint8_t id[20];
+	int len = m->kimage_kcore ? 0 : rb_elf_build_id(path, id, sizeof(id));
+	if (len > 0 && k && k->build_id_size &&
+	    (len != k->build_id_size || memcmp(id, k->build_id, (size_t)len))) {
+		char want[41], got[41];
+		hex(k->build_id, k->build_id_size, want);
+		hex(id, len, got);
+		snprintf(m->kimage_why, sizeof(m->kimage_why),
+			 "vmlinux %s has build-id %s, the recording's kernel has %s: not used", path, got, want);
+		return 0;
+	}
+	m->kimage_path = strdup(path);
+	return m->kimage_path != NULL;
+}
+
+static int kernel_code_at(struct rb_machine *m, const struct rb_dso *d, uint64_t ip, struct rb_code_piece *out,
+			  const char **why)
+{
+	char mod[256];
+	if (!kernel_image(m)) {
+		*why = m->kimage_why;
+		return -ENODATA;
+	}
+	if (!d->kernel && !m->kimage_kcore) {
+		snprintf(m->kimage_why, sizeof(m->kimage_why), "%s%s is not in the vmlinux (a kcore copy has modules)",
+			 module_name(d, mod, sizeof(mod)) ? "module " : "", d->long_name);
+		*why = m->kimage_why;
+		return -ENODATA;
+	}
+	for (size_t i = 0; i < m->nr_kseg; i++) {
+		const struct rb_elf_segment *g = &m->kseg[i];
+		if (ip >= g->vaddr && ip - g->vaddr < g->size) {
+			*out = (struct rb_code_piece){ m->kimage_path, g->offset, g->size, g->vaddr };
+			return 0;
+		}
+	}
+	snprintf(m->kimage_why, sizeof(m->kimage_why), "no PT_LOAD segment of %s covers it", m->kimage_path);
+	*why = m->kimage_why;
+	return -ENODATA;
+}
+
+int rb_machine_code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_code_piece *out,
+		       const char **why)
+{
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	/* as rb_machine_find_map, without loading symbols: user maps below kernel_start, else the kernel's */
+	struct rb_map *map = t && ip < rb_machine_kernel_start(m) ? maps_find(t->maps, ip) : NULL;
+	int kernel = !map;
+	if (!map && !(map = maps_find(&m->kmaps, ip)))
+		return -ENOENT;
+	if (kernel && strcmp(map->dso->long_name, "[vdso]") && strcmp(map->dso->long_name, "[vsyscall]"))
+		return kernel_code_at(m, map->dso, ip, out, why);
+	const char *file = rb_machine_dso_image(m, map->dso);
+	if (!file)
+		return -ENODATA;
+	*out = (struct rb_code_piece){ file, map->pgoff, map->end - map->start, map->start };
+	return 0;
 }
 
 static size_t uslot(struct rb_sym *const *h, size_t cap, uint64_t addr)
@@ -720,6 +813,8 @@ void rb_machine_free(struct rb_machine *m)
 	}
 	free(m->dsos);
 	free(m->kmaps.v);
+	free(m->kseg);
+	free(m->kimage_path);
 	for (size_t i = 0; i < m->nr_comms; i++) {
 		free(m->comms[i]->name);
 		free(m->comms[i]);

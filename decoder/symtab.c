@@ -1891,6 +1891,52 @@ static int is_code_image(const char *file, const uint8_t *id, size_t idlen)
 	return ok;
 }
 
+/*
+ * The PT_LOAD segments of a kernel image (vmlinux, or a kcore copy, which is
+ * ET_CORE): trace decoders map a kernel address to a file offset through the
+ * segment covering it, since the kernel's map says nothing about the file.
+ */
+int rb_elf_load_segments(const char *path, struct rb_elf_segment **out, char *msg, size_t msglen)
+{
+	struct mfile f;
+	struct elf e;
+	struct phdr ph;
+	struct rb_elf_segment *v = NULL;
+	size_t n = 0;
+	int err;
+
+	*out = NULL;
+	if ((err = mfile_open(&f, path, msg, msglen)))
+		return err;
+	if ((err = elf_parse(&e, path, &f, msg, msglen)))
+		goto out;
+	if (e.phnum && !(v = calloc(e.phnum, sizeof(*v)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < e.phnum; i++) {
+		read_phdr(&e, i, &ph);
+		if (ph.type != PT_LOAD || !ph.filesz)
+			continue;
+		if (!in_file(&e, ph.offset, ph.filesz)) {
+			err = fail(msg, msglen, -EINVAL, "%s: PT_LOAD %zu (file offset %#llx, %#llx bytes) runs past the end of the file",
+				   path, i, (unsigned long long)ph.offset, (unsigned long long)ph.filesz);
+			goto out;
+		}
+		v[n++] = (struct rb_elf_segment){ ph.offset, ph.vaddr, ph.filesz };
+	}
+	if (!n)
+		err = fail(msg, msglen, -ENOEXEC, "%s: no PT_LOAD segment with file contents", path);
+out:
+	mfile_close(&f);
+	if (err < 0) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	return (int)n;
+}
+
 /* Build-ids equal on their common length, the longer one zero past it (simpleperf pads to 20 bytes). */
 static int same_build_id(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {

@@ -172,4 +172,16 @@ int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *bui
 int rb_elf_find_image(const char *path, const char *root, const char *buildid_dir, const uint8_t *build_id,
 		      size_t build_id_len, char *buf, size_t buflen);
 
+/* A PT_LOAD segment with file contents: @vaddr .. @vaddr + @size is at file offset @offset. */
+struct rb_elf_segment {
+	uint64_t offset, vaddr, size;
+};
+/*
+ * The PT_LOAD segments with file contents of the ELF file @path (vmlinux,
+ * kcore), in header order, in a malloc'ed array. Returns their number (> 0),
+ * or <0 with @msg filled (unreadable, not ELF, a segment past the end of the
+ * file, none with contents).
+ */
+int rb_elf_load_segments(const char *path, struct rb_elf_segment **out, char *msg, size_t msglen);
+
 #endif
