@@ -74,6 +74,7 @@ int image_open(struct image *im, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: not an x86-64 ELF file", path);
 		return -1;
 	}
+	im->entry = eh.e_entry;
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
 		memcpy(&ph, im->file + eh.e_phoff + i * sizeof(ph), sizeof(ph));
@@ -123,9 +124,11 @@ static int classify(const cs_insn *ci, struct insn *out)
 		return IK_RET;
 	case X86_INS_SYSCALL:
 		return IK_SYSCALL;
+	case X86_INS_SYSRET:
+		return IK_SYSRET;
 	case X86_INS_LJMP: case X86_INS_LCALL: case X86_INS_RETF: case X86_INS_IRET:
 	case X86_INS_IRETD: case X86_INS_IRETQ: case X86_INS_SYSENTER: case X86_INS_SYSEXIT:
-	case X86_INS_SYSRET: case X86_INS_INT: case X86_INS_INT3: case X86_INS_INTO:
+	case X86_INS_INT: case X86_INS_INT3: case X86_INS_INTO:
 		return -1;   /* far transfers the fixture programs do not use */
 	}
 	for (unsigned g = 0; g < ci->detail->groups_count; g++)
@@ -137,7 +140,7 @@ static int classify(const cs_insn *ci, struct insn *out)
 int image_insn(struct image *im, uint64_t ip, struct insn *out)
 {
 	if (ip < im->text_vaddr || ip >= im->text_vaddr + im->text_size)
-		return -1;
+		return im->next ? image_insn(im->next, ip, out) : -1;
 	struct insn *c = &im->cache[ip - im->text_vaddr];
 	if (c->kind == NOT_DECODED) {
 		csh h;

@@ -16,6 +16,10 @@ if [ "${3:-}" != --no-trace ]; then
 			[ "$OUT" = "$SRC" ] || cp "$SRC/flows/$p.flow" "$OUT/flows/$p.flow"
 		}
 	done
+	"$PTGEN" ktrace "$SRC/rbfix/kmini" "$OUT/flows/kmini.flow" || {
+		echo "regen.sh: cannot single-step kmini here; its flow left as committed" >&2
+		[ "$OUT" = "$SRC" ] || cp "$SRC/flows/kmini.flow" "$OUT/flows/kmini.flow"
+	}
 else
 	[ "$OUT" = "$SRC" ] || cp "$SRC"/flows/*.flow "$OUT/flows/"
 fi
@@ -24,3 +28,14 @@ grep -v '^#' "$SRC/fixtures.list" | while read -r name variant prog; do
 	rm -rf "${OUT:?}/$name"
 	"$PTGEN" fixture "$variant" "$SRC/rbfix/$prog" "$OUT/flows/$prog.flow" "$prog" "$OUT/$name"
 done
+# The kernel-tracing fixture (not in fixtures.list: decoding it needs the
+# stand-in kernel, --vmlinux rbfix/kmini or its kcore_dir): loops with every
+# system call through rbfix/kmini, and a kcore_dir as perf record --kcore
+# writes it (kcore, kallsyms, modules).
+rm -rf "${OUT:?}/loops-kernel"
+"$PTGEN" fixture kernel "$SRC/rbfix/loops" "$OUT/flows/loops.flow" loops "$OUT/loops-kernel" \
+	--kernel "$SRC/rbfix/kmini" "$OUT/flows/kmini.flow"
+mkdir -p "$OUT/loops-kernel/kcore_dir"
+"$PTGEN" kcore "$SRC/rbfix/kmini" "$OUT/loops-kernel/kcore_dir/kcore"
+nm -n "$SRC/rbfix/kmini" >"$OUT/loops-kernel/kcore_dir/kallsyms"
+: >"$OUT/loops-kernel/kcore_dir/modules"
