@@ -153,10 +153,20 @@ static const char *kallsyms_path(struct rb_machine *m, char *buf, size_t n)
 	return NULL;
 }
 
+static int kernel_image(struct rb_machine *m);
+
 static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_start)
 {
 	char msg[256], kpath[8192], mod[256];
 	d->syms_tried = 1;
+	/* perf takes the kernel's symbols from --vmlinux when given (and the build-id agrees) */
+	if (d->kernel && m->o.vmlinux && !m->o.kallsyms && !m->o.kcore && kernel_image(m)) {
+		if (rb_symtab_load_vmlinux(&d->syms, m->kimage_path, msg, sizeof(msg)) == 0)
+			d->syms_path = strdup(m->kimage_path);
+		else
+			d->syms = NULL;
+		return;
+	}
 	if (d->kernel || module_name(d, mod, sizeof(mod))) {
 		const char *path = kallsyms_path(m, kpath, sizeof(kpath));
 		int rc = !path ? -1 : d->kernel ? rb_symtab_load_kallsyms(&d->syms, path, msg, sizeof(msg)) :
@@ -236,7 +246,7 @@ static int kernel_image(struct rb_machine *m)
 		hex(k->build_id, k->build_id_size, want);
 		hex(id, len, got);
 		snprintf(m->kimage_why, sizeof(m->kimage_why),
-			 "vmlinux %s has build-id %s, the recording's kernel has %s: not used", path, got, want);
+			 "vmlinux %.400s has build-id %s, the recording's kernel has %s: not used", path, got, want);
 		return 0;
 	}
 	m->kimage_path = strdup(path);

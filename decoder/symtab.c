@@ -1097,6 +1097,7 @@ struct loadctx {
 	struct symsrc *syms, *run;     /* symbol file, runtime image (may be the same) */
 	char *msg;
 	size_t msglen;
+	int kernel;                    /* a vmlinux: values stay addresses (the kernel map is the identity) */
 };
 
 static int is_function(const struct esym *s)
@@ -1372,7 +1373,8 @@ static int load_one(struct loadctx *c, struct esym *s, const uint8_t *strs, size
 		return r;
 	if (se->machine == EM_ARM && ELF64_ST_TYPE(s->info) == STT_FUNC && (s->value & 1))
 		s->value--;                       /* Thumb functions have bit 0 set */
-	s->value = rebase(&c->run->e, s->value, &sec);
+	if (!c->kernel)
+		s->value = rebase(&c->run->e, s->value, &sec);
 	if (insert_named(c->t, s->value, s->size, ELF64_ST_BIND(s->info), name, len))
 		return fail(c->msg, c->msglen, -ENOMEM, "%s: out of memory", se->path);
 	return 1;
@@ -1804,8 +1806,8 @@ static int load_symbols(struct loadctx *c)
 	return nr > 0 ? synthesize_plt(c) : 0;
 }
 
-int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
-			    const struct rb_symtab_elf_opts *opts, char *msg, size_t msglen)
+static int load_elf(struct rb_symtab **out, const char *path, const struct rb_symtab_elf_opts *opts, int kernel,
+		    char *msg, size_t msglen)
 {
 	struct pick *pk;
 	struct tree t;
@@ -1828,17 +1830,31 @@ int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
 		err = pk->path_err;
 		fail(msg, msglen, err, "%s", pk->path_msg);
 		if (!err)
-			err = table_from_tree(&t, path, 0, out);   /* valid ELF, no symbols: empty table */
+			err = table_from_tree(&t, path, kernel, out);   /* valid ELF, no symbols: empty table */
 	} else {
-		c = (struct loadctx){ &t, pk->syms ? pk->syms : pk->run, pk->run ? pk->run : pk->syms, msg, msglen };
+		c = (struct loadctx){ &t, pk->syms ? pk->syms : pk->run, pk->run ? pk->run : pk->syms, msg, msglen,
+				      kernel };
 		err = load_symbols(&c);
-		if (!err && (err = table_from_tree(&t, c.syms->path, 0, out)))
+		if (!err && (err = table_from_tree(&t, c.syms->path, kernel, out)))
 			fail(msg, msglen, err, "%s: out of memory", path);
 	}
 	pick_close(pk);
 	free(pk);
 	tree_free(&t);
 	return err;
+}
+
+int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
+			    const struct rb_symtab_elf_opts *opts, char *msg, size_t msglen)
+{
+	return load_elf(out, path, opts, 0, msg, msglen);
+}
+
+int rb_symtab_load_vmlinux(struct rb_symtab **out, const char *path, char *msg, size_t msglen)
+{
+	static const struct rb_symtab_elf_opts only_path = { .no_debug_search = 1, .buildid_dir = "" };
+
+	return load_elf(out, path, &only_path, 1, msg, msglen);
 }
 
 int rb_symtab_load_elf(struct rb_symtab **out, const char *path, char *msg, size_t msglen)

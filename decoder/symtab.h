@@ -67,6 +67,14 @@ int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
 			    const struct rb_symtab_elf_opts *opts, char *msg, size_t msglen);
 
 /*
+ * Kernel symbols from a vmlinux's symbol table (--vmlinux): as
+ * rb_symtab_load_elf of @path alone, but values stay virtual addresses and
+ * the table is a kernel one (rb_symtab_map_ip is the identity), as perf's
+ * dso__load_vmlinux keeps them for an unrelocated kernel.
+ */
+int rb_symtab_load_vmlinux(struct rb_symtab **out, const char *path, char *msg, size_t msglen);
+
+/*
  * Load kernel symbols from a kallsyms-format file (e.g. /proc/kallsyms) as
  * perf's [kernel.kallsyms] dso holds them: types T/W/D/B (either case),
  * absolute addresses, ends fixed up to the next symbol, aliases reduced to
