@@ -6,13 +6,15 @@
  *   ptgen ktrace KIMG KFLOW          single-step the stand-in kernel KIMG (a user
  *                                    copy): its system call path (thread 0 of
  *                                    KFLOW) and its exit path (thread 1)
- *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW]
+ *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH]
  *                                    OUTDIR/perf.data + OUTDIR/expected.txt +
  *                                    OUTDIR/branches-T.txt for one variant;
  *                                    --times: also OUTDIR/times-T.txt, the perf
  *                                    time of each decodable instruction;
  *                                    --kernel: every system call of PROG runs
- *                                    KIMG's path from KFLOW (variant "kernel")
+ *                                    KIMG's path from KFLOW (variant "kernel");
+ *                                    --as: PROG is recorded as PATH (default
+ *                                    /rbfix/NAME)
  *   ptgen insns PROG FLOW EXPECTED T [--kernel KIMG KFLOW]
  *                                    print the instruction addresses of thread T
  *                                    that a decoder recovers (visible ranges)
@@ -335,6 +337,7 @@ static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t t
 }
 
 static int pipe_mode;   /* the next perf.data is written in pipe mode */
+static const char *recorded_as;   /* --as PATH: the program's recorded file name */
 
 static struct wrap *open_wrap_mode(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch,
 				   int per_thread)
@@ -850,7 +853,10 @@ static void load_kernel(struct gen *g, const char *prog, const char *flowpath, c
 	memset(g, 0, sizeof(*g));
 	default_cfg(&g->cfg);
 	g->name = name;
-	snprintf(g->recname, sizeof(g->recname), "/rbfix/%s", name);
+	if (recorded_as)
+		snprintf(g->recname, sizeof(g->recname), "%s", recorded_as);
+	else
+		snprintf(g->recname, sizeof(g->recname), "/rbfix/%s", name);
 	open_image(&g->im, prog);
 	if (flow_read(&g->fl, &g->im, flowpath, err, sizeof(err)) < 0)
 		die(2, "%s", err);
@@ -917,7 +923,7 @@ static int cmd_trace(int argc, char **argv)
 	return 0;
 }
 
-/* Trailing options from argv[@from]: --times, --kernel KIMG KFLOW. 0, or -1 if malformed. */
+/* Trailing options from argv[@from]: --times, --kernel KIMG KFLOW, --as PATH. 0, or -1 if malformed. */
 static int tail_opts(int argc, char **argv, int from, int *times, const char **kimg, const char **kflow)
 {
 	*kimg = *kflow = NULL;
@@ -926,6 +932,8 @@ static int tail_opts(int argc, char **argv, int from, int *times, const char **k
 	for (int i = from; i < argc; i++) {
 		if (times && !strcmp(argv[i], "--times")) {
 			*times = 1;
+		} else if (times && !strcmp(argv[i], "--as") && i + 1 < argc) {
+			recorded_as = argv[++i];
 		} else if (!strcmp(argv[i], "--kernel") && i + 2 < argc) {
 			*kimg = argv[++i];
 			*kflow = argv[++i];
@@ -1204,7 +1212,7 @@ int main(int argc, char **argv)
 		rc = cmd_kcore(argc, argv);
 	if (rc == 1)
 		fprintf(stderr, "usage: ptgen trace PROG FLOW | ktrace KIMG KFLOW |"
-				" fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] |"
+				" fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH] |"
 				" insns PROG FLOW EXPECTED THREAD [--kernel KIMG KFLOW] | ipt PERFDATA PROG QUEUE |"
 				" large PROG FLOW MB OUT [CPUS] | kcore KIMG OUT\n");
 	return rc;
