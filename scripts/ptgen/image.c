@@ -59,7 +59,8 @@ static void find_build_id(struct image *im, const uint8_t *note, size_t len)
 	}
 }
 
-int image_open(struct image *im, const char *path, char *err, size_t errlen)
+/* Executable PT_LOAD number @nth of @path (0: the first). */
+static int image_open_seg(struct image *im, const char *path, unsigned nth, char *err, size_t errlen)
 {
 	memset(im, 0, sizeof(*im));
 	snprintf(im->path, sizeof(im->path), "%s", path);
@@ -75,12 +76,13 @@ int image_open(struct image *im, const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	im->entry = eh.e_entry;
+	unsigned seen = 0;
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
 		memcpy(&ph, im->file + eh.e_phoff + i * sizeof(ph), sizeof(ph));
 		if (ph.p_offset + ph.p_filesz > im->file_size)
 			continue;
-		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && !im->text_size) {
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && seen++ == nth) {
 			im->text_vaddr = ph.p_vaddr;
 			im->text_size = ph.p_filesz;
 			im->text_offset = ph.p_offset;
@@ -89,7 +91,7 @@ int image_open(struct image *im, const char *path, char *err, size_t errlen)
 		}
 	}
 	if (!im->text_size) {
-		snprintf(err, errlen, "%s: no executable segment", path);
+		snprintf(err, errlen, "%s: no executable segment %u", path, nth);
 		return -1;
 	}
 	im->cache = malloc(im->text_size * sizeof(*im->cache));
@@ -108,6 +110,27 @@ int image_open(struct image *im, const char *path, char *err, size_t errlen)
 	im->cs = malloc(sizeof(csh));
 	memcpy(im->cs, &h, sizeof(h));
 	return 0;
+}
+
+/* Each further executable segment (a module's, in the stand-in kernel) is an image chained by next. */
+int image_open(struct image *im, const char *path, char *err, size_t errlen)
+{
+	if (image_open_seg(im, path, 0, err, errlen) < 0)
+		return -1;
+	struct image *last = im;
+	for (unsigned k = 1;; k++) {
+		struct image *n = calloc(1, sizeof(*n));
+		char e2[512];
+		if (!n || image_open_seg(n, path, k, e2, sizeof(e2)) < 0) {
+			if (n)
+				image_close(n);
+			free(n);
+			return 0;
+		}
+		last->next = n;
+		last->owns_next = 1;
+		last = n;
+	}
 }
 
 static int classify(const cs_insn *ci, struct insn *out)
@@ -164,6 +187,10 @@ int image_insn(struct image *im, uint64_t ip, struct insn *out)
 
 void image_close(struct image *im)
 {
+	if (im->owns_next) {
+		image_close(im->next);
+		free(im->next);
+	}
 	if (im->cs) {
 		csh h;
 		memcpy(&h, im->cs, sizeof(h));

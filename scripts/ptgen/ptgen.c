@@ -19,8 +19,8 @@
  *                                    print the instruction addresses of thread T
  *                                    that a decoder recovers (visible ranges)
  *   ptgen kcore KIMG OUT             OUT: a kcore-like ELF (ET_CORE) holding
- *                                    KIMG's text in a PT_LOAD at another file
- *                                    offset than in KIMG
+ *                                    KIMG's text (and modules') in PT_LOADs at
+ *                                    other file offsets than in KIMG
  *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
  *   ptgen large PROG FLOW MB OUT [CPUS]
  *                                    a benchmark perf.data with about MB megabytes
@@ -41,6 +41,7 @@
 
 #define START_TSC 2400000000000ull    /* perf time 1000 s */
 #define PID 4242u
+#define KMOD_PATH "/lib/modules/6.1.0-ptgen/kmod.ko"   /* the stand-in kernel's module, "[kmod]" */
 
 struct gen {
 	struct image im;
@@ -367,8 +368,11 @@ static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int sna
 /* The process's sideband up to its first instruction: COMM (exec), MMAP2, ITRACE_START, SWITCH in. */
 static void process_start(struct gen *g, struct wrap *w, uint64_t t0)
 {
-	if (g->cfg.kernel)
-		wrap_kernel_mmap(w, t0 + 50, &g->kim);
+	if (g->cfg.kernel) {
+		wrap_kernel_mmap(w, t0 + 50, &g->kim, "[kernel.kallsyms]_text");
+		for (const struct image *m = g->kim.next; m; m = m->next)   /* its modules: one, kmod */
+			wrap_kernel_mmap(w, t0 + 60, m, KMOD_PATH);
+	}
 	wrap_comm(w, 0, t0 + 100, PID, PID, g->name, 1);
 	wrap_mmap2(w, 0, t0 + 200, PID, PID, &g->im, g->recname);
 	wrap_itrace_start(w, 0, t0 + 300, PID, PID);
@@ -973,7 +977,8 @@ static int cmd_ktrace(int argc, char **argv)
  * A kcore-like file (what perf record --kcore copies into kcore_dir/kcore):
  * ET_CORE, a PT_LOAD of 4 KiB of zeros standing for the direct map first,
  * then the kernel's text as a PT_LOAD at file offset 0x3000 (vmlinux has it
- * elsewhere, and the kernel map's pgoff is an address, not an offset).
+ * elsewhere, and the kernel map's pgoff is an address, not an offset), then
+ * each module's text in a PT_LOAD of its own.
  */
 static int cmd_kcore(int argc, char **argv)
 {
@@ -981,8 +986,20 @@ static int cmd_kcore(int argc, char **argv)
 		return 1;
 	struct image im;
 	open_image(&im, argv[2]);
-	enum { TEXT_OFF = 0x3000, DMAP_OFF = 0x1000 };
-	size_t size = TEXT_OFF + im.text_size;
+	enum { DMAP_OFF = 0x1000, TEXT_OFF = 0x3000, MAXSEG = 8 };
+	Elf64_Phdr ph[MAXSEG];
+	memset(ph, 0, sizeof(ph));
+	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W, .p_offset = DMAP_OFF,
+			      .p_vaddr = 0xffff888000000000ull, .p_filesz = 0x1000, .p_memsz = 0x1000, .p_align = 0x1000 };
+	int n = 1;
+	uint64_t off = TEXT_OFF;
+	for (const struct image *s = &im; s && n < MAXSEG; s = s->next, n++) {   /* text, then modules */
+		ph[n] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X, .p_offset = off,
+				      .p_vaddr = s->text_vaddr, .p_filesz = s->text_size, .p_memsz = s->text_size,
+				      .p_align = 0x1000 };
+		off = (off + s->text_size + 0xfff) & ~0xfffull;
+	}
+	size_t size = (size_t)ph[n - 1].p_offset + (size_t)ph[n - 1].p_filesz;
 	uint8_t *f = calloc(1, size);
 	if (!f)
 		die(4, "%s", "out of memory");
@@ -998,16 +1015,12 @@ static int cmd_kcore(int argc, char **argv)
 	eh.e_phoff = sizeof(eh);
 	eh.e_ehsize = sizeof(eh);
 	eh.e_phentsize = sizeof(Elf64_Phdr);
-	eh.e_phnum = 2;
+	eh.e_phnum = (Elf64_Half)n;
 	memcpy(f, &eh, sizeof(eh));
-	Elf64_Phdr ph[2];
-	memset(ph, 0, sizeof(ph));
-	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W, .p_offset = DMAP_OFF,
-			      .p_vaddr = 0xffff888000000000ull, .p_filesz = 0x1000, .p_memsz = 0x1000, .p_align = 0x1000 };
-	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X, .p_offset = TEXT_OFF,
-			      .p_vaddr = im.text_vaddr, .p_filesz = im.text_size, .p_memsz = im.text_size, .p_align = 0x1000 };
-	memcpy(f + sizeof(eh), ph, sizeof(ph));
-	memcpy(f + TEXT_OFF, im.file + im.text_offset, im.text_size);
+	memcpy(f + sizeof(eh), ph, (size_t)n * sizeof(ph[0]));
+	int k = 1;
+	for (const struct image *s = &im; s && k < n; s = s->next, k++)
+		memcpy(f + ph[k].p_offset, s->file + s->text_offset, s->text_size);
 	FILE *o = fopen(argv[3], "wb");
 	if (!o || fwrite(f, 1, size, o) != size || fclose(o) != 0)
 		die(2, "cannot write %s", argv[3]);

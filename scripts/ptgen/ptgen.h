@@ -80,8 +80,10 @@ struct image {
 	struct insn *cache;            /* per byte of the text segment, kind 0xff = not decoded */
 	void *cs;                      /* capstone handle (csh) */
 	struct image *next;            /* another image (the kernel's) for addresses outside this text */
+	int owns_next;                 /* next is this file's next executable segment, freed with it */
 };
 
+/* The file's first executable PT_LOAD; each further one (kernel modules) as an image chained by next. */
 int image_open(struct image *im, const char *path, char *err, size_t errlen);
 /* The instruction at @ip (in @im or the images chained by next); 0, or -1 if outside them or undecodable. */
 int image_insn(struct image *im, uint64_t ip, struct insn *out);
@@ -223,7 +225,7 @@ int wrap_close(struct wrap *w);
 void wrap_comm(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid, const char *comm, int exec);
 void wrap_mmap2(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid, const struct image *im,
 		const char *filename);
-void wrap_kernel_mmap(struct wrap *w, uint64_t tsc, const struct image *kim);
+void wrap_kernel_mmap(struct wrap *w, uint64_t tsc, const struct image *kim, const char *filename);
 void wrap_fork(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid, uint32_t ptid, int exit);
 void wrap_itrace_start(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid);
 void wrap_switch(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid, int out);

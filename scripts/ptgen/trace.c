@@ -175,7 +175,8 @@ fail:
  * in user mode). Its text is copied into a child at a user address with the
  * same page offset, and single-stepped there; the addresses are moved back
  * to the kernel's. The code must be position-independent and use only the
- * stack (progs/kmini.S).
+ * stack (progs/kmini.S). Further executable segments of the file (a
+ * module's code, chained by image_open) are copied at the same distance.
  */
 #define KCOPY_BASE 0x10000000ull
 
@@ -185,25 +186,45 @@ static int is_stop_insn(const uint8_t *p, size_t avail)
 	       (avail >= 3 && p[0] == 0x48 && p[1] == 0x0f && p[2] == 0x07);    /* sysretq */
 }
 
+/* The image of the chain from @im whose text holds @ip, or NULL. */
+static const struct image *image_at(const struct image *im, uint64_t ip)
+{
+	for (; im; im = im->next)
+		if (ip >= im->text_vaddr && ip < im->text_vaddr + im->text_size)
+			return im;
+	return NULL;
+}
+
 int trace_kernel(struct image *kim, uint64_t entry, uint64_t nr, struct thread_flow *out, char *err, size_t errlen)
 {
-	uint64_t page = kim->text_vaddr & ~0xfffull, span = kim->text_vaddr + kim->text_size - page;
+	uint64_t page = kim->text_vaddr & ~0xfffull;
 	memset(out, 0, sizeof(*out));
-	if (entry < kim->text_vaddr || entry >= kim->text_vaddr + kim->text_size) {
+	if (!image_at(kim, entry)) {
 		snprintf(err, errlen, "%s: entry point %#llx outside the text", kim->path, (unsigned long long)entry);
 		return -1;
 	}
+	for (const struct image *s = kim; s; s = s->next)
+		if (s->text_vaddr < page || s->text_vaddr - page > 0x40000000) {
+			snprintf(err, errlen, "%s: segment at %#llx too far from the text for a user copy", kim->path,
+				 (unsigned long long)s->text_vaddr);
+			return -1;
+		}
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
-		void *p = mmap((void *)KCOPY_BASE, (size_t)span, PROT_READ | PROT_WRITE | PROT_EXEC,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (p != (void *)KCOPY_BASE)
-			_exit(125);
-		memcpy((uint8_t *)p + (kim->text_vaddr - page), kim->file + kim->text_offset, (size_t)kim->text_size);
+		/* every executable segment (kernel text, modules) at the same distances as in the kernel */
+		for (const struct image *s = kim; s; s = s->next) {
+			uint64_t spage = s->text_vaddr & ~0xfffull, span = s->text_vaddr + s->text_size - spage;
+			void *want = (void *)(uintptr_t)(KCOPY_BASE + (spage - page));
+			void *p = mmap(want, (size_t)span, PROT_READ | PROT_WRITE | PROT_EXEC,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			if (p != want)
+				_exit(125);
+			memcpy((uint8_t *)p + (s->text_vaddr - spage), s->file + s->text_offset, (size_t)s->text_size);
+		}
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
 			_exit(126);
 		raise(SIGSTOP);
@@ -230,15 +251,15 @@ int trace_kernel(struct image *kim, uint64_t entry, uint64_t nr, struct thread_f
 	}
 	for (;;) {
 		uint64_t rip = 0;
-		if (get_rip(pid, &rip) < 0 || rip < KCOPY_BASE || rip >= KCOPY_BASE + span) {
+		const struct image *s = NULL;
+		if (get_rip(pid, &rip) < 0 || rip < KCOPY_BASE || !(s = image_at(kim, rip - KCOPY_BASE + page))) {
 			snprintf(err, errlen, "%s: the copy left its text (rip %#llx) at step %zu", kim->path,
 				 (unsigned long long)rip, out->n);
 			goto fail;
 		}
 		uint64_t kip = rip - KCOPY_BASE + page;
 		flow_push(out, kip);
-		uint64_t avail = kim->text_vaddr + kim->text_size - kip;
-		if (kip >= kim->text_vaddr && is_stop_insn(kim->file + kim->text_offset + (kip - kim->text_vaddr), avail))
+		if (is_stop_insn(s->file + s->text_offset + (kip - s->text_vaddr), s->text_vaddr + s->text_size - kip))
 			break;
 		if (out->n > 100000) {
 			snprintf(err, errlen, "%s: no sysretq or wrmsr within 100000 instructions", kim->path);

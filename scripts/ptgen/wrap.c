@@ -273,15 +273,20 @@ void wrap_mmap2(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t ti
 	write_rec(w, &r, NULL, 0);
 }
 
-/* The kernel's text map as perf synthesizes it: MMAP "[kernel.kallsyms]_text", pid -1, pgoff = _text's address. */
-void wrap_kernel_mmap(struct wrap *w, uint64_t tsc, const struct image *kim)
+/*
+ * Kernel maps as perf synthesizes them (MMAP, pid -1, misc KERNEL): the
+ * text as "[kernel.kallsyms]_text" with pgoff = _text's address, a module
+ * by its .ko path with pgoff 0.
+ */
+void wrap_kernel_mmap(struct wrap *w, uint64_t tsc, const struct image *kim, const char *filename)
 {
 	struct rec r;
+	int text = !strcmp(filename, "[kernel.kallsyms]_text");
 	uint64_t start = kim->text_vaddr, len = ((kim->text_vaddr + kim->text_size + 0xfff) & ~0xfffull) - start;
 	hdr(&r, PD_RECORD_MMAP, 1 /* KERNEL */);
 	u32(&r, (uint32_t)-1); u32(&r, 0);
-	u64(&r, start); u64(&r, len); u64(&r, start);
-	str8(&r, "[kernel.kallsyms]_text");
+	u64(&r, start); u64(&r, len); u64(&r, text ? start : 0);
+	str8(&r, filename);
 	trailer(&r, (uint32_t)-1, 0, tsc, 0, SB_ID(0));
 	write_rec(w, &r, NULL, 0);
 }

@@ -11,5 +11,6 @@ for p in loops threads; do
 	gcc $CFLAGS -o "$OUT/$p" "$p.c"
 done
 # the stand-in kernel of the "kernel" variant, at the kernel text address
-gcc -nostdlib -static -no-pie -Wl,--build-id=sha1 -Wl,-T,kmini.ld -Wl,-z,noexecstack -Wl,-z,max-page-size=0x1000 \
-	-o "$OUT/kmini" kmini.S
+KFLAGS="-nostdlib -static -no-pie -Wl,--build-id=sha1 -Wl,-T,kmini.ld -Wl,-z,noexecstack -Wl,-z,max-page-size=0x1000"
+gcc $KFLAGS -o "$OUT/kmini" kmini.S
+gcc $KFLAGS -DKMOD -o "$OUT/kmini-mod" kmini.S

@@ -8,6 +8,8 @@
  * space (ptgen ktrace) to learn its true flow, stopping at sysretq / wrmsr.
  * Branches: a direct call, a counted loop (conditional branches), an
  * indirect call (TIP), returns (compressed), and the far transfers.
+ * Built with -DKMOD (rbfix/kmini-mod), sys_handler lives in a module: the
+ * section .modtext, which kmini.ld places at the first module address.
  */
 	.text
 	.globl	_text, _stext, entry_SYSCALL_64, do_syscall_64, sys_handler, do_exit, _etext
@@ -38,6 +40,9 @@ do_syscall_64:
 	ret
 	.size	do_syscall_64, . - do_syscall_64
 
+#ifdef KMOD
+	.section .modtext, "ax", @progbits
+#endif
 	.type	sys_handler, @function
 sys_handler:
 	xorl	%eax, %eax
@@ -46,6 +51,7 @@ sys_handler:
 	incl	%eax
 3:	ret
 	.size	sys_handler, . - sys_handler
+	.text
 
 	.type	do_exit, @function
 do_exit:
