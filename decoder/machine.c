@@ -40,6 +40,9 @@ struct rb_machine {
 	struct rb_elf_segment *kseg;    /* its PT_LOAD segments */
 	size_t nr_kseg;
 	char kimage_why[600];           /* why kernel code has no image, for the gap */
+	char kref_name[64];             /* the kernel map's reference symbol ("_text" of "[kernel.kallsyms]_text") */
+	uint64_t kref_addr;             /* where the recording's kernel had it (the map's pgoff) */
+	uint64_t kreloc;                /* vmlinux addresses + kreloc = the recording's (KASLR) */
 };
 
 /* ------------------------------------------------------------- dsos */
@@ -161,7 +164,7 @@ static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_st
 	d->syms_tried = 1;
 	/* perf takes the kernel's symbols from --vmlinux when given (and the build-id agrees) */
 	if (d->kernel && m->o.vmlinux && !m->o.kallsyms && !m->o.kcore && kernel_image(m)) {
-		if (rb_symtab_load_vmlinux(&d->syms, m->kimage_path, msg, sizeof(msg)) == 0)
+		if (rb_symtab_load_vmlinux(&d->syms, m->kimage_path, m->kreloc, msg, sizeof(msg)) == 0)
 			d->syms_path = strdup(m->kimage_path);
 		else
 			d->syms = NULL;
@@ -249,6 +252,10 @@ static int kernel_image(struct rb_machine *m)
 			 "vmlinux %.400s has build-id %s, the recording's kernel has %s: not used", path, got, want);
 		return 0;
 	}
+	/* KASLR: perf's ref_reloc_sym, the symbol the kernel map names and where it was */
+	uint64_t unrelocated;
+	if (!m->kimage_kcore && m->kref_name[0] && rb_elf_symbol_value(path, m->kref_name, &unrelocated) == 1)
+		m->kreloc = m->kref_addr - unrelocated;
 	m->kimage_path = strdup(path);
 	return m->kimage_path != NULL;
 }
@@ -269,8 +276,8 @@ static int kernel_code_at(struct rb_machine *m, const struct rb_dso *d, uint64_t
 	}
 	for (size_t i = 0; i < m->nr_kseg; i++) {
 		const struct rb_elf_segment *g = &m->kseg[i];
-		if (ip >= g->vaddr && ip - g->vaddr < g->size) {
-			*out = (struct rb_code_piece){ m->kimage_path, g->offset, g->size, g->vaddr };
+		if (ip - m->kreloc >= g->vaddr && ip - m->kreloc - g->vaddr < g->size) {
+			*out = (struct rb_code_piece){ m->kimage_path, g->offset, g->size, g->vaddr + m->kreloc };
 			return 0;
 		}
 	}
@@ -664,6 +671,10 @@ int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, 
 	if (kernel) {
 		char name[4096];
 		int is_kernel = !strncmp(filename, "[kernel.kallsyms]", 17);
+		if (is_kernel && filename[17] && !m->kref_name[0]) {   /* "[kernel.kallsyms]_text": _text */
+			snprintf(m->kref_name, sizeof(m->kref_name), "%s", filename + 17);
+			m->kref_addr = pgoff;
+		}
 		if (is_kernel) {
 			snprintf(name, sizeof(name), "[kernel.kallsyms]");
 			if (!m->kernel_start || start < m->kernel_start)

@@ -1098,6 +1098,7 @@ struct loadctx {
 	char *msg;
 	size_t msglen;
 	int kernel;                    /* a vmlinux: values stay addresses (the kernel map is the identity) */
+	uint64_t reloc;                /* kernel: added to every value (KASLR) */
 };
 
 static int is_function(const struct esym *s)
@@ -1373,8 +1374,7 @@ static int load_one(struct loadctx *c, struct esym *s, const uint8_t *strs, size
 		return r;
 	if (se->machine == EM_ARM && ELF64_ST_TYPE(s->info) == STT_FUNC && (s->value & 1))
 		s->value--;                       /* Thumb functions have bit 0 set */
-	if (!c->kernel)
-		s->value = rebase(&c->run->e, s->value, &sec);
+	s->value = c->kernel ? s->value + c->reloc : rebase(&c->run->e, s->value, &sec);
 	if (insert_named(c->t, s->value, s->size, ELF64_ST_BIND(s->info), name, len))
 		return fail(c->msg, c->msglen, -ENOMEM, "%s: out of memory", se->path);
 	return 1;
@@ -1807,7 +1807,7 @@ static int load_symbols(struct loadctx *c)
 }
 
 static int load_elf(struct rb_symtab **out, const char *path, const struct rb_symtab_elf_opts *opts, int kernel,
-		    char *msg, size_t msglen)
+		    uint64_t reloc, char *msg, size_t msglen)
 {
 	struct pick *pk;
 	struct tree t;
@@ -1833,7 +1833,7 @@ static int load_elf(struct rb_symtab **out, const char *path, const struct rb_sy
 			err = table_from_tree(&t, path, kernel, out);   /* valid ELF, no symbols: empty table */
 	} else {
 		c = (struct loadctx){ &t, pk->syms ? pk->syms : pk->run, pk->run ? pk->run : pk->syms, msg, msglen,
-				      kernel };
+				      kernel, reloc };
 		err = load_symbols(&c);
 		if (!err && (err = table_from_tree(&t, c.syms->path, kernel, out)))
 			fail(msg, msglen, err, "%s: out of memory", path);
@@ -1847,14 +1847,45 @@ static int load_elf(struct rb_symtab **out, const char *path, const struct rb_sy
 int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
 			    const struct rb_symtab_elf_opts *opts, char *msg, size_t msglen)
 {
-	return load_elf(out, path, opts, 0, msg, msglen);
+	return load_elf(out, path, opts, 0, 0, msg, msglen);
 }
 
-int rb_symtab_load_vmlinux(struct rb_symtab **out, const char *path, char *msg, size_t msglen)
+int rb_symtab_load_vmlinux(struct rb_symtab **out, const char *path, uint64_t reloc, char *msg, size_t msglen)
 {
 	static const struct rb_symtab_elf_opts only_path = { .no_debug_search = 1, .buildid_dir = "" };
 
-	return load_elf(out, path, &only_path, 1, msg, msglen);
+	return load_elf(out, path, &only_path, 1, reloc, msg, msglen);
+}
+
+int rb_elf_symbol_value(const char *path, const char *name, uint64_t *value)
+{
+	struct mfile f;
+	struct elf e;
+	struct shdr tab, strtab;
+	const uint8_t *syms, *strs;
+	size_t nsyms, strsz, len, esz;
+	int found = 0;
+
+	if (mfile_open(&f, path, NULL, 0))
+		return -ENOENT;
+	if (elf_parse(&e, path, &f, NULL, 0) == 0 && find_section(&e, ".symtab", &tab, NULL) &&
+	    tab.type == SHT_SYMTAB && tab.link < e.shnum) {
+		read_shdr(&e, tab.link, &strtab);
+		esz = e.is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+		if (sec_data(&e, &tab, &syms, &nsyms) == 0 && sec_data(&e, &strtab, &strs, &strsz) == 0)
+			for (size_t i = 0; i < nsyms / esz && !found; i++) {
+				struct esym sy;
+				const char *n;
+				read_sym(&e, syms + i * esz, &sy);
+				n = str_at(strs, strsz, sy.name, &len);
+				if (n && len == strlen(name) && !memcmp(n, name, len) && sy.shndx != SHN_UNDEF) {
+					*value = sy.value;
+					found = 1;
+				}
+			}
+	}
+	mfile_close(&f);
+	return found;
 }
 
 int rb_symtab_load_elf(struct rb_symtab **out, const char *path, char *msg, size_t msglen)

@@ -68,11 +68,15 @@ int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
 
 /*
  * Kernel symbols from a vmlinux's symbol table (--vmlinux): as
- * rb_symtab_load_elf of @path alone, but values stay virtual addresses and
- * the table is a kernel one (rb_symtab_map_ip is the identity), as perf's
- * dso__load_vmlinux keeps them for an unrelocated kernel.
+ * rb_symtab_load_elf of @path alone, but values stay virtual addresses,
+ * moved by @reloc (the KASLR offset: where the recording's kernel put _text
+ * less the vmlinux's _text), and the table is a kernel one
+ * (rb_symtab_map_ip is the identity), as perf's dso__load_vmlinux does.
  */
-int rb_symtab_load_vmlinux(struct rb_symtab **out, const char *path, char *msg, size_t msglen);
+int rb_symtab_load_vmlinux(struct rb_symtab **out, const char *path, uint64_t reloc, char *msg, size_t msglen);
+
+/* The value of the defined symbol @name in @path's .symtab: 1 and *@value, 0 if none, <0 if unreadable. */
+int rb_elf_symbol_value(const char *path, const char *name, uint64_t *value);
 
 /*
  * Load kernel symbols from a kallsyms-format file (e.g. /proc/kallsyms) as
