@@ -185,6 +185,14 @@ int image_insn(struct image *im, uint64_t ip, struct insn *out)
 	return 0;
 }
 
+void image_relocate(struct image *im, uint64_t delta)
+{
+	im->text_vaddr += delta;
+	im->entry += delta;
+	for (uint64_t i = 0; i < im->text_size; i++)   /* decoded at the old addresses: targets moved */
+		im->cache[i].kind = NOT_DECODED;
+}
+
 void image_close(struct image *im)
 {
 	if (im->owns_next) {

@@ -7,6 +7,7 @@
  *                                    copy): its system call path (thread 0 of
  *                                    KFLOW) and its exit path (thread 1)
  *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH]
+ *                                    [--kaslr DELTA]
  *                                    OUTDIR/perf.data + OUTDIR/expected.txt +
  *                                    OUTDIR/branches-T.txt for one variant;
  *                                    --times: also OUTDIR/times-T.txt, the perf
@@ -14,8 +15,10 @@
  *                                    --kernel: every system call of PROG runs
  *                                    KIMG's path from KFLOW (variant "kernel");
  *                                    --as: PROG is recorded as PATH (default
- *                                    /rbfix/NAME)
- *   ptgen insns PROG FLOW EXPECTED T [--kernel KIMG KFLOW]
+ *                                    /rbfix/NAME); --kaslr DELTA: the kernel
+ *                                    text runs DELTA (2 MiB steps) higher than
+ *                                    linked
+ *   ptgen insns PROG FLOW EXPECTED T [--kernel KIMG KFLOW [--kaslr DELTA]]
  *                                    print the instruction addresses of thread T
  *                                    that a decoder recovers (visible ranges)
  *   ptgen kcore KIMG OUT             OUT: a kcore-like ELF (ET_CORE) holding
@@ -339,6 +342,7 @@ static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t t
 
 static int pipe_mode;   /* the next perf.data is written in pipe mode */
 static const char *recorded_as;   /* --as PATH: the program's recorded file name */
+static uint64_t kaslr;            /* --kaslr DELTA: the kernel text runs this much higher than linked */
 
 static struct wrap *open_wrap_mode(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch,
 				   int per_thread)
@@ -871,6 +875,14 @@ static void load_kernel(struct gen *g, const char *prog, const char *flowpath, c
 			die(2, "%s", err);
 		if (kf.nth != 2)
 			die(2, "%s: a kernel flow has two paths (thread 0: system call, thread 1: exit)", kflow);
+		if (kaslr) {   /* the text moves, modules stay */
+			uint64_t lo = g->kim.text_vaddr, hi = lo + g->kim.text_size;
+			for (int t = 0; t < kf.nth; t++)
+				for (size_t i = 0; i < kf.th[t].n; i++)
+					if (kf.th[t].ip[i] >= lo && kf.th[t].ip[i] < hi)
+						kf.th[t].ip[i] += kaslr;
+			image_relocate(&g->kim, kaslr);
+		}
 		g->im.next = &g->kim;
 		g->cfg.kernel = 1;
 		splice_kernel(g, &kf);
@@ -938,6 +950,11 @@ static int tail_opts(int argc, char **argv, int from, int *times, const char **k
 			*times = 1;
 		} else if (times && !strcmp(argv[i], "--as") && i + 1 < argc) {
 			recorded_as = argv[++i];
+		} else if (!strcmp(argv[i], "--kaslr") && i + 1 < argc) {
+			char *end;
+			kaslr = strtoull(argv[++i], &end, 0);
+			if (*end || kaslr % 0x200000)
+				return -1;     /* KASLR moves the kernel by 2 MiB steps */
 		} else if (!strcmp(argv[i], "--kernel") && i + 2 < argc) {
 			*kimg = argv[++i];
 			*kflow = argv[++i];
@@ -1225,8 +1242,8 @@ int main(int argc, char **argv)
 		rc = cmd_kcore(argc, argv);
 	if (rc == 1)
 		fprintf(stderr, "usage: ptgen trace PROG FLOW | ktrace KIMG KFLOW |"
-				" fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH] |"
-				" insns PROG FLOW EXPECTED THREAD [--kernel KIMG KFLOW] | ipt PERFDATA PROG QUEUE |"
+				" fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH] [--kaslr DELTA] |"
+				" insns PROG FLOW EXPECTED THREAD [--kernel KIMG KFLOW [--kaslr DELTA]] | ipt PERFDATA PROG QUEUE |"
 				" large PROG FLOW MB OUT [CPUS] | kcore KIMG OUT\n");
 	return rc;
 }

@@ -87,6 +87,8 @@ struct image {
 int image_open(struct image *im, const char *path, char *err, size_t errlen);
 /* The instruction at @ip (in @im or the images chained by next); 0, or -1 if outside them or undecodable. */
 int image_insn(struct image *im, uint64_t ip, struct insn *out);
+/* Load @im's text (not the images chained to it) @delta bytes higher, as KASLR moves a kernel. */
+void image_relocate(struct image *im, uint64_t delta);
 void image_close(struct image *im);
 
 /* flow.c: the committed flow file; blocks are expanded through @im. */

@@ -49,3 +49,8 @@ kernel_fixture() {   # NAME KIMG MODULES_LINE
 kernel_fixture loops-kernel kmini ""
 kernel_fixture loops-kmod kmini-mod "kmod 4096 0 - Live 0xffffffffc0000000
 "
+# loops-kaslr: the same kernel run 0x2a00000 higher than linked (KASLR); the
+# kernel map's pgoff says where _text went. Decoded with --vmlinux rbfix/kmini.
+rm -rf "${OUT:?}/loops-kaslr"
+"$PTGEN" fixture kernel "$SRC/rbfix/loops" "$OUT/flows/loops.flow" loops "$OUT/loops-kaslr" \
+	--kernel "$SRC/rbfix/kmini" "$OUT/flows/kmini.flow" --kaslr 0x2a00000
