@@ -260,6 +260,11 @@ static int kernel_image(struct rb_machine *m)
 	return m->kimage_path != NULL;
 }
 
+const char *rb_machine_kernel_image_problem(const struct rb_machine *m)
+{
+	return (m->o.vmlinux || m->o.kcore) && m->kimage_tried && !m->kimage_path ? m->kimage_why : NULL;
+}
+
 static int kernel_code_at(struct rb_machine *m, const struct rb_dso *d, uint64_t ip, struct rb_code_piece *out,
 			  const char **why)
 {

@@ -143,6 +143,13 @@ struct rb_code_piece {
 int rb_machine_code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_code_piece *out,
 		       const char **why);
 
+/*
+ * Why the --vmlinux / --kcore given could not be used (unreadable, not ELF,
+ * a build-id mismatch), once kernel code was asked for; NULL if it was used,
+ * was never needed, or none was given.
+ */
+const char *rb_machine_kernel_image_problem(const struct rb_machine *m);
+
 /* Iterate: all DSOs (for reporting which had no symbols). */
 size_t rb_machine_nr_dsos(const struct rb_machine *m);
 struct rb_dso *rb_machine_dso(struct rb_machine *m, size_t i);
