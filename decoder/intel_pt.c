@@ -620,7 +620,7 @@ static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 	pt->miss_pid = p->pid;
 	pt->miss_ip = ip;
 	pt->miss_why = NULL;
-	if (!t || rb_machine_code_at(pt->env.m, t, ip, &piece, &pt->miss_why) < 0)
+	if (rb_machine_code_at(pt->env.m, t, ip, &piece, &pt->miss_why) < 0)   /* kernel code needs no thread */
 		return -pte_nomap;
 	int isid = pt_iscache_add_file(pt->iscache, piece.file, piece.offset, piece.size, piece.vaddr);
 	if (isid < 0)
