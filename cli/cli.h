@@ -35,8 +35,15 @@ int cmd_autofdo(int argc, char **argv);
 int cmd_trace_elements(int argc, char **argv);   /* `elements` on a perf.data */
 struct rb_session_opts;
 /* The selection options every decoding command shares: 't' --time, 'C' --cpu, 's' --symfs,
- * 'k' --kallsyms. Returns 0, or -1 after printing why @arg is wrong. */
+ * 'k' --kallsyms, 'V' --vmlinux, 'K' --kcore. Returns 0, or -1 after printing why @arg is wrong. */
 int cli_session_option(int c, const char *arg, struct rb_session_opts *so);
+/*
+ * perf record --kcore writes a folder: PATH/data (the perf.data) and
+ * PATH/kcore_dir (kcore, kallsyms, modules). For such a folder, returns its
+ * data file and takes its kcore_dir as --kcore unless --kcore or --vmlinux
+ * was given; any other @path is returned as it is.
+ */
+const char *cli_perf_data_dir(const char *path, struct rb_session_opts *so);
 /* "start,end" in seconds (perf's --time form); sets nanoseconds, 0 for an open side. -1 if malformed. */
 int cli_parse_time(const char *s, uint64_t *start, uint64_t *end);
 

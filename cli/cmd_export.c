@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include <getopt.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,6 +88,20 @@ int cli_session_option(int c, const char *arg, struct rb_session_opts *so)
 	case 'C': so->cpus = arg; return 0;
 	case 's': so->machine.symfs = arg; return 0;
 	case 'k': so->machine.kallsyms = arg; return 0;
+	case 'V': so->machine.vmlinux = arg; return 0;
+	case 'K':
+		so->machine.kcore = arg;
+		if (!so->machine.kallsyms) {    /* perf's kcore_dir carries the kallsyms that goes with it */
+			static char ks[4096];
+			size_t n = strlen(arg);
+			if (n + sizeof("/kallsyms") <= sizeof(ks)) {
+				memcpy(ks, arg, n);
+				memcpy(ks + n, "/kallsyms", sizeof("/kallsyms"));
+				if (access(ks, R_OK) == 0)
+					so->machine.kallsyms = ks;
+			}
+		}
+		return 0;
 	case 'J': {
 		char *end;
 		long n = strtol(arg, &end, 10);
@@ -130,6 +145,23 @@ int cli_session_option(int c, const char *arg, struct rb_session_opts *so)
 	return -1;
 }
 
+const char *cli_perf_data_dir(const char *path, struct rb_session_opts *so)
+{
+	static char data[4096], kcore[4096];
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return path;
+	if (strlen(path) + sizeof("/kcore_dir/kcore") > sizeof(data))
+		return path;
+	snprintf(data, sizeof(data), "%s/data", path);
+	snprintf(kcore, sizeof(kcore), "%s/kcore_dir/kcore", path);
+	if (!so->machine.kcore && !so->machine.vmlinux && access(kcore, R_OK) == 0) {
+		kcore[strlen(kcore) - sizeof("/kcore") + 1] = 0;     /* PATH/kcore_dir */
+		cli_session_option('K', kcore, so);
+	}
+	return access(data, R_OK) == 0 ? data : path;
+}
+
 static void export_usage(FILE *f)
 {
 	fprintf(f,
@@ -140,6 +172,8 @@ static void export_usage(FILE *f)
 		"  -C, --cpu LIST        only samples and switches on these CPUs (0,2-3)\n"
 		"      --symfs DIR       look for objects under DIR\n"
 		"      --kallsyms FILE   kernel symbols (default: build-id cache, else the running kernel's)\n"
+		"      --vmlinux FILE    the kernel's ELF image, to decode kernel trace (build-id checked)\n"
+		"      --kcore DIR       a perf kcore_dir (kcore, kallsyms): kernel and modules' code\n"
 		"      --itrace SPEC     what hardware trace gives: b branches (default), iN an instruction\n"
 		"                        sample every N instructions, e errors (always kept as gaps)\n"
 		"  -j, --jobs N          decode AUX trace queues on N threads (same output for every N)\n"
@@ -240,6 +274,7 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' }, { "force", no_argument, NULL, 'f' },
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
 		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
+		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "itrace", required_argument, NULL, 'I' }, { "jobs", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ "ftrace", required_argument, NULL, 'F' },
@@ -258,7 +293,7 @@ int cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'o': sto.path = optarg; break;
 		case 'f': sto.force = 1; break;
-		case 't': case 'C': case 's': case 'k': case 'I': case 'J':
+		case 't': case 'C': case 's': case 'k': case 'I': case 'V': case 'K': case 'J':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
@@ -272,7 +307,7 @@ int cmd_export(int argc, char **argv)
 		export_usage(stderr);
 		return EXIT_USAGE;
 	}
-	so.path = argv[optind];
+	so.path = cli_perf_data_dir(argv[optind], &so);
 	so.perf_export = 1;
 	sto.source = so.path;
 	char msg[512];

@@ -332,6 +332,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		{ "show-switch-events", no_argument, NULL, 'w' },
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
 		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
+		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "itrace", required_argument, NULL, 'I' }, { "jobs", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
@@ -346,13 +347,13 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		case 'd': sc.disasm = 1; break;
 		case 'j': sc.json = 1; break;
 		case 'w': sc.switches = 1; break;
-		case 't': case 'C': case 's': case 'k': case 'I': case 'J':
+		case 't': case 'C': case 's': case 'k': case 'I': case 'V': case 'K': case 'J':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'h':
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--itrace=b|iN|bi...] [--jobs N] %s FILE\n",
+			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--vmlinux F] [--kcore DIR] [--itrace=b|iN|bi...] [--jobs N] %s FILE\n",
 				cli_prog, gaps_mode ? "gaps" : "script",
 				gaps_mode ? "[--json]" : "[--disasm] [--show-switch-events]");
 			return c == 'h' ? EXIT_OK : EXIT_USAGE;
@@ -362,7 +363,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		cli_error("one input file expected");
 		return EXIT_USAGE;
 	}
-	so.path = argv[optind];
+	so.path = cli_perf_data_dir(argv[optind], &so);
 	sc.symfs = so.machine.symfs;
 	so.warn = cli_warn_cb;
 	so.warn_ctx = &warnings;

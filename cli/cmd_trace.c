@@ -162,6 +162,7 @@ static int run(int argc, char **argv, int elements)
 {
 	static const struct option longopts[] = {
 		{ "symfs", required_argument, NULL, 's' }, { "cpu", required_argument, NULL, 'C' },
+		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct rb_session_opts so;
@@ -172,13 +173,13 @@ static int run(int argc, char **argv, int elements)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 's': case 'C':
+		case 's': case 'C': case 'V': case 'K':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'h':
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--symfs DIR] [-C CPUS] PERF.DATA\n", cli_prog,
+			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--symfs DIR] [--vmlinux F] [--kcore DIR] [-C CPUS] PERF.DATA\n", cli_prog,
 				elements ? "elements" : "autofdo");
 			return c == 'h' ? EXIT_OK : EXIT_USAGE;
 		}
@@ -187,7 +188,7 @@ static int run(int argc, char **argv, int elements)
 		cli_error("one input file expected");
 		return EXIT_USAGE;
 	}
-	so.path = argv[optind];
+	so.path = cli_perf_data_dir(argv[optind], &so);
 	so.warn = cli_warn_cb;
 	so.warn_ctx = &warnings;
 	struct rb_sink sink = { .ctx = &f, .begin = fdo_begin };

@@ -53,7 +53,7 @@ static void usage(FILE *f)
 		"        header summary (as perf report --header-only) and record counts\n"
 		"        (as perf report --stats); FILE may be '-' for a pipe-mode stream\n"
 		"  [export] FILE -o OUT.db [--force] [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F]\n"
-		"         [--ftrace TRACE.DAT] [--itrace b|iN]\n"
+		"         [--vmlinux F | --kcore DIR] [--ftrace TRACE.DAT] [--itrace b|iN]\n"
 		"        decode into SQLite with perf's export-to-sqlite schema, plus gaps; FILE.trace.dat\n"
 		"        beside FILE (rbrecord --ftrace), or FILE itself as a trace.dat, into ftrace_events\n"
 		"  script [--disasm] [--show-switch-events] [--itrace b|iN] [--time S,E] [-C CPUS] FILE\n"

@@ -110,7 +110,7 @@ enum { ITEM_GAP = 100 };
 
 struct gap_item {
 	struct rb_gap_ev g;
-	char detail[200];
+	char detail[800];
 };
 
 struct item {                     /* a decoded event, waiting for the session to take it */
@@ -175,6 +175,7 @@ struct ptq {
 	struct kind_slot *kinds;         /* branch kinds by address (allocated on first use) */
 	int32_t miss_pid;                /* the last read the image callback could not serve */
 	uint64_t miss_ip;
+	const char *miss_why;            /* what the machine said was missing, or NULL */
 	int err;                         /* decoding failed (no memory): the queue stops */
 	/* decoded, not yet taken by the session: out[out_head, out_n) */
 	struct item *out;
@@ -890,16 +891,10 @@ static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 	p->q->miss_ip = ip;
 	pthread_mutex_lock(&pt->mlock);
 	struct rb_thread *t = rb_machine_thread(pt->env.m, p->pid, p->pid, 0);
-	struct rb_addr_loc al;
-	const char *file = NULL;
-	if (t) {
-		unsigned cpumode = ip >= rb_machine_kernel_start(pt->env.m) ? 1 : 2;
-		rb_machine_resolve(pt->env.m, t, cpumode, ip, &al);
-		if (al.map && al.dso)
-			file = rb_machine_dso_image(pt->env.m, al.dso);
-	}
-	int isid = file ? pt_iscache_add_file(pt->iscache, file, al.map->pgoff, al.map->end - al.map->start,
-					      al.map->start) : -1;
+	struct rb_code_piece piece;
+	p->q->miss_why = NULL;
+	int ok = rb_machine_code_at(pt->env.m, t, ip, &piece, &p->q->miss_why) >= 0;   /* kernel code needs no thread */
+	int isid = ok ? pt_iscache_add_file(pt->iscache, piece.file, piece.offset, piece.size, piece.vaddr) : -1;
 	pthread_mutex_unlock(&pt->mlock);
 	if (isid < 0)
 		return -pte_nomap;
@@ -1358,14 +1353,15 @@ static int set_thread(struct rb_pt *pt, struct ptq *q)
 
 static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 {
-	char detail[200];
+	char detail[800];
 	uint64_t off = 0, t0 = q->time;
 	off = dec_offset(pt, q->dec, 0);
 	const char *reason = "decoder lost sync";
 	if (err == -pte_nomap) {
 		reason = "no image";
-		snprintf(detail, sizeof(detail), "no image for %#" PRIx64 " in pid %d (queue %u, trace offset %#" PRIx64 ")",
-			 q->miss_ip, (int)q->miss_pid, q->idx, off);
+		snprintf(detail, sizeof(detail), "no image for %#" PRIx64 " in pid %d (queue %u, trace offset %#" PRIx64 ")%s%s",
+			 q->miss_ip, (int)q->miss_pid, q->idx, off, q->miss_why ? ": " : "",
+			 q->miss_why ? q->miss_why : "");
 	} else {
 		snprintf(detail, sizeof(detail), "%s at trace offset %#" PRIx64 " (queue %u)",
 			 pt_errstr(pt_errcode(err)), off, q->idx);

@@ -34,6 +34,15 @@ struct rb_machine {
 	struct rb_comm **comms;         /* every comm ever made, freed with the machine */
 	size_t nr_comms, cap_comms;
 	uint64_t kernel_start;
+	int kimage_tried;               /* kernel image (--kcore / --vmlinux) looked at */
+	char *kimage_path;              /* its file, NULL if unusable */
+	int kimage_kcore;               /* it is kcore: modules are in it too */
+	struct rb_elf_segment *kseg;    /* its PT_LOAD segments */
+	size_t nr_kseg;
+	char kimage_why[600];           /* why kernel code has no image, for the gap */
+	char kref_name[64];             /* the kernel map's reference symbol ("_text" of "[kernel.kallsyms]_text") */
+	uint64_t kref_addr;             /* where the recording's kernel had it (the map's pgoff) */
+	uint64_t kreloc;                /* vmlinux addresses + kreloc = the recording's (KASLR) */
 };
 
 /* ------------------------------------------------------------- dsos */
@@ -147,10 +156,20 @@ static const char *kallsyms_path(struct rb_machine *m, char *buf, size_t n)
 	return NULL;
 }
 
+static int kernel_image(struct rb_machine *m);
+
 static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_start)
 {
 	char msg[256], kpath[8192], mod[256];
 	d->syms_tried = 1;
+	/* perf takes the kernel's symbols from --vmlinux when given (and the build-id agrees) */
+	if (d->kernel && m->o.vmlinux && !m->o.kallsyms && !m->o.kcore && kernel_image(m)) {
+		if (rb_symtab_load_vmlinux(&d->syms, m->kimage_path, m->kreloc, msg, sizeof(msg)) == 0)
+			d->syms_path = strdup(m->kimage_path);
+		else
+			d->syms = NULL;
+		return;
+	}
 	if (d->kernel || module_name(d, mod, sizeof(mod))) {
 		const char *path = kallsyms_path(m, kpath, sizeof(kpath));
 		int rc = !path ? -1 : d->kernel ? rb_symtab_load_kallsyms(&d->syms, path, msg, sizeof(msg)) :
@@ -195,6 +214,102 @@ const char *rb_machine_dso_image(struct rb_machine *m, struct rb_dso *d)
 			      (size_t)d->build_id_size, path, sizeof(path)) == 1)
 		d->image_path = strdup(path);
 	return d->image_path;
+}
+
+static struct rb_map *maps_find(struct rb_maps *ms, uint64_t addr);
+
+/* The kernel image given (--kcore before --vmlinux, as perf prefers kcore), read once. */
+static int kernel_image(struct rb_machine *m)
+{
+	char path[4096], msg[320];
+	if (m->kimage_tried)
+		return m->kimage_path != NULL;
+	m->kimage_tried = 1;
+	if (m->o.kcore) {
+		snprintf(path, sizeof(path), "%s/kcore", m->o.kcore);
+		m->kimage_kcore = 1;
+	} else if (m->o.vmlinux) {
+		snprintf(path, sizeof(path), "%s", m->o.vmlinux);
+	} else {
+		snprintf(m->kimage_why, sizeof(m->kimage_why), "kernel code needs --vmlinux or --kcore");
+		return 0;
+	}
+	int n = rb_elf_load_segments(path, &m->kseg, msg, sizeof(msg));
+	if (n < 0) {
+		snprintf(m->kimage_why, sizeof(m->kimage_why), "%s", msg);
+		return 0;
+	}
+	m->nr_kseg = (size_t)n;
+	struct rb_dso *k = dso_find(m, "[kernel.kallsyms]");
+	uint8_t id[20];
+	int len = m->kimage_kcore ? 0 : rb_elf_build_id(path, id, sizeof(id));
+	if (len > 0 && k && k->build_id_size &&
+	    (len != k->build_id_size || memcmp(id, k->build_id, (size_t)len))) {
+		char want[41], got[41];
+		hex(k->build_id, k->build_id_size, want);
+		hex(id, len, got);
+		snprintf(m->kimage_why, sizeof(m->kimage_why),
+			 "vmlinux %.400s has build-id %s, the recording's kernel has %s: not used", path, got, want);
+		return 0;
+	}
+	/* KASLR: perf's ref_reloc_sym, the symbol the kernel map names and where it was */
+	uint64_t unrelocated;
+	if (!m->kimage_kcore && m->kref_name[0] && rb_elf_symbol_value(path, m->kref_name, &unrelocated) == 1)
+		m->kreloc = m->kref_addr - unrelocated;
+	m->kimage_path = strdup(path);
+	return m->kimage_path != NULL;
+}
+
+const char *rb_machine_kernel_image_problem(const struct rb_machine *m)
+{
+	return (m->o.vmlinux || m->o.kcore) && m->kimage_tried && !m->kimage_path ? m->kimage_why : NULL;
+}
+
+static int kernel_code_at(struct rb_machine *m, const struct rb_dso *d, uint64_t ip, struct rb_code_piece *out,
+			  const char **why)
+{
+	char mod[256];
+	if (!kernel_image(m)) {
+		*why = m->kimage_why;
+		return -ENODATA;
+	}
+	if (!d->kernel && !m->kimage_kcore) {
+		snprintf(m->kimage_why, sizeof(m->kimage_why), "%s%s is not in the vmlinux (a kcore copy has modules)",
+			 module_name(d, mod, sizeof(mod)) ? "module " : "", d->long_name);
+		*why = m->kimage_why;
+		return -ENODATA;
+	}
+	for (size_t i = 0; i < m->nr_kseg; i++) {
+		const struct rb_elf_segment *g = &m->kseg[i];
+		if (ip - m->kreloc >= g->vaddr && ip - m->kreloc - g->vaddr < g->size) {
+			*out = (struct rb_code_piece){ m->kimage_path, g->offset, g->size, g->vaddr + m->kreloc };
+			return 0;
+		}
+	}
+	snprintf(m->kimage_why, sizeof(m->kimage_why), "no PT_LOAD segment of %s covers it", m->kimage_path);
+	*why = m->kimage_why;
+	return -ENODATA;
+}
+
+int rb_machine_code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_code_piece *out,
+		       const char **why)
+{
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	/* as rb_machine_find_map, without loading symbols: user maps below kernel_start, else the kernel's */
+	struct rb_map *map = t && ip < rb_machine_kernel_start(m) ? maps_find(t->maps, ip) : NULL;
+	int kernel = !map;
+	if (!map && !(map = maps_find(&m->kmaps, ip)))
+		return -ENOENT;
+	if (kernel && strcmp(map->dso->long_name, "[vdso]") && strcmp(map->dso->long_name, "[vsyscall]"))
+		return kernel_code_at(m, map->dso, ip, out, why);
+	const char *file = rb_machine_dso_image(m, map->dso);
+	if (!file)
+		return -ENODATA;
+	*out = (struct rb_code_piece){ file, map->pgoff, map->end - map->start, map->start };
+	return 0;
 }
 
 static size_t uslot(struct rb_sym *const *h, size_t cap, uint64_t addr)
@@ -561,6 +676,10 @@ int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, 
 	if (kernel) {
 		char name[4096];
 		int is_kernel = !strncmp(filename, "[kernel.kallsyms]", 17);
+		if (is_kernel && filename[17] && !m->kref_name[0]) {   /* "[kernel.kallsyms]_text": _text */
+			snprintf(m->kref_name, sizeof(m->kref_name), "%s", filename + 17);
+			m->kref_addr = pgoff;
+		}
 		if (is_kernel) {
 			snprintf(name, sizeof(name), "[kernel.kallsyms]");
 			if (!m->kernel_start || start < m->kernel_start)
@@ -720,6 +839,8 @@ void rb_machine_free(struct rb_machine *m)
 	}
 	free(m->dsos);
 	free(m->kmaps.v);
+	free(m->kseg);
+	free(m->kimage_path);
 	for (size_t i = 0; i < m->nr_comms; i++) {
 		free(m->comms[i]->name);
 		free(m->comms[i]);

@@ -74,6 +74,8 @@ struct rb_machine_opts {
 	const char *symfs;       /* prefix for object paths, or NULL */
 	const char *kallsyms;    /* kernel symbols file, or NULL for the build-id cache / running kernel */
 	const char *buildid_dir; /* perf's build-id cache, default ~/.debug */
+	const char *vmlinux;     /* the kernel's ELF image (--vmlinux), or NULL */
+	const char *kcore;       /* a perf kcore_dir (kcore, kallsyms, modules) (--kcore), or NULL */
 	int comm_exec;           /* some evsel has attr.comm_exec: samples show the exec comm */
 };
 
@@ -119,6 +121,34 @@ uint64_t rb_machine_kernel_start(const struct rb_machine *m);
  * path, with the build-id checked when it is known. NULL if none.
  */
 const char *rb_machine_dso_image(struct rb_machine *m, struct rb_dso *d);
+
+/*
+ * The piece of a file holding the code at @ip in @t's address space, for
+ * trace decoders: @size bytes at file offset @offset are loaded at @vaddr.
+ * User objects: their image (rb_machine_dso_image) through the map (pgoff).
+ * The kernel: the PT_LOAD segment covering @ip of the kcore copy (kernel
+ * and modules) or of the vmlinux (kernel only), the vmlinux only if its
+ * build-id is the recording's kernel's when both are known.
+ */
+struct rb_code_piece {
+	const char *file;        /* owned by the machine */
+	uint64_t offset, size, vaddr;
+};
+/*
+ * Returns 0 and fills @out; -ENOENT when no map covers @ip; -ENODATA when
+ * the object's code is in no file found. On failure *@why (when @why is not
+ * NULL) is NULL, or a sentence owned by the machine saying what is missing
+ * or wrong (no --vmlinux / --kcore, a build-id mismatch, a module without kcore).
+ */
+int rb_machine_code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_code_piece *out,
+		       const char **why);
+
+/*
+ * Why the --vmlinux / --kcore given could not be used (unreadable, not ELF,
+ * a build-id mismatch), once kernel code was asked for; NULL if it was used,
+ * was never needed, or none was given.
+ */
+const char *rb_machine_kernel_image_problem(const struct rb_machine *m);
 
 /* Iterate: all DSOs (for reporting which had no symbols). */
 size_t rb_machine_nr_dsos(const struct rb_machine *m);

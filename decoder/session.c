@@ -899,6 +899,9 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	}
 	if (more == 0)
 		pd_error_clear(&stats->stop);
+	const char *kwhy = rb_machine_kernel_image_problem(s.m);
+	if (kwhy)               /* said once here; each gap it caused says it too */
+		aux_warn(&s, kwhy);
 	stats->late = s.q.late;
 	if (o->progress)
 		o->progress(o->progress_ctx, pd_reader_position(s.r), total);

@@ -1097,6 +1097,8 @@ struct loadctx {
 	struct symsrc *syms, *run;     /* symbol file, runtime image (may be the same) */
 	char *msg;
 	size_t msglen;
+	int kernel;                    /* a vmlinux: values stay addresses (the kernel map is the identity) */
+	uint64_t reloc;                /* kernel: added to every value (KASLR) */
 };
 
 static int is_function(const struct esym *s)
@@ -1372,7 +1374,7 @@ static int load_one(struct loadctx *c, struct esym *s, const uint8_t *strs, size
 		return r;
 	if (se->machine == EM_ARM && ELF64_ST_TYPE(s->info) == STT_FUNC && (s->value & 1))
 		s->value--;                       /* Thumb functions have bit 0 set */
-	s->value = rebase(&c->run->e, s->value, &sec);
+	s->value = c->kernel ? s->value + c->reloc : rebase(&c->run->e, s->value, &sec);
 	if (insert_named(c->t, s->value, s->size, ELF64_ST_BIND(s->info), name, len))
 		return fail(c->msg, c->msglen, -ENOMEM, "%s: out of memory", se->path);
 	return 1;
@@ -1804,8 +1806,8 @@ static int load_symbols(struct loadctx *c)
 	return nr > 0 ? synthesize_plt(c) : 0;
 }
 
-int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
-			    const struct rb_symtab_elf_opts *opts, char *msg, size_t msglen)
+static int load_elf(struct rb_symtab **out, const char *path, const struct rb_symtab_elf_opts *opts, int kernel,
+		    uint64_t reloc, char *msg, size_t msglen)
 {
 	struct pick *pk;
 	struct tree t;
@@ -1828,17 +1830,62 @@ int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
 		err = pk->path_err;
 		fail(msg, msglen, err, "%s", pk->path_msg);
 		if (!err)
-			err = table_from_tree(&t, path, 0, out);   /* valid ELF, no symbols: empty table */
+			err = table_from_tree(&t, path, kernel, out);   /* valid ELF, no symbols: empty table */
 	} else {
-		c = (struct loadctx){ &t, pk->syms ? pk->syms : pk->run, pk->run ? pk->run : pk->syms, msg, msglen };
+		c = (struct loadctx){ &t, pk->syms ? pk->syms : pk->run, pk->run ? pk->run : pk->syms, msg, msglen,
+				      kernel, reloc };
 		err = load_symbols(&c);
-		if (!err && (err = table_from_tree(&t, c.syms->path, 0, out)))
+		if (!err && (err = table_from_tree(&t, c.syms->path, kernel, out)))
 			fail(msg, msglen, err, "%s: out of memory", path);
 	}
 	pick_close(pk);
 	free(pk);
 	tree_free(&t);
 	return err;
+}
+
+int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
+			    const struct rb_symtab_elf_opts *opts, char *msg, size_t msglen)
+{
+	return load_elf(out, path, opts, 0, 0, msg, msglen);
+}
+
+int rb_symtab_load_vmlinux(struct rb_symtab **out, const char *path, uint64_t reloc, char *msg, size_t msglen)
+{
+	static const struct rb_symtab_elf_opts only_path = { .no_debug_search = 1, .buildid_dir = "" };
+
+	return load_elf(out, path, &only_path, 1, reloc, msg, msglen);
+}
+
+int rb_elf_symbol_value(const char *path, const char *name, uint64_t *value)
+{
+	struct mfile f;
+	struct elf e;
+	struct shdr tab, strtab;
+	const uint8_t *syms, *strs;
+	size_t nsyms, strsz, len, esz;
+	int found = 0;
+
+	if (mfile_open(&f, path, NULL, 0))
+		return -ENOENT;
+	if (elf_parse(&e, path, &f, NULL, 0) == 0 && find_section(&e, ".symtab", &tab, NULL) &&
+	    tab.type == SHT_SYMTAB && tab.link < e.shnum) {
+		read_shdr(&e, tab.link, &strtab);
+		esz = e.is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+		if (sec_data(&e, &tab, &syms, &nsyms) == 0 && sec_data(&e, &strtab, &strs, &strsz) == 0)
+			for (size_t i = 0; i < nsyms / esz && !found; i++) {
+				struct esym sy;
+				const char *n;
+				read_sym(&e, syms + i * esz, &sy);
+				n = str_at(strs, strsz, sy.name, &len);
+				if (n && len == strlen(name) && !memcmp(n, name, len) && sy.shndx != SHN_UNDEF) {
+					*value = sy.value;
+					found = 1;
+				}
+			}
+	}
+	mfile_close(&f);
+	return found;
 }
 
 int rb_symtab_load_elf(struct rb_symtab **out, const char *path, char *msg, size_t msglen)
@@ -1889,6 +1936,52 @@ static int is_code_image(const char *file, const uint8_t *id, size_t idlen)
 		}
 	mfile_close(&f);
 	return ok;
+}
+
+/*
+ * The PT_LOAD segments of a kernel image (vmlinux, or a kcore copy, which is
+ * ET_CORE): trace decoders map a kernel address to a file offset through the
+ * segment covering it, since the kernel's map says nothing about the file.
+ */
+int rb_elf_load_segments(const char *path, struct rb_elf_segment **out, char *msg, size_t msglen)
+{
+	struct mfile f;
+	struct elf e;
+	struct phdr ph;
+	struct rb_elf_segment *v = NULL;
+	size_t n = 0;
+	int err;
+
+	*out = NULL;
+	if ((err = mfile_open(&f, path, msg, msglen)))
+		return err;
+	if ((err = elf_parse(&e, path, &f, msg, msglen)))
+		goto out;
+	if (e.phnum && !(v = calloc(e.phnum, sizeof(*v)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < e.phnum; i++) {
+		read_phdr(&e, i, &ph);
+		if (ph.type != PT_LOAD || !ph.filesz)
+			continue;
+		if (!in_file(&e, ph.offset, ph.filesz)) {
+			err = fail(msg, msglen, -EINVAL, "%s: PT_LOAD %zu (file offset %#llx, %#llx bytes) runs past the end of the file",
+				   path, i, (unsigned long long)ph.offset, (unsigned long long)ph.filesz);
+			goto out;
+		}
+		v[n++] = (struct rb_elf_segment){ ph.offset, ph.vaddr, ph.filesz };
+	}
+	if (!n)
+		err = fail(msg, msglen, -ENOEXEC, "%s: no PT_LOAD segment with file contents", path);
+out:
+	mfile_close(&f);
+	if (err < 0) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	return (int)n;
 }
 
 /* Build-ids equal on their common length, the longer one zero past it (simpleperf pads to 20 bytes). */

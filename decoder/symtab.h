@@ -67,6 +67,18 @@ int rb_symtab_load_elf_opts(struct rb_symtab **out, const char *path,
 			    const struct rb_symtab_elf_opts *opts, char *msg, size_t msglen);
 
 /*
+ * Kernel symbols from a vmlinux's symbol table (--vmlinux): as
+ * rb_symtab_load_elf of @path alone, but values stay virtual addresses,
+ * moved by @reloc (the KASLR offset: where the recording's kernel put _text
+ * less the vmlinux's _text), and the table is a kernel one
+ * (rb_symtab_map_ip is the identity), as perf's dso__load_vmlinux does.
+ */
+int rb_symtab_load_vmlinux(struct rb_symtab **out, const char *path, uint64_t reloc, char *msg, size_t msglen);
+
+/* The value of the defined symbol @name in @path's .symtab: 1 and *@value, 0 if none, <0 if unreadable. */
+int rb_elf_symbol_value(const char *path, const char *name, uint64_t *value);
+
+/*
  * Load kernel symbols from a kallsyms-format file (e.g. /proc/kallsyms) as
  * perf's [kernel.kallsyms] dso holds them: types T/W/D/B (either case),
  * absolute addresses, ends fixed up to the next symbol, aliases reduced to
@@ -171,5 +183,17 @@ int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *bui
  */
 int rb_elf_find_image(const char *path, const char *root, const char *buildid_dir, const uint8_t *build_id,
 		      size_t build_id_len, char *buf, size_t buflen);
+
+/* A PT_LOAD segment with file contents: @vaddr .. @vaddr + @size is at file offset @offset. */
+struct rb_elf_segment {
+	uint64_t offset, vaddr, size;
+};
+/*
+ * The PT_LOAD segments with file contents of the ELF file @path (vmlinux,
+ * kcore), in header order, in a malloc'ed array. Returns their number (> 0),
+ * or <0 with @msg filled (unreadable, not ELF, a segment past the end of the
+ * file, none with contents).
+ */
+int rb_elf_load_segments(const char *path, struct rb_elf_segment **out, char *msg, size_t msglen);
 
 #endif

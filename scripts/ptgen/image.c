@@ -59,7 +59,8 @@ static void find_build_id(struct image *im, const uint8_t *note, size_t len)
 	}
 }
 
-int image_open(struct image *im, const char *path, char *err, size_t errlen)
+/* Executable PT_LOAD number @nth of @path (0: the first). */
+static int image_open_seg(struct image *im, const char *path, unsigned nth, char *err, size_t errlen)
 {
 	memset(im, 0, sizeof(*im));
 	snprintf(im->path, sizeof(im->path), "%s", path);
@@ -74,12 +75,14 @@ int image_open(struct image *im, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: not an x86-64 ELF file", path);
 		return -1;
 	}
+	im->entry = eh.e_entry;
+	unsigned seen = 0;
 	for (unsigned i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
 		memcpy(&ph, im->file + eh.e_phoff + i * sizeof(ph), sizeof(ph));
 		if (ph.p_offset + ph.p_filesz > im->file_size)
 			continue;
-		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && !im->text_size) {
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && seen++ == nth) {
 			im->text_vaddr = ph.p_vaddr;
 			im->text_size = ph.p_filesz;
 			im->text_offset = ph.p_offset;
@@ -88,7 +91,7 @@ int image_open(struct image *im, const char *path, char *err, size_t errlen)
 		}
 	}
 	if (!im->text_size) {
-		snprintf(err, errlen, "%s: no executable segment", path);
+		snprintf(err, errlen, "%s: no executable segment %u", path, nth);
 		return -1;
 	}
 	im->cache = malloc(im->text_size * sizeof(*im->cache));
@@ -109,6 +112,27 @@ int image_open(struct image *im, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* Each further executable segment (a module's, in the stand-in kernel) is an image chained by next. */
+int image_open(struct image *im, const char *path, char *err, size_t errlen)
+{
+	if (image_open_seg(im, path, 0, err, errlen) < 0)
+		return -1;
+	struct image *last = im;
+	for (unsigned k = 1;; k++) {
+		struct image *n = calloc(1, sizeof(*n));
+		char e2[512];
+		if (!n || image_open_seg(n, path, k, e2, sizeof(e2)) < 0) {
+			if (n)
+				image_close(n);
+			free(n);
+			return 0;
+		}
+		last->next = n;
+		last->owns_next = 1;
+		last = n;
+	}
+}
+
 static int classify(const cs_insn *ci, struct insn *out)
 {
 	const cs_x86 *x = &ci->detail->x86;
@@ -123,9 +147,11 @@ static int classify(const cs_insn *ci, struct insn *out)
 		return IK_RET;
 	case X86_INS_SYSCALL:
 		return IK_SYSCALL;
+	case X86_INS_SYSRET:
+		return IK_SYSRET;
 	case X86_INS_LJMP: case X86_INS_LCALL: case X86_INS_RETF: case X86_INS_IRET:
 	case X86_INS_IRETD: case X86_INS_IRETQ: case X86_INS_SYSENTER: case X86_INS_SYSEXIT:
-	case X86_INS_SYSRET: case X86_INS_INT: case X86_INS_INT3: case X86_INS_INTO:
+	case X86_INS_INT: case X86_INS_INT3: case X86_INS_INTO:
 		return -1;   /* far transfers the fixture programs do not use */
 	}
 	for (unsigned g = 0; g < ci->detail->groups_count; g++)
@@ -137,7 +163,7 @@ static int classify(const cs_insn *ci, struct insn *out)
 int image_insn(struct image *im, uint64_t ip, struct insn *out)
 {
 	if (ip < im->text_vaddr || ip >= im->text_vaddr + im->text_size)
-		return -1;
+		return im->next ? image_insn(im->next, ip, out) : -1;
 	struct insn *c = &im->cache[ip - im->text_vaddr];
 	if (c->kind == NOT_DECODED) {
 		csh h;
@@ -159,8 +185,20 @@ int image_insn(struct image *im, uint64_t ip, struct insn *out)
 	return 0;
 }
 
+void image_relocate(struct image *im, uint64_t delta)
+{
+	im->text_vaddr += delta;
+	im->entry += delta;
+	for (uint64_t i = 0; i < im->text_size; i++)   /* decoded at the old addresses: targets moved */
+		im->cache[i].kind = NOT_DECODED;
+}
+
 void image_close(struct image *im)
 {
+	if (im->owns_next) {
+		image_close(im->next);
+		free(im->next);
+	}
 	if (im->cs) {
 		csh h;
 		memcpy(&h, im->cs, sizeof(h));

@@ -1,7 +1,7 @@
 /*
  * ptenc.c - stage 3: the packets an Intel PT processor writes for a known
- * instruction flow, with user-only tracing (CPL 3), written with libipt's
- * encoder.
+ * instruction flow, with user-only tracing (CPL 3) or user and kernel
+ * tracing, written with libipt's encoder.
  *
  * What is emitted, and when (the choices are in the fixture README):
  *   conditional branch        one TNT bit; TNT-64 when 47 bits are pending,
@@ -16,7 +16,12 @@
  *                             else TIP; the stack starts empty at every PSB
  *                             and whenever tracing stops
  *   syscall                   TIP.PGD with the IP suppressed (the target is at
- *                             CPL 0, which is not traced: SDM "IP compression")
+ *                             CPL 0, which is not traced: SDM "IP compression");
+ *                             with kernel tracing (cfg->kernel) a TIP to the
+ *                             kernel entry, and sysret a TIP back (far
+ *                             transfers); the return-compression stack is
+ *                             emptied at both, so no return crosses them
+ *                             compressed
  *   return to user mode       TSC (+TMA), MODE.Exec 64-bit, TIP.PGE(target)
  *   interrupt                 FUP(interrupted IP), TIP.PGD (suppressed)
  *   overflow                  packets lost, then OVF, FUP(resume IP)
@@ -348,8 +353,18 @@ void ps_insn(struct ptstream *s, const struct insn *in, uint64_t next)
 	case IK_SYSCALL:
 		ps_flush(s);
 		emit_cyc(s);
-		emit_ip(s, ppt_tip_pgd, 0, 1);
-		s->enabled = 0;
+		if (s->cfg->kernel) {
+			emit_ip(s, ppt_tip, next, 0);
+		} else {
+			emit_ip(s, ppt_tip_pgd, 0, 1);
+			s->enabled = 0;
+		}
+		rs_clear(s);
+		break;
+	case IK_SYSRET:
+		ps_flush(s);
+		emit_cyc(s);
+		emit_ip(s, ppt_tip, next, 0);
 		rs_clear(s);
 		break;
 	default:

@@ -3,13 +3,27 @@
  * hardware (issue 5; fixture format in tests/fixtures/intel-pt-gen/README.md).
  *
  *   ptgen trace PROG FLOW            single-step PROG (ptrace), write its flow file
- *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR [--times]
+ *   ptgen ktrace KIMG KFLOW          single-step the stand-in kernel KIMG (a user
+ *                                    copy): its system call path (thread 0 of
+ *                                    KFLOW) and its exit path (thread 1)
+ *   ptgen fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH]
+ *                                    [--kaslr DELTA]
  *                                    OUTDIR/perf.data + OUTDIR/expected.txt +
  *                                    OUTDIR/branches-T.txt for one variant;
  *                                    --times: also OUTDIR/times-T.txt, the perf
- *                                    time of each decodable instruction
- *   ptgen insns PROG FLOW EXPECTED T print the instruction addresses of thread T
+ *                                    time of each decodable instruction;
+ *                                    --kernel: every system call of PROG runs
+ *                                    KIMG's path from KFLOW (variant "kernel");
+ *                                    --as: PROG is recorded as PATH (default
+ *                                    /rbfix/NAME); --kaslr DELTA: the kernel
+ *                                    text runs DELTA (2 MiB steps) higher than
+ *                                    linked
+ *   ptgen insns PROG FLOW EXPECTED T [--kernel KIMG KFLOW [--kaslr DELTA]]
+ *                                    print the instruction addresses of thread T
  *                                    that a decoder recovers (visible ranges)
+ *   ptgen kcore KIMG OUT             OUT: a kcore-like ELF (ET_CORE) holding
+ *                                    KIMG's text (and modules') in PT_LOADs at
+ *                                    other file offsets than in KIMG
  *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
  *   ptgen large PROG FLOW MB OUT [CPUS]
  *                                    a benchmark perf.data with about MB megabytes
@@ -24,14 +38,17 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
 #include <sys/stat.h>
 #include "ptgen.h"
 
 #define START_TSC 2400000000000ull    /* perf time 1000 s */
 #define PID 4242u
+#define KMOD_PATH "/lib/modules/6.1.0-ptgen/kmod.ko"   /* the stand-in kernel's module, "[kmod]" */
 
 struct gen {
 	struct image im;
+	struct image kim;     /* the stand-in kernel (--kernel), text_size 0 if none */
 	struct flow fl;
 	struct truth tr;
 	struct ptcfg cfg;
@@ -80,6 +97,7 @@ static const char *branch_kind(int kind)
 	case IK_CALL: case IK_CALL_IND: return "call";
 	case IK_RET: return "return";
 	case IK_SYSCALL: return "syscall";
+	case IK_SYSRET: return "sysret";
 	}
 	return NULL;
 }
@@ -99,7 +117,7 @@ static size_t write_branches(struct gen *g, int t, FILE *out)
 		struct insn in;
 		insn_at(g, th->ip[i], &in);
 		const char *k = branch_kind(in.kind);
-		if (in.kind == IK_SYSCALL) {
+		if (in.kind == IK_SYSCALL && !g->cfg.kernel) {
 			fprintf(out, "%" PRIx64 " 0 tr_end_syscall\n", th->ip[i]);
 			nb++;
 		} else if (k && i + 1 < th->n && !(in.kind == IK_JCC && th->ip[i + 1] == th->ip[i] + in.size)) {
@@ -277,7 +295,7 @@ static void run_span(struct gen *g, struct ptstream *s, int t, size_t from, size
 		uint64_t next = i + 1 < th->n ? th->ip[i + 1] : 0;
 		g->tr.tsc[t][i] = s->tsc;
 		ps_insn(s, &in, next);
-		if (in.kind == IK_SYSCALL && i + 1 < to) {
+		if (in.kind == IK_SYSCALL && i + 1 < to && !g->cfg.kernel) {
 			ps_idle(s, g->cfg.syscall_cycles);
 			ps_enable(s, next);
 			g->tr.flags[t][i + 1] |= TF_BEGIN;
@@ -323,6 +341,8 @@ static void write_chunks(struct wrap *w, struct ptstream *s, int cpu, uint32_t t
 }
 
 static int pipe_mode;   /* the next perf.data is written in pipe mode */
+static const char *recorded_as;   /* --as PATH: the program's recorded file name */
+static uint64_t kaslr;            /* --kaslr DELTA: the kernel text runs this much higher than linked */
 
 static struct wrap *open_wrap_mode(struct gen *g, const char *out, int ncpus, int snapshot, int sched_switch,
 				   int per_thread)
@@ -335,6 +355,7 @@ static struct wrap *open_wrap_mode(struct gen *g, const char *out, int ncpus, in
 			       .have_sched_switch = sched_switch, .per_thread = per_thread, .pipe = pipe_mode };
 	wc.img[0] = &g->im;
 	wc.img_name[0] = g->recname;
+	wc.kimg = g->cfg.kernel ? &g->kim : NULL;
 	struct wrap *w;
 	char path[1024];
 	snprintf(path, sizeof(path), "%s/perf.data", out);
@@ -351,6 +372,11 @@ static struct wrap *open_wrap(struct gen *g, const char *out, int ncpus, int sna
 /* The process's sideband up to its first instruction: COMM (exec), MMAP2, ITRACE_START, SWITCH in. */
 static void process_start(struct gen *g, struct wrap *w, uint64_t t0)
 {
+	if (g->cfg.kernel) {
+		wrap_kernel_mmap(w, t0 + 50, &g->kim, "[kernel.kallsyms]_text");
+		for (const struct image *m = g->kim.next; m; m = m->next)   /* its modules: one, kmod */
+			wrap_kernel_mmap(w, t0 + 60, m, KMOD_PATH);
+	}
 	wrap_comm(w, 0, t0 + 100, PID, PID, g->name, 1);
 	wrap_mmap2(w, 0, t0 + 200, PID, PID, &g->im, g->recname);
 	wrap_itrace_start(w, 0, t0 + 300, PID, PID);
@@ -723,6 +749,34 @@ static void variant_one_cpu(struct gen *g, const char *out)
 	ps_free(&s);
 }
 
+/*
+ * User and kernel tracing (perf record -e intel_pt//): the full trace of the
+ * program with every system call going through the stand-in kernel (TIP to
+ * its entry, TIP back at sysretq). The exit path ends at the wrmsr that
+ * clears TraceEn: FUP with its IP, TIP.PGD (SDM: WRMSR clearing TraceEn
+ * while PacketEn); the wrmsr does not complete in the trace.
+ */
+static void variant_kernel(struct gen *g, const char *out)
+{
+	if (!g->cfg.kernel)
+		die(1, "%s", "variant kernel needs --kernel KIMG KFLOW");
+	struct ptstream s;
+	size_t n = g->fl.th[0].n;
+	struct insn last;
+	insn_at(g, g->fl.th[0].ip[n - 1], &last);
+	if (n < 2 || last.ip < g->kim.text_vaddr)
+		die(2, "%s: the flow does not end in the kernel's exit path", g->name);
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 600);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, n - 1, NULL, NULL);
+	g->tr.tsc[0][n - 1] = s.tsc;
+	interrupt_at(g, &s, 0, n - 1);
+	g->tr.flags[0][n - 1] &= (uint8_t)~TF_VISIBLE;
+	finish_single(g, w, &s, 0);
+}
+
 struct variant {
 	const char *name;
 	void (*run)(struct gen *g, const char *out);
@@ -747,6 +801,9 @@ static const struct variant variants[] = {
 	{ "noretcomp", variant_noretcomp, "full trace with return compression off: every return is a TIP" },
 	{ "one-cpu", variant_one_cpu,
 	  "two threads taking turns on one CPU (SWITCH_CPU_WIDE), one preemption by an interrupt" },
+	{ "kernel", variant_kernel,
+	  "user and kernel traced: system calls enter a stand-in kernel (TIP) and sysretq returns (TIP);"
+	  " the exit path's wrmsr stops tracing (FUP, TIP.PGD)" },
 };
 
 static const struct variant *find_variant(const char *name)
@@ -757,18 +814,86 @@ static const struct variant *find_variant(const char *name)
 	return NULL;
 }
 
-static void load(struct gen *g, const char *prog, const char *flowpath, const char *name)
+/* Open the ELF @path or die. */
+static void open_image(struct image *im, const char *path)
+{
+	char err[512];
+	if (image_open(im, path, err, sizeof(err)) < 0)
+		die(2, "%s", err);
+}
+
+/*
+ * With kernel tracing every system call of a thread runs the kernel's path:
+ * the system call path (thread 0 of the kernel flow, ending with sysretq)
+ * for all but the thread's last, which is exit_group and runs the exit path
+ * (thread 1, ending at the wrmsr that stops tracing).
+ */
+static void splice_kernel(struct gen *g, const struct flow *kf)
+{
+	for (int t = 0; t < g->fl.nth; t++) {
+		struct thread_flow in = g->fl.th[t], out = { 0 };
+		size_t last = in.n;
+		for (size_t i = 0; i < in.n; i++) {
+			struct insn x;
+			insn_at(g, in.ip[i], &x);
+			if (x.kind == IK_SYSCALL)
+				last = i;
+		}
+		for (size_t i = 0; i < in.n; i++) {
+			struct insn x;
+			flow_push(&out, in.ip[i]);
+			insn_at(g, in.ip[i], &x);
+			if (x.kind != IK_SYSCALL)
+				continue;
+			const struct thread_flow *k = &kf->th[i == last ? 1 : 0];
+			for (size_t j = 0; j < k->n; j++)
+				flow_push(&out, k->ip[j]);
+		}
+		free(in.ip);
+		g->fl.th[t] = out;
+	}
+}
+
+static void load_kernel(struct gen *g, const char *prog, const char *flowpath, const char *name,
+			const char *kimg, const char *kflow)
 {
 	char err[512];
 	memset(g, 0, sizeof(*g));
 	default_cfg(&g->cfg);
 	g->name = name;
-	snprintf(g->recname, sizeof(g->recname), "/rbfix/%s", name);
-	if (image_open(&g->im, prog, err, sizeof(err)) < 0)
-		die(2, "%s", err);
+	if (recorded_as)
+		snprintf(g->recname, sizeof(g->recname), "%s", recorded_as);
+	else
+		snprintf(g->recname, sizeof(g->recname), "/rbfix/%s", name);
+	open_image(&g->im, prog);
 	if (flow_read(&g->fl, &g->im, flowpath, err, sizeof(err)) < 0)
 		die(2, "%s", err);
+	if (kimg) {
+		struct flow kf;
+		open_image(&g->kim, kimg);
+		if (flow_read(&kf, &g->kim, kflow, err, sizeof(err)) < 0)
+			die(2, "%s", err);
+		if (kf.nth != 2)
+			die(2, "%s: a kernel flow has two paths (thread 0: system call, thread 1: exit)", kflow);
+		if (kaslr) {   /* the text moves, modules stay */
+			uint64_t lo = g->kim.text_vaddr, hi = lo + g->kim.text_size;
+			for (int t = 0; t < kf.nth; t++)
+				for (size_t i = 0; i < kf.th[t].n; i++)
+					if (kf.th[t].ip[i] >= lo && kf.th[t].ip[i] < hi)
+						kf.th[t].ip[i] += kaslr;
+			image_relocate(&g->kim, kaslr);
+		}
+		g->im.next = &g->kim;
+		g->cfg.kernel = 1;
+		splice_kernel(g, &kf);
+		flow_free(&kf);
+	}
 	truth_init(g);
+}
+
+static void load(struct gen *g, const char *prog, const char *flowpath, const char *name)
+{
+	load_kernel(g, prog, flowpath, name, NULL, NULL);
 }
 
 static void gen_free(struct gen *g)
@@ -779,6 +904,19 @@ static void gen_free(struct gen *g)
 	}
 	flow_free(&g->fl);
 	image_close(&g->im);
+	image_close(&g->kim);
+}
+
+/* Flow file @out of program @prog (named by its basename). */
+static void write_flow_file(const struct flow *f, struct image *im, const char *prog, const char *out)
+{
+	FILE *o = fopen(out, "w");
+	if (!o)
+		die(2, "cannot write %s", out);
+	const char *base = strrchr(prog, '/');
+	flow_write(f, im, base ? base + 1 : prog, o);
+	if (fclose(o) != 0)
+		die(2, "cannot write %s", out);
 }
 
 static int cmd_trace(int argc, char **argv)
@@ -788,18 +926,12 @@ static int cmd_trace(int argc, char **argv)
 	struct image im;
 	struct flow f;
 	char err[512];
-	if (image_open(&im, argv[2], err, sizeof(err)) < 0)
-		die(2, "%s", err);
+	open_image(&im, argv[2]);
 	if (trace_program(argv[2], &f, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ptgen: %s\n", err);
 		return 3;
 	}
-	FILE *o = fopen(argv[3], "w");
-	if (!o)
-		die(2, "cannot write %s", argv[3]);
-	const char *base = strrchr(argv[2], '/');
-	flow_write(&f, &im, base ? base + 1 : argv[2], o);
-	fclose(o);
+	write_flow_file(&f, &im, argv[2], argv[3]);
 	for (int t = 0; t < f.nth; t++)
 		fprintf(stderr, "ptgen: %s thread %d: %zu instructions\n", argv[2], t, f.th[t].n);
 	flow_free(&f);
@@ -807,16 +939,124 @@ static int cmd_trace(int argc, char **argv)
 	return 0;
 }
 
+/* Trailing options from argv[@from]: --times, --kernel KIMG KFLOW, --as PATH. 0, or -1 if malformed. */
+static int tail_opts(int argc, char **argv, int from, int *times, const char **kimg, const char **kflow)
+{
+	*kimg = *kflow = NULL;
+	if (times)
+		*times = 0;
+	for (int i = from; i < argc; i++) {
+		if (times && !strcmp(argv[i], "--times")) {
+			*times = 1;
+		} else if (times && !strcmp(argv[i], "--as") && i + 1 < argc) {
+			recorded_as = argv[++i];
+		} else if (!strcmp(argv[i], "--kaslr") && i + 1 < argc) {
+			char *end;
+			kaslr = strtoull(argv[++i], &end, 0);
+			if (*end || kaslr % 0x200000)
+				return -1;     /* KASLR moves the kernel by 2 MiB steps */
+		} else if (!strcmp(argv[i], "--kernel") && i + 2 < argc) {
+			*kimg = argv[++i];
+			*kflow = argv[++i];
+		} else {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int cmd_ktrace(int argc, char **argv)
+{
+	if (argc != 4)
+		return 1;
+	struct image im;
+	struct flow f;
+	char err[512];
+	memset(&f, 0, sizeof(f));
+	open_image(&im, argv[2]);
+	static const uint64_t nr[2] = { 1 /* write */, 231 /* exit_group */ };
+	for (int t = 0; t < 2; t++) {
+		if (trace_kernel(&im, im.entry, nr[t], &f.th[t], err, sizeof(err)) < 0) {
+			fprintf(stderr, "ptgen: %s\n", err);
+			flow_free(&f);
+			image_close(&im);
+			return 3;
+		}
+		f.nth++;
+	}
+	write_flow_file(&f, &im, argv[2], argv[3]);
+	flow_free(&f);
+	image_close(&im);
+	return 0;
+}
+
+/*
+ * A kcore-like file (what perf record --kcore copies into kcore_dir/kcore):
+ * ET_CORE, a PT_LOAD of 4 KiB of zeros standing for the direct map first,
+ * then the kernel's text as a PT_LOAD at file offset 0x3000 (vmlinux has it
+ * elsewhere, and the kernel map's pgoff is an address, not an offset), then
+ * each module's text in a PT_LOAD of its own.
+ */
+static int cmd_kcore(int argc, char **argv)
+{
+	if (argc != 4)
+		return 1;
+	struct image im;
+	open_image(&im, argv[2]);
+	enum { DMAP_OFF = 0x1000, TEXT_OFF = 0x3000, MAXSEG = 8 };
+	Elf64_Phdr ph[MAXSEG];
+	memset(ph, 0, sizeof(ph));
+	ph[0] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W, .p_offset = DMAP_OFF,
+			      .p_vaddr = 0xffff888000000000ull, .p_filesz = 0x1000, .p_memsz = 0x1000, .p_align = 0x1000 };
+	int n = 1;
+	uint64_t off = TEXT_OFF;
+	for (const struct image *s = &im; s && n < MAXSEG; s = s->next, n++) {   /* text, then modules */
+		ph[n] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X, .p_offset = off,
+				      .p_vaddr = s->text_vaddr, .p_filesz = s->text_size, .p_memsz = s->text_size,
+				      .p_align = 0x1000 };
+		off = (off + s->text_size + 0xfff) & ~0xfffull;
+	}
+	size_t size = (size_t)ph[n - 1].p_offset + (size_t)ph[n - 1].p_filesz;
+	uint8_t *f = calloc(1, size);
+	if (!f)
+		die(4, "%s", "out of memory");
+	Elf64_Ehdr eh;
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_CORE;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(Elf64_Phdr);
+	eh.e_phnum = (Elf64_Half)n;
+	memcpy(f, &eh, sizeof(eh));
+	memcpy(f + sizeof(eh), ph, (size_t)n * sizeof(ph[0]));
+	int k = 1;
+	for (const struct image *s = &im; s && k < n; s = s->next, k++)
+		memcpy(f + ph[k].p_offset, s->file + s->text_offset, s->text_size);
+	FILE *o = fopen(argv[3], "wb");
+	if (!o || fwrite(f, 1, size, o) != size || fclose(o) != 0)
+		die(2, "cannot write %s", argv[3]);
+	free(f);
+	image_close(&im);
+	return 0;
+}
+
 static int cmd_fixture(int argc, char **argv)
 {
-	int times = argc == 8 && !strcmp(argv[7], "--times");
-	if (argc != 7 && !times)
+	int times;
+	const char *kimg, *kflow;
+	if (argc < 7 || tail_opts(argc, argv, 7, &times, &kimg, &kflow) < 0)
 		return 1;
 	const struct variant *v = find_variant(argv[2]);
 	if (!v)
 		die(1, "unknown variant %s", argv[2]);
 	struct gen g;
-	load(&g, argv[3], argv[4], argv[5]);
+	load_kernel(&g, argv[3], argv[4], argv[5], kimg, kflow);
 	mkdir(argv[6], 0755);
 	v->run(&g, argv[6]);
 	write_expected(&g, argv[6], v->name, v->desc, times);
@@ -826,10 +1066,11 @@ static int cmd_fixture(int argc, char **argv)
 
 static int cmd_insns(int argc, char **argv)
 {
-	if (argc != 6)
+	const char *kimg, *kflow;
+	if (argc < 6 || tail_opts(argc, argv, 6, NULL, &kimg, &kflow) < 0)
 		return 1;
 	struct gen g;
-	load(&g, argv[2], argv[3], "x");
+	load_kernel(&g, argv[2], argv[3], "x", kimg, kflow);
 	int t = atoi(argv[5]);
 	FILE *e = fopen(argv[4], "r");
 	if (!e)
@@ -976,9 +1217,7 @@ static int cmd_ipt(int argc, char **argv)
 	if (argc != 5)
 		return 1;
 	struct image im;
-	char err[512];
-	if (image_open(&im, argv[3], err, sizeof(err)) < 0)
-		die(2, "%s", err);
+	open_image(&im, argv[3]);
 	int rc = ipt_decode(argv[2], &im, atoi(argv[4]), stdout);
 	image_close(&im);
 	return rc < 0 ? 2 : rc ? 5 : 0;   /* 5: decoded, with errors */
@@ -997,8 +1236,14 @@ int main(int argc, char **argv)
 		rc = cmd_ipt(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "large"))
 		rc = cmd_large(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "ktrace"))
+		rc = cmd_ktrace(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "kcore"))
+		rc = cmd_kcore(argc, argv);
 	if (rc == 1)
-		fprintf(stderr, "usage: ptgen trace PROG FLOW | fixture VARIANT PROG FLOW NAME OUTDIR [--times] |"
-				" insns PROG FLOW EXPECTED THREAD | ipt PERFDATA PROG QUEUE | large PROG FLOW MB OUT [CPUS]\n");
+		fprintf(stderr, "usage: ptgen trace PROG FLOW | ktrace KIMG KFLOW |"
+				" fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH] [--kaslr DELTA] |"
+				" insns PROG FLOW EXPECTED THREAD [--kernel KIMG KFLOW [--kaslr DELTA]] | ipt PERFDATA PROG QUEUE |"
+				" large PROG FLOW MB OUT [CPUS] | kcore KIMG OUT\n");
 	return rc;
 }

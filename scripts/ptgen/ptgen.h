@@ -41,6 +41,14 @@ void flow_free(struct flow *f);
 /* trace.c: run @path under PTRACE_SINGLESTEP. 0, or -1 with @err filled. */
 int trace_program(const char *path, struct flow *f, char *err, size_t errlen);
 
+/*
+ * trace.c: the stand-in kernel's flow from @entry with system call number
+ * @nr up to and including its sysretq or wrmsr (single-stepped in a user
+ * copy). 0, or -1 with @err filled.
+ */
+struct image;
+int trace_kernel(struct image *kim, uint64_t entry, uint64_t nr, struct thread_flow *out, char *err, size_t errlen);
+
 /* Instruction kinds that matter to Intel PT. */
 enum ikind {
 	IK_OTHER,      /* no change of flow */
@@ -50,7 +58,8 @@ enum ikind {
 	IK_CALL,       /* direct call: no packet, pushes the return address */
 	IK_CALL_IND,   /* indirect call: TIP, pushes */
 	IK_RET,        /* near return: TNT bit (compressed) or TIP */
-	IK_SYSCALL,    /* far transfer to the kernel: TIP.PGD with user-only tracing */
+	IK_SYSCALL,    /* far transfer to the kernel: TIP.PGD with user-only tracing, else TIP */
+	IK_SYSRET,     /* far return to user mode (kernel tracing): TIP */
 };
 
 struct insn {
@@ -65,15 +74,21 @@ struct image {
 	uint8_t *file;                 /* the whole ELF */
 	size_t file_size;
 	uint64_t text_vaddr, text_size, text_offset;   /* the executable PT_LOAD */
+	uint64_t entry;                /* e_entry */
 	uint8_t build_id[20];
 	unsigned build_id_size;
 	struct insn *cache;            /* per byte of the text segment, kind 0xff = not decoded */
 	void *cs;                      /* capstone handle (csh) */
+	struct image *next;            /* another image (the kernel's) for addresses outside this text */
+	int owns_next;                 /* next is this file's next executable segment, freed with it */
 };
 
+/* The file's first executable PT_LOAD; each further one (kernel modules) as an image chained by next. */
 int image_open(struct image *im, const char *path, char *err, size_t errlen);
-/* The instruction at @ip; 0, or -1 if @ip is outside the text or undecodable. */
+/* The instruction at @ip (in @im or the images chained by next); 0, or -1 if outside them or undecodable. */
 int image_insn(struct image *im, uint64_t ip, struct insn *out);
+/* Load @im's text (not the images chained to it) @delta bytes higher, as KASLR moves a kernel. */
+void image_relocate(struct image *im, uint64_t delta);
 void image_close(struct image *im);
 
 /* flow.c: the committed flow file; blocks are expanded through @im. */
@@ -93,6 +108,7 @@ struct ptcfg {
 	size_t psb_bytes;          /* PSB+ after at least this many bytes */
 	uint64_t syscall_cycles;   /* time spent in the kernel per system call */
 	uint64_t irq_cycles;       /* time spent in the kernel per interrupt */
+	int kernel;                /* the kernel is traced too: system calls and returns are TIPs */
 };
 
 struct psb_mark {
@@ -199,6 +215,7 @@ struct wrap_cfg {
 	int have_sched_switch;     /* 2: PERF_RECORD_SWITCH, 3: SWITCH_CPU_WIDE */
 	const struct image *img[PTGEN_MAX_THREADS + 1];   /* binaries for BUILD_ID (NULL-terminated) */
 	const char *img_name[PTGEN_MAX_THREADS + 1];      /* their recorded file names */
+	const struct image *kimg;  /* the kernel's image (BUILD_ID of [kernel.kallsyms]), or NULL */
 };
 
 struct wrap;
@@ -210,6 +227,7 @@ int wrap_close(struct wrap *w);
 void wrap_comm(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid, const char *comm, int exec);
 void wrap_mmap2(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid, const struct image *im,
 		const char *filename);
+void wrap_kernel_mmap(struct wrap *w, uint64_t tsc, const struct image *kim, const char *filename);
 void wrap_fork(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid, uint32_t ptid, int exit);
 void wrap_itrace_start(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid);
 void wrap_switch(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid, int out);

@@ -87,18 +87,22 @@ static void set_string(struct wrap *w, unsigned feat, const char *s)
 static void set_features(struct wrap *w)
 {
 	struct pd_buf b = { 0 };
-	for (int i = 0; w->cfg.img[i]; i++) {
-		const struct image *im = w->cfg.img[i];
-		const char *name = w->cfg.img_name[i];
+	int nimg = 0;
+	while (w->cfg.img[nimg])
+		nimg++;
+	for (int i = 0; i < nimg + (w->cfg.kimg != NULL); i++) {
+		int k = i == nimg;           /* the kernel comes last: misc KERNEL, pid -1 */
+		const struct image *im = k ? w->cfg.kimg : w->cfg.img[i];
+		const char *name = k ? "[kernel.kallsyms]" : w->cfg.img_name[i];
 		size_t nlen = strlen(name) + 1, padded = (nlen + 63) / 64 * 64;
 		uint8_t id[24] = { 0 };
 		memcpy(id, im->build_id, im->build_id_size);
 		id[20] = (uint8_t)im->build_id_size;
 		pd_buf_u32(&b, 0);                                   /* type */
-		uint16_t misc = 2 | (1u << 15), size = (uint16_t)(36 + padded);   /* USER | BUILD_ID_SIZE */
+		uint16_t misc = (k ? 1 : 2) | (1u << 15), size = (uint16_t)(36 + padded);   /* KERNEL / USER | BUILD_ID_SIZE */
 		pd_buf_bytes(&b, &misc, 2);
 		pd_buf_bytes(&b, &size, 2);
-		pd_buf_u32(&b, 4242);                                /* pid */
+		pd_buf_u32(&b, k ? (uint32_t)-1 : 4242);             /* pid */
 		pd_buf_bytes(&b, id, 24);
 		char *nb = calloc(1, padded);
 		memcpy(nb, name, nlen);
@@ -198,24 +202,28 @@ int wrap_open(struct wrap **out, const char *path, const struct wrap_cfg *cfg)
 	a.config = w->pt_config;
 	a.sample_period = 1;
 	a.sample_type = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_CPU | PD_SAMPLE_IDENTIFIER;
+	/* kernel tracing (perf record -e intel_pt//): the kernel is not excluded */
+	uint64_t exclude_kernel = pt->kernel ? 0 : pd_attr_flag_mask(PD_ATTR_EXCLUDE_KERNEL);
 	a.flags = pd_attr_flag_mask(PD_ATTR_DISABLED) | pd_attr_flag_mask(PD_ATTR_INHERIT) |
-		  pd_attr_flag_mask(PD_ATTR_EXCLUDE_KERNEL) | pd_attr_flag_mask(PD_ATTR_EXCLUDE_HV) |
+		  exclude_kernel | pd_attr_flag_mask(PD_ATTR_EXCLUDE_HV) |
 		  pd_attr_flag_mask(PD_ATTR_ENABLE_ON_EXEC) | pd_attr_flag_mask(PD_ATTR_SAMPLE_ID_ALL);
 	for (int c = 0; c < cfg->ncpus; c++)
 		ids[c] = PT_ID(c);
-	if (pd_writer_add_evsel(w->pw, &a, ids, (size_t)cfg->ncpus, "intel_pt//u", &w->err) < 0)
+	if (pd_writer_add_evsel(w->pw, &a, ids, (size_t)cfg->ncpus, pt->kernel ? "intel_pt//" : "intel_pt//u",
+				&w->err) < 0)
 		w->failed = 1;
 	a.type = PD_TYPE_SOFTWARE;
 	a.config = 9;   /* PERF_COUNT_SW_DUMMY */
 	a.flags = pd_attr_flag_mask(PD_ATTR_DISABLED) | pd_attr_flag_mask(PD_ATTR_INHERIT) |
-		  pd_attr_flag_mask(PD_ATTR_EXCLUDE_KERNEL) | pd_attr_flag_mask(PD_ATTR_EXCLUDE_HV) |
+		  exclude_kernel | pd_attr_flag_mask(PD_ATTR_EXCLUDE_HV) |
 		  pd_attr_flag_mask(PD_ATTR_MMAP) | pd_attr_flag_mask(PD_ATTR_COMM) |
 		  pd_attr_flag_mask(PD_ATTR_TASK) | pd_attr_flag_mask(PD_ATTR_MMAP2) |
 		  pd_attr_flag_mask(PD_ATTR_COMM_EXEC) | pd_attr_flag_mask(PD_ATTR_CONTEXT_SWITCH) |
 		  pd_attr_flag_mask(PD_ATTR_ENABLE_ON_EXEC) | pd_attr_flag_mask(PD_ATTR_SAMPLE_ID_ALL);
 	for (int c = 0; c < cfg->ncpus; c++)
 		ids[c] = SB_ID(c);
-	if (!w->failed && pd_writer_add_evsel(w->pw, &a, ids, (size_t)cfg->ncpus, "dummy:u", &w->err) < 0)
+	if (!w->failed && pd_writer_add_evsel(w->pw, &a, ids, (size_t)cfg->ncpus, pt->kernel ? "dummy" : "dummy:u",
+					      &w->err) < 0)
 		w->failed = 1;
 	set_features(w);
 	write_time_conv(w);
@@ -262,6 +270,24 @@ void wrap_mmap2(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t ti
 	u32(&r, 5); u32(&r, 2);              /* PROT_READ|PROT_EXEC, MAP_PRIVATE */
 	str8(&r, filename);
 	trailer(&r, pid, tid, tsc, cpu, SB_ID(cpu));
+	write_rec(w, &r, NULL, 0);
+}
+
+/*
+ * Kernel maps as perf synthesizes them (MMAP, pid -1, misc KERNEL): the
+ * text as "[kernel.kallsyms]_text" with pgoff = _text's address, a module
+ * by its .ko path with pgoff 0.
+ */
+void wrap_kernel_mmap(struct wrap *w, uint64_t tsc, const struct image *kim, const char *filename)
+{
+	struct rec r;
+	int text = !strcmp(filename, "[kernel.kallsyms]_text");
+	uint64_t start = kim->text_vaddr, len = ((kim->text_vaddr + kim->text_size + 0xfff) & ~0xfffull) - start;
+	hdr(&r, PD_RECORD_MMAP, 1 /* KERNEL */);
+	u32(&r, (uint32_t)-1); u32(&r, 0);
+	u64(&r, start); u64(&r, len); u64(&r, text ? start : 0);
+	str8(&r, filename);
+	trailer(&r, (uint32_t)-1, 0, tsc, 0, SB_ID(0));
 	write_rec(w, &r, NULL, 0);
 }
 

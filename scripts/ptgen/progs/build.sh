@@ -10,3 +10,7 @@ CFLAGS="-O2 -static -nostdlib -fno-pie -no-pie -fno-stack-protector -fcf-protect
 for p in loops threads; do
 	gcc $CFLAGS -o "$OUT/$p" "$p.c"
 done
+# the stand-in kernel of the "kernel" variant, at the kernel text address
+KFLAGS="-nostdlib -static -no-pie -Wl,--build-id=sha1 -Wl,-T,kmini.ld -Wl,-z,noexecstack -Wl,-z,max-page-size=0x1000"
+gcc $KFLAGS -o "$OUT/kmini" kmini.S
+gcc $KFLAGS -DKMOD -o "$OUT/kmini-mod" kmini.S
