@@ -1340,8 +1340,9 @@ static int set_thread(struct rb_pt *pt, struct ptq *q)
 	}
 	q->pid_now = pid;
 	q->tid_now = tid;
-	struct proc_image *p = pid >= 0 ? proc_image(pt, q, pid) : NULL;
-	if (pid >= 0 && !p)
+	/* no known process (idle, or before the first switch record): an image that has the kernel only */
+	struct proc_image *p = proc_image(pt, q, pid >= 0 ? pid : -1);
+	if (!p)
 		return q->err = -ENOMEM;
 	if (p != q->img) {
 		q->img = p;
