@@ -1190,9 +1190,9 @@ static int dec_event(const struct rb_pt *pt, void *d, struct pt_event *ev)
 
 static int dec_next(const struct rb_pt *pt, void *d, struct pt_block *b)
 {
-	memset(b, 0, sizeof(*b));
 	if (!pt->insn_period)
-		return pt_blk_next(d, b, sizeof(*b));
+		return pt_blk_next(d, b, sizeof(*b));      /* libipt zeroes the block first, errors included */
+	memset(b, 0, sizeof(*b));
 	struct pt_insn in;
 	memset(&in, 0, sizeof(in));
 	int st = pt_insn_next(d, &in, sizeof(in));
