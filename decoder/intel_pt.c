@@ -173,6 +173,7 @@ struct ptq {
 	size_t tl_pos, tl_end;
 	struct proc_image *images;       /* this queue's process images */
 	struct kind_slot *kinds;         /* branch kinds by address (allocated on first use) */
+	struct pt_image_section_cache *iscache;   /* the queue's own: nothing of libipt's is shared */
 	int32_t miss_pid;                /* the last read the image callback could not serve */
 	uint64_t miss_ip;
 	const char *miss_why;            /* what the machine said was missing, or NULL */
@@ -210,7 +211,6 @@ struct rb_pt {
 	int have_cpu;
 	struct ptq *q;
 	size_t nr_q;
-	struct pt_image_section_cache *iscache;
 	struct aux_break *breaks;
 	size_t nr_breaks;
 	int spool;                       /* AUX data goes to spool files (large recordings), not the heap */
@@ -894,13 +894,13 @@ static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 	struct rb_code_piece piece;
 	p->q->miss_why = NULL;
 	int ok = rb_machine_code_at(pt->env.m, t, ip, &piece, &p->q->miss_why) >= 0;   /* kernel code needs no thread */
-	int isid = ok ? pt_iscache_add_file(pt->iscache, piece.file, piece.offset, piece.size, piece.vaddr) : -1;
+	int isid = ok ? pt_iscache_add_file(p->q->iscache, piece.file, piece.offset, piece.size, piece.vaddr) : -1;
 	pthread_mutex_unlock(&pt->mlock);
 	if (isid < 0)
 		return -pte_nomap;
-	if (pt_image_add_cached(p->img, pt->iscache, isid, NULL) < 0)
+	if (pt_image_add_cached(p->img, p->q->iscache, isid, NULL) < 0)
 		return -pte_nomap;
-	return pt_iscache_read(pt->iscache, buffer, size, isid, ip);
+	return pt_iscache_read(p->q->iscache, buffer, size, isid, ip);
 }
 
 /* ------------------------------------------------------------ events out */
@@ -1127,7 +1127,7 @@ static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_bl
 			*direct = k->direct;
 			return k->kind;
 		}
-		n = pt_iscache_read(pt->iscache, raw, sizeof(raw), b->isid, b->end_ip);
+		n = pt_iscache_read(q->iscache, raw, sizeof(raw), b->isid, b->end_ip);
 	} else {
 		n = q->img ? read_memory(raw, sizeof(raw), NULL, b->end_ip, q->img) : -1;
 	}
@@ -2030,8 +2030,16 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		pt->time_shift = 63;
 	if (!pt->time_mult || (pt->have_config && pt->nr_priv > P_TSC_BIT && !(pt->config & pt->priv[P_TSC_BIT])))
 		pt->timeless = 1;
-	pt->iscache = pt_iscache_alloc("rbdecode");
-	if (!pt->iscache || start_pool(pt, env->jobs) < 0) {
+	/*
+	 * A section cache per queue: libipt shares a cached section's block
+	 * cache among the decoders that use it, and with several threads that
+	 * made corrupt traces decode differently from run to run.
+	 */
+	int nomem = 0;
+	for (size_t i = 0; i < pt->nr_q; i++)
+		if (pt->q[i].nr_runs && !(pt->q[i].iscache = pt_iscache_alloc("rbdecode")))
+			nomem = 1;
+	if (nomem || start_pool(pt, env->jobs) < 0) {
 		rb_pt_free(pt);
 		return PD_ERR_NOMEM;
 	}
@@ -2084,14 +2092,15 @@ void rb_pt_free(struct rb_pt *pt)
 			pt_image_free(p->img);
 			free(p);
 		}
+		if (q->iscache)
+			pt_iscache_free(q->iscache);
 	}
 	free(pt->q);
 	free(pt->breaks);
 	free(pt->tl);
 	free(pt->bounds);
 	free(pt->bounce);
-	if (pt->iscache)
-		pt_iscache_free(pt->iscache);
+
 	pthread_mutex_destroy(&pt->mlock);
 	free(pt);
 }
