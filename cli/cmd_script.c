@@ -114,6 +114,18 @@ static void print_flags(FILE *o, uint32_t flags)
 	fprintf(o, "%-15s ", buf);
 }
 
+
+/*
+ * The command perf script shows: the thread's own, as of now (a thread that
+ * renamed itself shows its new name), where the database keeps the process's
+ * exec comm (@fallback) as perf's exporter does.
+ */
+static const char *comm_of(const struct rb_thread *t, const struct rb_comm *fallback)
+{
+	if (t->comm && t->comm_set)
+		return t->comm->name;
+	return fallback ? fallback->name : t->comm->name;
+}
 static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct script *sc = ctx;
@@ -122,7 +134,7 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	char tbuf[40] = "";
 	if (s->type & PD_SAMPLE_TIME)
 		snprintf(tbuf, sizeof(tbuf), " %" PRIu64 ".%06" PRIu64 ":", s->time / 1000000000, s->time % 1000000000 / 1000);
-	fprintf(o, "%16s %6d/%-6d", ev->comm ? ev->comm->name : ev->thread->comm->name, ev->thread->pid, ev->thread->tid);
+	fprintf(o, "%16s %6d/%-6d", comm_of(ev->thread, ev->comm), ev->thread->pid, ev->thread->tid);
 	if (s->type & PD_SAMPLE_CPU)
 		fprintf(o, " [%03u]", s->cpu);
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
@@ -244,7 +256,7 @@ static int script_branch(void *ctx, const struct rb_trace_ev *ev)
 	const char *kind = kinds[f];
 	int insn = ev->kind == RB_EV_INSTRUCTION;
 	l.p = l.b;
-	l_pad(&l, ev->comm ? ev->comm->name : ev->thread->comm->name, 16, 0);
+	l_pad(&l, comm_of(ev->thread, ev->comm), 16, 0);
 	*l.p++ = ' ';
 	l_int(&l, ev->thread->pid, 6, 0);
 	*l.p++ = '/';

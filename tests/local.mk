@@ -24,6 +24,7 @@ SHELL_TESTS = \
 	tests/export_sqlite.test \
 	tests/archive.test \
 	tests/script_gaps.test \
+	tests/script_comm.test \
 	tests/queries.test \
 	tests/aux_gaps.test \
 	tests/pt_real.test \
