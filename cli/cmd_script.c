@@ -114,7 +114,6 @@ static void print_flags(FILE *o, uint32_t flags)
 	fprintf(o, "%-15s ", buf);
 }
 
-
 /*
  * The command perf script shows: the thread's own, as of now (a thread that
  * renamed itself shows its new name), where the database keeps the process's
@@ -126,6 +125,7 @@ static const char *comm_of(const struct rb_thread *t, const struct rb_comm *fall
 		return t->comm->name;
 	return fallback ? fallback->name : t->comm->name;
 }
+
 static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct script *sc = ctx;
