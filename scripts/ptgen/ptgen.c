@@ -174,6 +174,15 @@ static void write_expected(struct gen *g, const char *dir, const char *variant, 
 	}
 	if (g->tr.lost_records)
 		fprintf(e, "lost-records 0 %" PRIu64 "\n", g->tr.lost_records);
+	for (int k = 0; k < g->tr.nev; k++) {
+		const struct ptevent *v = &g->tr.ev[k];
+		/* the ptwrite payload in hex, the other values in decimal */
+		fprintf(e, strcmp(v->kind, "ptwrite") ? "event %s %d %" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n"
+						      : "event %s %d %" PRIx64 " %" PRIu64 " %" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
+			v->kind, v->thread, v->ip, wrap_perf_time(v->tsc), v->v[0], v->v[1], v->v[2]);
+	}
+	if (!g->cfg.cyc)   /* without CYC decoders date by MTC: steps of 2^mtc_period crystal ticks */
+		fprintf(e, "time-mean-limit %d\n", 250);
 	for (int k = 0; k < g->tr.ngaps; k++) {   /* what perf's decoder reports for the losses it sees in the trace */
 		const char *r = g->tr.gaps[k].reason;
 		if (!strcmp(r, "overflow"))
@@ -723,6 +732,82 @@ static void variant_one_cpu(struct gen *g, const char *out)
 	ps_free(&s);
 }
 
+/*
+ * PTWRITE and power events in the loops program (config ptw, fup_on_ptw,
+ * pwr_evt; no CYC, so that a change of the core:bus ratio leaves the
+ * timing packets as they are): PTWRITEs with their FUP, two changes of the
+ * CBR, two C-states (MWAIT, PWRE, EXSTOP + FUP, PWRX). The events sit at
+ * plain instructions (the program has no PTWRITE or MWAIT: decoders bind a
+ * FUP-carrying event to its IP, whatever the instruction).
+ */
+static void add_event(struct gen *g, const char *kind, int t, uint64_t ip, uint64_t tsc, uint64_t a, uint64_t b,
+		      uint64_t c)
+{
+	if (g->tr.nev >= (int)(sizeof(g->tr.ev) / sizeof(g->tr.ev[0])))
+		die(4, "%s", "too many events");
+	g->tr.ev[g->tr.nev++] = (struct ptevent){ kind, t, ip, tsc, { a, b, c } };
+}
+
+struct power_plan {
+	size_t ptw[5], cbr[2], sleep[2];
+};
+
+static void hook_power(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
+{
+	const struct power_plan *pl = ctx;
+	static const uint64_t payload[5] = { 0x1234, 0xfedcba9876543210ull, 0, 0xdeadbeef, 0x100000000ull };
+	static const unsigned ratio[2] = { 16, 32 };
+	static const struct ptsleep sleeps[2] = {
+		{ .hints = 0x20, .ext = 1, .state = 2, .sub_state = 0, .last = 2, .deepest = 3, .wake = 1, .ticks = 3000 },
+		{ .hints = 0x10, .ext = 0, .state = 1, .sub_state = 1, .last = 1, .deepest = 1, .wake = 4, .ticks = 1500 },
+	};
+	uint64_t ip = g->fl.th[t].ip[i];
+	for (int k = 0; k < 5; k++)
+		if (pl->ptw[k] == i) {
+			int bytes = payload[k] >> 32 ? 8 : 4;
+			add_event(g, "ptwrite", t, ip, s->tsc, payload[k], 1, 0);
+			ps_ptw(s, payload[k], bytes, ip, 1);
+		}
+	for (int k = 0; k < 2; k++)
+		if (pl->cbr[k] == i) {
+			add_event(g, "cbr", t, ip, s->tsc, ratio[k], 0, 0);
+			ps_cbr(s, ratio[k]);
+		}
+	for (int k = 0; k < 2; k++)
+		if (pl->sleep[k] == i) {
+			const struct ptsleep *z = &sleeps[k];
+			add_event(g, "mwait", t, ip, s->tsc, z->hints, z->ext, 0);
+			add_event(g, "pwre", t, ip, s->tsc, z->state, z->sub_state, 0);
+			add_event(g, "exstop", t, ip, s->tsc, 1, 0, 0);
+			add_event(g, "pwrx", t, ip, s->tsc + z->ticks, z->deepest, z->last, z->wake);
+			ps_sleep(s, ip, z);
+		}
+}
+
+static void variant_power(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	struct power_plan pl;
+	size_t n = g->fl.th[0].n;
+	static const double ptw_at[5] = { 0.1, 0.2, 0.35, 0.62, 0.9 }, cbr_at[2] = { 0.3, 0.7 },
+			    sleep_at[2] = { 0.45, 0.8 };
+	for (int k = 0; k < 5; k++)
+		pl.ptw[k] = plain_index(g, 0, (size_t)((double)n * ptw_at[k]));
+	for (int k = 0; k < 2; k++) {
+		pl.cbr[k] = plain_index(g, 0, (size_t)((double)n * cbr_at[k]));
+		pl.sleep[k] = plain_index(g, 0, (size_t)((double)n * sleep_at[k]));
+	}
+	g->cfg.cyc = 0;
+	g->cfg.ptw = g->cfg.fup_on_ptw = g->cfg.pwr_evt = 1;
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 600);
+	add_event(g, "cbr", 0, 0, START_TSC, g->cfg.nom_ratio, 0, 0);   /* the first PSB+'s */
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, n, hook_power, &pl);
+	finish_single(g, w, &s, 0);
+}
+
 struct variant {
 	const char *name;
 	void (*run)(struct gen *g, const char *out);
@@ -745,6 +830,8 @@ static const struct variant variants[] = {
 	  "two threads recorded --per-thread: one AUX area per thread (AUXTRACE cpu -1), no switch sideband" },
 	{ "pipe", variant_pipe, "full trace in a pipe-mode perf.data (no AUXTRACE index, no BUILD_ID feature)" },
 	{ "noretcomp", variant_noretcomp, "full trace with return compression off: every return is a TIP" },
+	{ "power", variant_power,
+	  "PTWRITE (with FUP) and power events: CBR changes, C-states (MWAIT, PWRE, EXSTOP, PWRX); no CYC" },
 	{ "one-cpu", variant_one_cpu,
 	  "two threads taking turns on one CPU (SWITCH_CPU_WIDE), one preemption by an interrupt" },
 };

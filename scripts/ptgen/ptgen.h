@@ -87,6 +87,7 @@ int flow_read(struct flow *f, struct image *im, const char *path, char *err, siz
 struct ptcfg {
 	int mtc, cyc;              /* MTC / CYC packets on */
 	int noretcomp;             /* return compression off: every return is a TIP */
+	int ptw, fup_on_ptw, pwr_evt;   /* config bits ptw, fup_on_ptw, pwr_evt (PTWRITE and power packets) */
 	unsigned mtc_period;       /* MTC every 2^mtc_period crystal ticks */
 	unsigned ctc_ratio;        /* TSC ticks per crystal tick (CPUID.15H EBX/EAX) */
 	unsigned nom_ratio;        /* max non-turbo ratio; CBR equals it: one TSC tick per core cycle */
@@ -117,7 +118,19 @@ struct gap {
 	const char *reason;       /* "overflow", "aux-truncated", "snapshot-hole" ... */
 };
 
+/* A PTWRITE or power event the stream carries (expected.txt "event" lines). */
+struct ptevent {
+	const char *kind;         /* perf's event name: ptwrite cbr mwait pwre exstop pwrx */
+	int thread;
+	uint64_t ip;              /* the instruction it binds to (FUP), else the next to execute */
+	uint64_t tsc;
+	uint64_t v[3];            /* ptwrite: payload, exact_ip; cbr: ratio; mwait: hints, extensions;
+				     pwre: cstate, subcstate, hw; exstop: exact_ip; pwrx: deepest, last, wake */
+};
+
 struct truth {
+	struct ptevent ev[32];
+	int nev;
 	uint8_t *flags[PTGEN_MAX_THREADS];
 	uint64_t *tsc[PTGEN_MAX_THREADS];   /* when each instruction executed */
 	struct gap gaps[16];
@@ -159,6 +172,7 @@ struct ptstream {
 	int track_timing;
 	int thread;                /* thread whose instructions are being encoded */
 	size_t index;              /* its next instruction */
+	unsigned cbr;              /* core:bus ratio of the last CBR packet (0: cfg->nom_ratio) */
 };
 
 int ps_init(struct ptstream *s, const struct ptcfg *cfg, uint64_t tsc);
@@ -183,6 +197,19 @@ void ps_overflow_end(struct ptstream *s, uint64_t ip);
 void ps_stop(struct ptstream *s);
 /* Tracing restarts in the kernel: PSB+ without FUP; the caller then enables. */
 void ps_restart(struct ptstream *s);
+/* PTWRITE of @payload (@bytes 4 or 8) at @ip: PTW, and FUP(@ip) when @fup (config fup_on_ptw). */
+void ps_ptw(struct ptstream *s, uint64_t payload, int bytes, uint64_t ip, int fup);
+/* The core:bus ratio changes to @ratio: CBR (config pwr_evt). */
+void ps_cbr(struct ptstream *s, unsigned ratio);
+/* A C-state at @ip (config pwr_evt): MWAIT, PWRE, EXSTOP(IP), FUP(ip); asleep @ticks; TSC, TMA, PWRX. */
+struct ptsleep {
+	uint32_t hints, ext;       /* MWAIT's EAX and ECX */
+	uint8_t state, sub_state;  /* PWRE: resolved thread C-state (hw 0: libipt and perf disagree on its bit) */
+	uint8_t last, deepest;     /* PWRX: last and deepest core C-state */
+	uint8_t wake;              /* PWRX wake reason: 1 interrupt, 4 monitored store, 8 hardware */
+	uint64_t ticks;
+};
+void ps_sleep(struct ptstream *s, uint64_t ip, const struct ptsleep *z);
 /* Record a packet boundary (AUX chunk end) now. */
 void ps_cut(struct ptstream *s);
 /* Trailing PAD bytes to a multiple of 8. */
