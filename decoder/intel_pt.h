@@ -22,6 +22,7 @@ struct rb_pt_env {
 	int perf_export;             /* name symbol-less addresses as perf's exporter does */
 	uint64_t insn_period;        /* instruction samples every N instructions; 0: none */
 	int no_branches;             /* no branch events (still decoded and counted) */
+	int ptwrites, pwr_events;    /* PTWRITE and power events wanted */
 	pd_warn_fn warn;
 	void *warn_ctx;
 };

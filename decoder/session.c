@@ -716,6 +716,7 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	if (!rc && !o->no_aux_decode && strcmp(o->path, "-")) {
 		struct rb_pt_env env = { .m = s.m, .sink = sink, .st = stats, .perf_export = o->perf_export,
 					 .insn_period = o->insn_period, .no_branches = o->no_branches,
+					 .ptwrites = o->ptwrites, .pwr_events = o->pwr_events,
 					 .warn = o->warn, .warn_ctx = o->warn_ctx };
 		struct pd_error perr;
 		if (rb_pt_open(&s.pt, o->path, &env, &perr) < 0 && o->warn) {
