@@ -755,7 +755,7 @@ struct power_plan {
 static void hook_power(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
 {
 	const struct power_plan *pl = ctx;
-	static const uint64_t payload[5] = { 0x1234, 0xfedcba9876543210ull, 0, 0xdeadbeef, 0x100000000ull };
+	static const uint64_t payload[5] = { 0x216b6f /* "ok!" */, 0xfedcba9876543210ull, 0, 0xdeadbeef, 0x100000000ull };
 	static const unsigned ratio[2] = { 16, 32 };
 	static const struct ptsleep sleeps[2] = {
 		{ .hints = 0x20, .ext = 1, .state = 2, .sub_state = 0, .last = 2, .deepest = 3, .wake = 1, .ticks = 3000 },
