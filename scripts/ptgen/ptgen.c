@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "ptgen.h"
 
 #define START_TSC 2400000000000ull    /* perf time 1000 s */
@@ -808,6 +809,50 @@ static void variant_power(struct gen *g, const char *out)
 	finish_single(g, w, &s, 0);
 }
 
+/*
+ * PTWRITE without FUP (config ptw, not fup_on_ptw), on a program with
+ * PTWRITE instructions: a PTW packet as each one retires (pending TNT bits
+ * first). Decoders bind such a PTW to the next PTWRITE instruction. The
+ * payloads are the generator's (k-th PTWRITE: 0x100 + k, or
+ * 0xa5a5a5a500000000 + k for 8 bytes), not the register values, which the
+ * flow does not record.
+ */
+static void hook_ptw(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
+{
+	unsigned *k = ctx;
+	struct insn in;
+	insn_at(g, g->fl.th[t].ip[i], &in);
+	if (in.kind != IK_PTWRITE)
+		return;
+	uint64_t payload = (in.ptw_bytes == 8 ? 0xa5a5a5a500000000ull : 0x100) + (*k)++;
+	add_event(g, "ptwrite", t, in.ip, s->tsc, payload, (uint64_t)g->cfg.fup_on_ptw, 0);
+	ps_ptw(s, payload, in.ptw_bytes, in.ip, g->cfg.fup_on_ptw);
+}
+
+static void variant_ptw(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	unsigned k = 0;
+	g->cfg.ptw = 1;
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC - 1000);   /* the sideband before the trace, which starts sooner */
+	/*
+	 * Tracing starts 8 cycles after the PSB+, not 1000 (stream_init): the
+	 * first CYC then counts nearly the same cycles whether a decoder counts
+	 * them from the PSB+ (perf, and this generator) or from TIP.PGE's TSC
+	 * (libipt); this short trace has no MTC to correct either
+	 */
+	if (ps_init(&s, &g->cfg, START_TSC) < 0)
+		die(4, "%s", "libipt: cannot allocate an encoder");
+	s.cut_every = s.next_cut = 300;
+	ps_psb(&s);
+	add_event(g, "cbr", 0, 0, START_TSC, g->cfg.nom_ratio, 0, 0);   /* the PSB+'s (CBR packets need no pwr_evt) */
+	ps_idle(&s, 8);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, g->fl.th[0].n, hook_ptw, &k);
+	finish_single(g, w, &s, 0);
+}
+
 struct variant {
 	const char *name;
 	void (*run)(struct gen *g, const char *out);
@@ -832,6 +877,7 @@ static const struct variant variants[] = {
 	{ "noretcomp", variant_noretcomp, "full trace with return compression off: every return is a TIP" },
 	{ "power", variant_power,
 	  "PTWRITE (with FUP) and power events: CBR changes, C-states (MWAIT, PWRE, EXSTOP, PWRX); no CYC" },
+	{ "ptw", variant_ptw, "PTWRITE instructions traced without FUP (config ptw, not fup_on_ptw)" },
 	{ "one-cpu", variant_one_cpu,
 	  "two threads taking turns on one CPU (SWITCH_CPU_WIDE), one preemption by an interrupt" },
 };
@@ -877,7 +923,17 @@ static int cmd_trace(int argc, char **argv)
 	char err[512];
 	if (image_open(&im, argv[2], err, sizeof(err)) < 0)
 		die(2, "%s", err);
-	if (trace_program(argv[2], &f, err, sizeof(err)) < 0) {
+	/* PTWRITE may not exist on this CPU: a copy with NOPs in their place runs the same flow */
+	char runnable[1024];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(runnable, sizeof(runnable), "%s/ptgen-run.%d", tmp && *tmp ? tmp : "/tmp", (int)getpid());
+	int nptw = image_runnable_copy(&im, runnable, err, sizeof(err));
+	if (nptw < 0)
+		die(2, "%s", err);
+	int trc = trace_program(nptw ? runnable : argv[2], &f, err, sizeof(err));
+	if (nptw)
+		unlink(runnable);
+	if (trc < 0) {
 		fprintf(stderr, "ptgen: %s\n", err);
 		return 3;
 	}

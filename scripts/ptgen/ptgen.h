@@ -51,6 +51,7 @@ enum ikind {
 	IK_CALL_IND,   /* indirect call: TIP, pushes */
 	IK_RET,        /* near return: TNT bit (compressed) or TIP */
 	IK_SYSCALL,    /* far transfer to the kernel: TIP.PGD with user-only tracing */
+	IK_PTWRITE,    /* PTWRITE (register operand): a PTW packet */
 };
 
 struct insn {
@@ -58,6 +59,7 @@ struct insn {
 	uint64_t target;     /* direct branches */
 	uint8_t size;
 	uint8_t kind;        /* enum ikind */
+	uint8_t ptw_bytes;   /* IK_PTWRITE: operand size, 4 or 8 */
 };
 
 struct image {
@@ -75,6 +77,12 @@ int image_open(struct image *im, const char *path, char *err, size_t errlen);
 /* The instruction at @ip; 0, or -1 if @ip is outside the text or undecodable. */
 int image_insn(struct image *im, uint64_t ip, struct insn *out);
 void image_close(struct image *im);
+/*
+ * A copy of the ELF at @out that this CPU can run: each PTWRITE replaced by
+ * a NOP of its length (same addresses, same flow otherwise). Returns the
+ * number of PTWRITEs replaced (0: no copy written), or -1 with @err filled.
+ */
+int image_runnable_copy(struct image *im, const char *out, char *err, size_t errlen);
 
 /* flow.c: the committed flow file; blocks are expanded through @im. */
 int flow_write(const struct flow *f, struct image *im, const char *prog, FILE *out);
