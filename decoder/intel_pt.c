@@ -30,9 +30,9 @@
  * PTWRITE and power events (perf's --itrace=w and p) go out the same way as
  * branches, held while unproven. An event without an IP of its own takes
  * the address where the decoder stands, the start of the next block, as
- * perf's do; a PWRE that an MWAIT follows is reported with it, at the
- * MWAIT's FUP (perf binds them so). A CBR is reported when the ratio
- * changes (libipt repeats it at every PSB).
+ * perf's do; a PWRE that an MWAIT follows (within PWRE_WAIT blocks) is
+ * reported with it, at the MWAIT's FUP (perf binds them so). A CBR is
+ * reported when the ratio changes (libipt repeats it at every PSB).
  */
 #include "config.h"
 #include <errno.h>
@@ -89,6 +89,7 @@ struct held {                     /* an event not yet proven by a packet */
 };
 
 #define AWAIT_MAX 8
+#define PWRE_WAIT 16                 /* blocks to the MWAIT's FUP: a PWRE without MWAIT is not held longer */
 
 struct ptq {
 	uint32_t idx;
@@ -135,6 +136,7 @@ struct ptq {
 	struct held await[AWAIT_MAX];
 	uint8_t await_ip[AWAIT_MAX];     /* 1: from is known */
 	int nawait;
+	int pwre_blocks;                 /* blocks a PWRE has waited for an MWAIT (at most PWRE_WAIT) */
 	unsigned cbr;                    /* the last core:bus ratio reported (0: none yet) */
 };
 
@@ -1143,6 +1145,8 @@ static int flush_await(struct rb_pt *pt, struct ptq *q, uint64_t ip, int keep_pw
 	memmove(q->await, q->await + k, (size_t)(q->nawait - k) * sizeof(q->await[0]));
 	memmove(q->await_ip, q->await_ip + k, (size_t)(q->nawait - k));
 	q->nawait -= k;
+	if (!q->nawait)
+		q->pwre_blocks = 0;
 	return 0;
 }
 
@@ -1336,7 +1340,7 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 {
 	if (resolve_pending(pt, q, b->ip))
 		return pt->failed;
-	if (q->nawait && flush_await(pt, q, b->ip, 1))
+	if (q->nawait && flush_await(pt, q, b->ip, ++q->pwre_blocks <= PWRE_WAIT))
 		return pt->failed;
 	if (!b->ninsn)
 		return 0;
