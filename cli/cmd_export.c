@@ -114,13 +114,19 @@ int cli_session_option(int c, const char *arg, struct rb_session_opts *so)
 	}
 	case 'I': {
 		/* perf's --itrace letters we synthesize: b (branches), iN (an instruction sample every N
-		   instructions; N defaults to 100000 as perf's), e (errors: always reported as gaps) */
+		   instructions; N defaults to 100000 as perf's), p (power events), w (PTWRITE), e (errors:
+		   always reported as gaps) */
 		so->no_branches = 1;
 		so->insn_period = 0;
+		so->pwr_events = so->ptwrites = 0;
 		for (const char *p = arg; *p;) {
 			char l = *p++;
 			if (l == 'b') {
 				so->no_branches = 0;
+			} else if (l == 'p') {
+				so->pwr_events = 1;
+			} else if (l == 'w') {
+				so->ptwrites = 1;
 			} else if (l == 'e') {
 				;
 			} else if (l == 'i') {
@@ -135,7 +141,7 @@ int cli_session_option(int c, const char *arg, struct rb_session_opts *so)
 					return -1;
 				}
 			} else {
-				cli_error("--itrace: '%c' is not supported (b, iN[i] and e are)", l);
+				cli_error("--itrace: '%c' is not supported (b, iN[i], p, w and e are)", l);
 				return -1;
 			}
 		}
@@ -175,7 +181,8 @@ static void export_usage(FILE *f)
 		"      --vmlinux FILE    the kernel's ELF image, to decode kernel trace (build-id checked)\n"
 		"      --kcore DIR       a perf kcore_dir (kcore, kallsyms): kernel and modules' code\n"
 		"      --itrace SPEC     what hardware trace gives: b branches (default), iN an instruction\n"
-		"                        sample every N instructions, e errors (always kept as gaps)\n"
+		"                        sample every N instructions, p power events, w PTWRITE, e errors\n"
+		"                        (always kept as gaps)\n"
 		"  -j, --jobs N          decode AUX trace queues on N threads (same output for every N)\n"
 		"      --ftrace FILE     also load this trace.dat (default: FILE.trace.dat beside FILE if it exists);\n"
 		"                        FILE itself may be a trace.dat (trace-cmd's format, versions 6 and 7)\n"

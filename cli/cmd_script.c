@@ -7,7 +7,8 @@
  * context switches in between, as perf script prints them. Branch samples
  * a trace decoder synthesized (CoreSight) add perf's flags field before the
  * ip and "=> addr symbol (object)" after it, as perf script --itrace=b
- * prints them; Intel PT branches come as trace events (script_branch).
+ * prints them; Intel PT branches come as trace events (script_branch), and
+ * so do its PTWRITE and power events (--itrace=w, p: perf's text for them).
  * `rbdecode gaps FILE` lists every
  * loss the recording reports (kernel LOST / LOST_SAMPLES records, AUX
  * records flagged truncated, partial or collision, holes between AUX chunks,
@@ -242,6 +243,60 @@ static void l_loc(struct line *l, uint64_t ip, const struct rb_addr_loc *al)
 	*l->p++ = ')';
 }
 
+/*
+ * PTWRITE and power events: perf script's text for its synthesized events
+ * (the event's fields padded to 34 columns, then the ip), after the same
+ * thread, CPU and time columns as a branch.
+ */
+static const char *const power_names[] = { "cbr", "mwait", "pwre", "exstop", "pwrx" };
+
+static void power_text(const struct rb_trace_ev *ev, char *buf, size_t n)
+{
+	const uint64_t *v = ev->payload;
+	int len = 0;
+	if (ev->kind == RB_EV_PTWRITE) {
+		char str[9] = "";
+		int printable = 1, i = 0;
+		for (; i < 8 && ((v[0] >> (8 * i)) & 0xff); i++) {
+			int c = (int)((v[0] >> (8 * i)) & 0xff);
+			if (c < 0x20 || c > 0x7e)
+				printable = 0;
+		}
+		for (; i < 8; i++)
+			if ((v[0] >> (8 * i)) & 0xff)
+				printable = 0;
+		for (i = 0; printable && i < 8; i++)
+			str[i] = (char)((v[0] >> (8 * i)) & 0xff);
+		len = snprintf(buf, n, " IP: %u payload: %#" PRIx64 " %s ", (unsigned)v[1], v[0], str);
+	} else {
+		switch (ev->power) {
+		case RB_PWR_CBR:
+			len = snprintf(buf, n, " cbr: %2u freq: %4u MHz ", (unsigned)v[0], (unsigned)((v[1] + 500) / 1000));
+			if (v[2])
+				len += snprintf(buf + len, n - (size_t)len, "(%3u%%) ",
+						(unsigned)((5 + 1000 * v[0] / v[2]) / 10));
+			break;
+		case RB_PWR_MWAIT:
+			len = snprintf(buf, n, " hints: %#x extensions: %#x ", (unsigned)v[0], (unsigned)v[1]);
+			break;
+		case RB_PWR_PWRE:
+			len = snprintf(buf, n, " hw: %u cstate: %u sub-cstate: %u ", (unsigned)v[2], (unsigned)v[0],
+				       (unsigned)v[1]);
+			break;
+		case RB_PWR_EXSTOP:
+			len = snprintf(buf, n, " IP: %u ", (unsigned)v[0]);
+			break;
+		default:
+			len = snprintf(buf, n, " deepest cstate: %u last cstate: %u wake reason: %#x ", (unsigned)v[0],
+				       (unsigned)v[1], (unsigned)v[2]);
+			break;
+		}
+	}
+	while (len > 0 && len < 34 && (size_t)len + 1 < n)
+		buf[len++] = ' ';
+	buf[len < 0 ? 0 : (size_t)len < n ? len : (int)n - 1] = 0;
+}
+
 static int script_branch(void *ctx, const struct rb_trace_ev *ev)
 {
 	struct script *sc = ctx;
@@ -271,6 +326,18 @@ static int script_branch(void *ctx, const struct rb_trace_ev *ev)
 	*l.p++ = '.';
 	l_uint(&l, ev->time % 1000000000, 10, 9, '0');
 	l_str(&l, ": ", 1000);
+	if (ev->kind == RB_EV_PTWRITE || ev->kind == RB_EV_POWER) {
+		char text[160];
+		l_pad(&l, ev->kind == RB_EV_PTWRITE ? "ptwrite" : power_names[ev->power % 5], 20, 0);
+		l_str(&l, ": ", 1000);
+		power_text(ev, text, sizeof(text));
+		l_str(&l, text, 1000);
+		*l.p++ = ' ';
+		l_loc(&l, ev->from, &ev->from_al);
+		*l.p++ = '\n';
+		fwrite_unlocked(l.b, 1, (size_t)(l.p - l.b), sc->out);
+		return ferror(sc->out) ? -1 : 0;
+	}
 	l_uint(&l, ev->insn_count, 10, 10, ' ');
 	if (insn) {
 		l_str(&l, " instructions: ", 1000);
@@ -365,7 +432,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 			break;
 		case 'h':
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--vmlinux F] [--kcore DIR] [--itrace=b|iN|bi...] [--jobs N] %s FILE\n",
+			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--vmlinux F] [--kcore DIR] [--itrace=b|iN|p|w|bi...] [--jobs N] %s FILE\n",
 				cli_prog, gaps_mode ? "gaps" : "script",
 				gaps_mode ? "[--json]" : "[--disasm] [--show-switch-events]");
 			return c == 'h' ? EXIT_OK : EXIT_USAGE;

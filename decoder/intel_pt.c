@@ -34,6 +34,13 @@
  * 0x... in pid N", "decoder lost sync") from the last decoded time to the
  * next sync point with the bytes skipped, an overflow packet ("hardware
  * overflow"). Times: TSC to perf time with the AUXTRACE_INFO conversion.
+ *
+ * PTWRITE and power events (perf's --itrace=w and p) go out the same way as
+ * branches, held while unproven. An event without an IP of its own takes
+ * the address where the decoder stands, the start of the next block, as
+ * perf's do; a PWRE that an MWAIT follows (within PWRE_WAIT blocks) is
+ * reported with it, at the MWAIT's FUP (perf binds them so). A CBR is
+ * reported when the ratio changes (libipt repeats it at every PSB).
  */
 #include "config.h"
 #include <errno.h>
@@ -77,9 +84,11 @@ struct aux_break {                /* a PERF_RECORD_AUX flagged truncated: the da
 };
 
 struct held {                     /* an event not yet proven by a packet */
-	int kind;                        /* RB_EV_BRANCH or RB_EV_INSTRUCTION */
+	int kind;                        /* RB_EV_* */
 	uint64_t from, to, time, insns;
 	uint32_t flags;
+	int power;                       /* RB_PWR_* */
+	uint64_t payload[3];             /* RB_EV_PTWRITE, RB_EV_POWER (session.h) */
 };
 
 struct ptq;
@@ -121,6 +130,9 @@ struct item {                     /* a decoded event, waiting for the session to
 };
 
 enum qstate { Q_NEXT_RUN, Q_SYNC, Q_DECODE, Q_DONE };
+
+#define AWAIT_MAX 8
+#define PWRE_WAIT 16                 /* blocks to the MWAIT's FUP: a PWRE without MWAIT is not held longer */
 
 struct ptq {
 	uint32_t idx;
@@ -181,6 +193,12 @@ struct ptq {
 	/* decoded, not yet taken by the session: out[out_head, out_n) */
 	struct item *out;
 	size_t out_head, out_n, out_cap;
+	/* PTWRITE / power events waiting for the address of the next block (from 0 until it is known) */
+	struct held await[AWAIT_MAX];
+	uint8_t await_ip[AWAIT_MAX];     /* 1: from is known */
+	int nawait;
+	int pwre_blocks;                 /* blocks a PWRE has waited for an MWAIT (at most PWRE_WAIT) */
+	unsigned cbr;                    /* the last core:bus ratio reported (0: none yet) */
 };
 
 struct pool {                     /* -j N: N - 1 threads besides the session's */
@@ -226,6 +244,8 @@ struct rb_pt {
 	pthread_mutex_t mlock;           /* the session's machine, for decoding threads */
 	struct pool pool;
 	int failed;                      /* a sink returned non-zero, or decoding ran out of memory */
+	uint64_t cbr2khz;                /* kHz per unit of core:bus ratio (perf's: TSC Hz / max non-turbo / 1000) */
+	unsigned max_nonturbo;
 };
 
 /* ------------------------------------------------------------ time */
@@ -967,7 +987,7 @@ static int deliver(struct rb_pt *pt, struct ptq *q, const struct held *h)
 {
 	if (h->kind == RB_EV_BRANCH)
 		q->n_branches++;
-	else
+	else if (h->kind == RB_EV_INSTRUCTION)
 		q->n_insn_samples++;
 	if (!pt->env.sink->trace || (h->kind == RB_EV_BRANCH && pt->env.no_branches))
 		return 0;
@@ -984,7 +1004,8 @@ static int emit(struct rb_pt *pt, struct ptq *q, const struct held *h)
 	if (!q->unproven && !q->nheld && !q->nheld_count[0] && !q->nheld_count[1])
 		return deliver(pt, q, h);
 	if (!pt->env.sink->trace) {     /* nobody wants them: only their number */
-		q->nheld_count[h->kind == RB_EV_BRANCH]++;
+		if (h->kind == RB_EV_BRANCH || h->kind == RB_EV_INSTRUCTION)
+			q->nheld_count[h->kind == RB_EV_BRANCH]++;
 		return 0;
 	}
 	if (q->nheld == q->cap_held) {
@@ -1401,12 +1422,148 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip);
 static int prove(struct rb_pt *pt, struct ptq *q);
 
+/*
+ * Events waiting for an address go out, in order: with @ip where it is not
+ * known yet (@ip 0: tracing is not at an instruction). With @keep_pwre,
+ * from a PWRE on they stay (an MWAIT may still claim it).
+ */
+static int flush_await(struct rb_pt *pt, struct ptq *q, uint64_t ip, int keep_pwre)
+{
+	int k = 0;
+	for (int i = 0; i < q->nawait; i++)
+		if (!q->await_ip[i]) {
+			q->await[i].from = ip;
+			q->await_ip[i] = 1;
+		}
+	while (k < q->nawait && !(keep_pwre && q->await[k].kind == RB_EV_POWER && q->await[k].power == RB_PWR_PWRE))
+		if (emit(pt, q, &q->await[k++]))
+			return q->err;
+	memmove(q->await, q->await + k, (size_t)(q->nawait - k) * sizeof(q->await[0]));
+	memmove(q->await_ip, q->await_ip + k, (size_t)(q->nawait - k));
+	q->nawait -= k;
+	if (!q->nawait)
+		q->pwre_blocks = 0;
+	return 0;
+}
+
+static int await_event(struct rb_pt *pt, struct ptq *q, const struct held *h)
+{
+	if (q->nawait == AWAIT_MAX && flush_await(pt, q, 0, 0))
+		return q->err;
+	q->await_ip[q->nawait] = 0;
+	q->await[q->nawait++] = *h;
+	return 0;
+}
+
+/* A PTWRITE or power event from libipt (perf's --itrace=w / p samples). */
+static int power_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
+{
+	struct held h = { .kind = RB_EV_POWER };
+	uint64_t ip = 0;
+	int has_ip = !ev->ip_suppressed;
+	switch (ev->type) {
+	case ptev_ptwrite:
+		h.kind = RB_EV_PTWRITE;
+		h.payload[0] = ev->variant.ptwrite.payload;
+		/* libipt fills in the IP of a PTWRITE it bound without FUP: the config says whether FUPs come */
+		h.payload[1] = pt->have_config ? !!(pt->config & 0x20) : has_ip;   /* fup_on_ptw */
+		h.payload[2] = ev->variant.ptwrite.size;
+		ip = ev->variant.ptwrite.ip;
+		break;
+	case ptev_cbr:
+		if (ev->variant.cbr.ratio == q->cbr)
+			return 0;
+		q->cbr = ev->variant.cbr.ratio;
+		h.power = RB_PWR_CBR;
+		h.payload[0] = q->cbr;
+		h.payload[1] = q->cbr * pt->cbr2khz;
+		h.payload[2] = pt->max_nonturbo;
+		has_ip = 0;
+		break;
+	case ptev_mwait:
+		h.power = RB_PWR_MWAIT;
+		h.payload[0] = ev->variant.mwait.hints & 0xff;   /* the fields perf keeps */
+		h.payload[1] = ev->variant.mwait.ext & 3;
+		ip = ev->variant.mwait.ip;
+		break;
+	case ptev_pwre:
+		h.power = RB_PWR_PWRE;
+		h.payload[0] = ev->variant.pwre.state;
+		h.payload[1] = ev->variant.pwre.sub_state;
+		h.payload[2] = ev->variant.pwre.hw;
+		has_ip = 0;
+		break;
+	case ptev_exstop:
+		h.power = RB_PWR_EXSTOP;
+		h.payload[0] = has_ip;
+		ip = ev->variant.exstop.ip;
+		break;
+	case ptev_pwrx:
+		h.power = RB_PWR_PWRX;
+		h.payload[0] = ev->variant.pwrx.deepest;
+		h.payload[1] = ev->variant.pwrx.last;
+		h.payload[2] = (ev->variant.pwrx.interrupt ? 1u : 0) | (ev->variant.pwrx.store ? 4u : 0) |
+			       (ev->variant.pwrx.autonomous ? 8u : 0);
+		has_ip = 0;
+		break;
+	default:
+		return 0;
+	}
+	if (h.kind == RB_EV_PTWRITE ? !pt->env.ptwrites : !pt->env.pwr_events)
+		return 0;
+	/*
+	 * The time of its packet: libipt dates some events itself; one without
+	 * an IP it reports as it reads its packet (its time is the decoder's
+	 * now); one bound to a FUP, once the blocks reached that IP (libipt has
+	 * read past the FUP by then: the time of those blocks)
+	 */
+	uint64_t tsc = q->tsc;
+	if (ev->has_tsc)
+		tsc = ev->tsc;
+	else if (!has_ip && dec_time(pt, q->dec, &tsc) < 0)
+		tsc = q->tsc;
+	h.time = tsc_to_perf(pt, tsc);
+	/* a PWRE waiting just before this MWAIT belongs to its FUP, after it (perf's order) */
+	struct held pwre;
+	int with_pwre = h.power == RB_PWR_MWAIT && h.kind == RB_EV_POWER && has_ip && q->nawait &&
+			q->await[q->nawait - 1].kind == RB_EV_POWER && q->await[q->nawait - 1].power == RB_PWR_PWRE;
+	if (with_pwre)
+		pwre = q->await[--q->nawait];
+	if (h.power != RB_PWR_PWRE || h.kind != RB_EV_POWER)
+		if (flush_await(pt, q, 0, 0))
+			return q->err;
+	if (!has_ip)
+		return await_event(pt, q, &h);
+	h.from = ip;
+	if (emit(pt, q, &h))
+		return q->err;
+	if (with_pwre) {
+		pwre.from = ip;
+		pwre.time = h.time;
+		return emit(pt, q, &pwre);
+	}
+	return 0;
+}
+
 static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 {
 	uint64_t t_before = q->done_time > q->time ? q->time : q->done_time;
 	if (ev->has_tsc && ev->tsc > q->tsc) {
 		q->tsc = ev->tsc;
 		q->time = tsc_to_perf(pt, ev->tsc);
+	}
+	switch (ev->type) {
+	case ptev_ptwrite: case ptev_cbr: case ptev_mwait: case ptev_pwre: case ptev_exstop: case ptev_pwrx:
+		return power_event(pt, q, ev);
+	case ptev_enabled: case ptev_disabled: case ptev_async_disabled: case ptev_async_branch: case ptev_overflow:
+		/* what waits for an address gets the one tracing stands at (none where it starts) */
+		if (q->nawait && flush_await(pt, q, ev->type == ptev_enabled || ev->type == ptev_overflow ? 0
+						     : ev->type == ptev_async_branch ? ev->variant.async_branch.from
+						     : ev->type == ptev_async_disabled ? ev->variant.async_disabled.at : 0, 0))
+			return q->err;
+		break;
+	default:
+		break;
 	}
 	switch (ev->type) {
 	case ptev_enabled:
@@ -1478,6 +1635,8 @@ static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 {
 	if (resolve_pending(pt, q, b->ip))
+		return q->err;
+	if (q->nawait && flush_await(pt, q, b->ip, ++q->pwre_blocks <= PWRE_WAIT))
 		return q->err;
 	if (!b->ninsn)
 		return 0;
@@ -1570,6 +1729,8 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 			return 0;
 		case Q_NEXT_RUN:
 			/* the data ended before the last branch's target: it is not known, so not reported */
+			if (q->nawait && flush_await(pt, q, 0, 0))
+				return q->err;
 			q->pending = 0;
 			drop_unproven(q);
 			if (start_run(pt, q))
@@ -1810,7 +1971,8 @@ static int take(struct rb_pt *pt, const struct ptq *q, struct item *it)
 	const struct held *h = &it->h;
 	struct rb_trace_ev b = { .kind = h->kind, .time = h->time, .cpu = q->cpu, .queue = q->idx,
 				 .source = "intel_pt", .mods = pt->mods, .from = h->from, .to = h->to, .flags = h->flags,
-				 .insn_count = h->insns };
+				 .insn_count = h->insns, .power = h->power,
+				 .payload = { h->payload[0], h->payload[1], h->payload[2] } };
 	b.thread = rb_machine_thread(pt->env.m, it->pid, it->tid, 1);
 	if (!b.thread)
 		return -ENOMEM;
@@ -2028,6 +2190,15 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	}
 	if (pt->time_shift > 63)
 		pt->time_shift = 63;
+	if (pt->time_mult) {
+		/* the TSC frequency; the max non-turbo ratio is TSC / 100 MHz when not recorded (as perf) */
+		uint64_t ns = 1000000000, quot = ns / pt->time_mult, rem = ns % pt->time_mult;
+		uint64_t tsc_hz = (quot << pt->time_shift) + ((rem << pt->time_shift) / pt->time_mult);
+		pt->max_nonturbo = pt->nr_priv > P_MAX_NONTURBO_RATIO ? (unsigned)pt->priv[P_MAX_NONTURBO_RATIO] : 0;
+		if (!pt->max_nonturbo)
+			pt->max_nonturbo = (unsigned)((tsc_hz + 50000000) / 100000000);
+		pt->cbr2khz = pt->max_nonturbo ? tsc_hz / pt->max_nonturbo / 1000 : 0;
+	}
 	if (!pt->time_mult || (pt->have_config && pt->nr_priv > P_TSC_BIT && !(pt->config & pt->priv[P_TSC_BIT])))
 		pt->timeless = 1;
 	/*

@@ -25,6 +25,7 @@ struct rb_pt_env {
 	int no_branches;             /* no branch events (still decoded and counted) */
 	const char *name;            /* what to call the recording in messages (NULL: its path) */
 	int jobs;                    /* decoding threads (queues decoded in parallel); <= 1: this one only */
+	int ptwrites, pwr_events;    /* PTWRITE and power events wanted */
 	pd_warn_fn warn;
 	void *warn_ctx;
 };

@@ -831,6 +831,7 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 		struct rb_pt_env env = { .m = s.m, .sink = &s.pt_sink, .st = stats, .perf_export = o->perf_export,
 					 .name = spool_fd >= 0 ? "<stdin>" : NULL,
 					 .insn_period = o->insn_period, .no_branches = o->no_branches, .jobs = o->jobs,
+					 .ptwrites = o->ptwrites, .pwr_events = o->pwr_events,
 					 .warn = o->warn, .warn_ctx = o->warn_ctx };
 		struct pd_error perr;
 		if (rb_pt_open(&s.pt, o->path, &env, &perr) < 0) {

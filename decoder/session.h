@@ -79,10 +79,28 @@ struct rb_aux_ev {
  * begin has from 0; a trace end, to 0 (unless the hardware said where
  * execution went). Or an instruction sample.
  */
-enum { RB_EV_BRANCH, RB_EV_INSTRUCTION };
+enum { RB_EV_BRANCH, RB_EV_INSTRUCTION, RB_EV_PTWRITE, RB_EV_POWER };
+/*
+ * RB_EV_PTWRITE (perf's "ptwrite" event, --itrace=w): at from (the PTWRITE,
+ * or where the decoder stood), payload[0] the value, payload[1] 1 if the
+ * packet gave the IP (FUP: exact), payload[2] its size in bytes.
+ * RB_EV_POWER (--itrace=p), by power (perf's event names):
+ *   RB_PWR_CBR     the core:bus ratio changed: payload ratio, frequency (kHz), max non-turbo ratio
+ *   RB_PWR_MWAIT   hints (EAX[7:0]), extensions (ECX[1:0])
+ *   RB_PWR_PWRE    C-state entry: cstate, sub-cstate, hw (entry initiated by hardware)
+ *   RB_PWR_EXSTOP  execution stopped: payload[0] 1 if from is exact (FUP)
+ *   RB_PWR_PWRX    C-state exit: deepest cstate, last cstate, wake reason (1 interrupt,
+ *                  4 monitored store, 8 hardware: perf's bits)
+ * Events without an IP of their own carry the address where the decoder
+ * stood (0 before tracing starts), as perf's samples do.
+ */
+enum { RB_PWR_CBR, RB_PWR_MWAIT, RB_PWR_PWRE, RB_PWR_EXSTOP, RB_PWR_PWRX };
 struct rb_trace_ev {
 	int kind;                     /* RB_EV_BRANCH, or RB_EV_INSTRUCTION: an instruction sample at from
-					 (perf's "instructions" event), insn_count the sampling period */
+					 (perf's "instructions" event), insn_count the sampling period;
+					 RB_EV_PTWRITE, RB_EV_POWER: see above */
+	int power;                    /* RB_PWR_* when kind is RB_EV_POWER */
+	uint64_t payload[3];          /* RB_EV_PTWRITE, RB_EV_POWER */
 	uint64_t time;                /* perf clock ns (0: the trace has no timing) */
 	int32_t cpu;                  /* -1 when not known */
 	uint32_t queue;
@@ -135,6 +153,7 @@ struct rb_session_opts {
 	int no_branches;                 /* decode AUX trace but deliver no branch events (--itrace without b) */
 	uint64_t insn_period;            /* instruction samples every N instructions (--itrace=iN); 0: none */
 	int jobs;                        /* AUX trace decoding threads (-j N); the output does not depend on it */
+	int ptwrites, pwr_events;        /* PTWRITE (--itrace=w) and power events (--itrace=p) */
 	/* every generic trace element a trace decoder sees, as a trc_pkt_lister "Idx:" line; NULL: none */
 	void (*aux_element)(void *ctx, const char *line);
 	void *aux_element_ctx;

@@ -30,7 +30,8 @@
 
 enum stmt_id {
 	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
-	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_IMC, S_IMC_COUNTER, S_STAT, S_CALL, S_FTRACE, S_COUNT
+	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_IMC, S_IMC_COUNTER, S_STAT, S_CALL, S_FTRACE,
+	S_PTWRITE, S_CBR, S_MWAIT, S_PWRE, S_EXSTOP, S_PWRX, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -52,6 +53,12 @@ static const char *const STMT_SQL[S_COUNT] = {
 	[S_STAT] = "INSERT OR REPLACE INTO decode_stats VALUES (?, ?)",
 	[S_CALL] = "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_FTRACE] = "INSERT INTO ftrace_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_PTWRITE] = "INSERT INTO ptwrite VALUES (?, ?, ?)",
+	[S_CBR] = "INSERT INTO cbr VALUES (?, ?, ?, ?)",
+	[S_MWAIT] = "INSERT INTO mwait VALUES (?, ?, ?)",
+	[S_PWRE] = "INSERT INTO pwre VALUES (?, ?, ?, ?)",
+	[S_EXSTOP] = "INSERT INTO exstop VALUES (?, ?)",
+	[S_PWRX] = "INSERT INTO pwrx VALUES (?, ?, ?, ?)",
 };
 
 #define BATCH_ROWS 2048
@@ -88,7 +95,7 @@ struct rb_store {
 	struct cstack **stacks;       /* call stacks of the threads with traced branches, by thread db id */
 	size_t nr_stacks;
 	size_t nr_evsels;
-	struct { const char *name; uint64_t id; } synth[8];   /* synthesized events; names live as long as the session */
+	struct { const char *name; uint64_t id; } synth[16];   /* synthesized events; names live as long as the session */
 	size_t nr_synth;
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint64_t rows[S_COUNT];
@@ -712,11 +719,56 @@ static int sink_insn(struct rb_store *st, const struct rb_trace_ev *ev)
 	return st->failed ? -1 : 0;
 }
 
+/*
+ * A PTWRITE or power event: a sample of perf's synthesized event of that
+ * name (period 1, as perf's), and its row in the event's table with the
+ * same id. cbr's mhz and percent are perf's integer formulas (perf's
+ * script, run by Python 3, stores them as reals: 2400.5 for 2400).
+ */
+static int sink_power(struct rb_store *st, const struct rb_trace_ev *ev)
+{
+	static const char *const names[] = { "cbr", "mwait", "pwre", "exstop", "pwrx" };
+	const char *name = ev->kind == RB_EV_PTWRITE ? "ptwrite" : names[ev->power % 5];
+	uint64_t evsel_id = export_synth_evsel(st, name);
+	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
+	uint64_t dso_id, sym_id, off;
+	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
+	uint64_t id = ++st->last[S_SAMPLE];
+	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(ev->thread->db_id), I(comm ? comm->db_id : 0), I(dso_id),
+	    I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu), I(0), I(0), I(0), I(0), I(1), I(0), I(0), I(0),
+	    I(0), I(0), I(0), I(0), I(0), I(0));
+	const uint64_t *v = ev->payload;
+	if (ev->kind == RB_EV_PTWRITE) {
+		ROW(st, S_PTWRITE, I(id), I(v[0]), I(v[1]));
+		return st->failed ? -1 : 0;
+	}
+	switch (ev->power) {
+	case RB_PWR_CBR:
+		ROW(st, S_CBR, I(id), I(v[0]), I((v[1] + 500) / 1000), I(v[2] ? (5 + 1000 * v[0] / v[2]) / 10 : 0));
+		break;
+	case RB_PWR_MWAIT:
+		ROW(st, S_MWAIT, I(id), I(v[0]), I(v[1]));
+		break;
+	case RB_PWR_PWRE:
+		ROW(st, S_PWRE, I(id), I(v[0]), I(v[1]), I(v[2]));
+		break;
+	case RB_PWR_EXSTOP:
+		ROW(st, S_EXSTOP, I(id), I(v[0]));
+		break;
+	default:
+		ROW(st, S_PWRX, I(id), I(v[0]), I(v[1]), I(v[2]));
+		break;
+	}
+	return st->failed ? -1 : 0;
+}
+
 static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 {
 	struct rb_store *st = ctx;
 	if (ev->kind == RB_EV_INSTRUCTION)
 		return sink_insn(st, ev);
+	if (ev->kind == RB_EV_PTWRITE || ev->kind == RB_EV_POWER)
+		return sink_power(st, ev);
 	if (!st->branches_evsel) {
 		st->branches_evsel = ++st->last[S_EVSEL];
 		char name[32];
@@ -949,10 +1001,15 @@ static void drop_empty(struct rb_store *st)
 		exec_sql(st, "DROP VIEW context_switches_view; DROP TABLE context_switches", "drop");
 	if (!st->rows[S_FTRACE])
 		exec_sql(st, "DROP VIEW timeline; DROP VIEW ftrace_fields; DROP TABLE ftrace_events", "drop");
-	exec_sql(st, "DROP VIEW ptwrite_view; DROP TABLE ptwrite;"
-		     "DROP VIEW power_events_view; DROP VIEW mwait_view; DROP TABLE mwait;"
+	if (!st->rows[S_PTWRITE])
+		exec_sql(st, "DROP VIEW ptwrite_view; DROP TABLE ptwrite", "drop");
+	if (st->rows[S_MWAIT] || st->rows[S_PWRE] || st->rows[S_EXSTOP] || st->rows[S_PWRX])
+		return;
+	exec_sql(st, "DROP VIEW power_events_view; DROP VIEW mwait_view; DROP TABLE mwait;"
 		     "DROP VIEW pwre_view; DROP TABLE pwre; DROP VIEW exstop_view; DROP TABLE exstop;"
-		     "DROP VIEW pwrx_view; DROP TABLE pwrx; DROP VIEW cbr_view; DROP TABLE cbr", "drop");
+		     "DROP VIEW pwrx_view; DROP TABLE pwrx", "drop");
+	if (!st->rows[S_CBR])
+		exec_sql(st, "DROP VIEW cbr_view; DROP TABLE cbr", "drop");
 }
 
 int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, char *msg, size_t msglen)

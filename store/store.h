@@ -13,7 +13,8 @@
 #include "session.h"
 #include "tracedat.h"
 
-#define RB_STORE_SCHEMA_VERSION 3   /* 2: imc_counters; imc_records.flush_time, evsel_id; 3: ftrace_events */
+#define RB_STORE_SCHEMA_VERSION 4   /* 2: imc_counters; imc_records.flush_time, evsel_id; 3: ftrace_events;
+					4: rows in ptwrite, cbr, mwait, pwre, exstop, pwrx (--itrace=pw) */
 
 struct rb_store;
 

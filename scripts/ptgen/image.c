@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "ptgen.h"
 
 #define NOT_DECODED 0xff
@@ -160,6 +161,24 @@ static int classify(const cs_insn *ci, struct insn *out)
 	return IK_OTHER;
 }
 
+/*
+ * PTWRITE with a register operand, F3 [REX] 0F AE /4 (mod 3), which
+ * capstone 4 does not decode: its length (0 if @p is not one) and operand
+ * size (REX.W: 8 bytes).
+ */
+static unsigned ptwrite_len(const uint8_t *p, size_t n, uint8_t *bytes)
+{
+	size_t i = 1;
+	if (n < 4 || p[0] != 0xf3)
+		return 0;
+	*bytes = 4;
+	if (p[i] >= 0x40 && p[i] <= 0x4f)
+		*bytes = p[i++] & 8 ? 8 : 4;
+	if (i + 3 > n || p[i] != 0x0f || p[i + 1] != 0xae || ((p[i + 2] >> 3) & 7) != 4 || (p[i + 2] >> 6) != 3)
+		return 0;
+	return (unsigned)(i + 3);
+}
+
 int image_insn(struct image *im, uint64_t ip, struct insn *out)
 {
 	if (ip < im->text_vaddr || ip >= im->text_vaddr + im->text_size)
@@ -170,6 +189,15 @@ int image_insn(struct image *im, uint64_t ip, struct insn *out)
 		memcpy(&h, im->cs, sizeof(h));
 		const uint8_t *code = im->file + im->text_offset + (ip - im->text_vaddr);
 		size_t avail = im->text_size - (ip - im->text_vaddr);
+		unsigned plen = ptwrite_len(code, avail, &c->ptw_bytes);
+		if (plen) {
+			c->ip = ip;
+			c->size = (uint8_t)plen;
+			c->target = 0;
+			c->kind = IK_PTWRITE;
+			*out = *c;
+			return 0;
+		}
 		cs_insn *ci;
 		if (cs_disasm(h, code, avail < 16 ? avail : 16, ip, 1, &ci) != 1)
 			return -1;
@@ -191,6 +219,45 @@ void image_relocate(struct image *im, uint64_t delta)
 	im->entry += delta;
 	for (uint64_t i = 0; i < im->text_size; i++)   /* decoded at the old addresses: targets moved */
 		im->cache[i].kind = NOT_DECODED;
+}
+
+int image_runnable_copy(struct image *im, const char *out, char *err, size_t errlen)
+{
+	static const uint8_t nops[][7] = { { 0 }, { 0x90 }, { 0x66, 0x90 }, { 0x0f, 0x1f, 0x00 }, { 0x0f, 0x1f, 0x40, 0x00 },
+					   { 0x0f, 0x1f, 0x44, 0x00, 0x00 }, { 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 } };
+	uint8_t *copy = malloc(im->file_size);
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memcpy(copy, im->file, im->file_size);
+	int n = 0;
+	/* a linear sweep of the text: the fixture programs keep their data elsewhere */
+	for (uint64_t ip = im->text_vaddr; ip < im->text_vaddr + im->text_size;) {
+		struct insn in;
+		if (image_insn(im, ip, &in) < 0) {
+			ip++;
+			continue;
+		}
+		if (in.kind == IK_PTWRITE && in.size < sizeof(nops) / sizeof(nops[0])) {
+			memcpy(copy + im->text_offset + (ip - im->text_vaddr), nops[in.size], in.size);
+			n++;
+		}
+		ip += in.size;
+	}
+	if (n) {
+		FILE *f = fopen(out, "wb");
+		int ok = f && fwrite(copy, 1, im->file_size, f) == im->file_size;
+		if (f && fclose(f) != 0)
+			ok = 0;
+		if (!ok || chmod(out, 0700) < 0) {
+			snprintf(err, errlen, "cannot write %s", out);
+			free(copy);
+			return -1;
+		}
+	}
+	free(copy);
+	return n;
 }
 
 void image_close(struct image *im)

@@ -9,5 +9,5 @@ scripts_ptgen_ptgen_SOURCES = scripts/ptgen/ptgen.c scripts/ptgen/ptgen.h script
 	scripts/ptgen/iptcheck.c
 scripts_ptgen_ptgen_CFLAGS = $(AM_CFLAGS) $(CAPSTONE_CFLAGS)
 scripts_ptgen_ptgen_LDADD = $(PERFDATA_LIBS) $(IPT_LIBS) $(CAPSTONE_LIBS)
-EXTRA_DIST += scripts/ptgen/progs/sys.h scripts/ptgen/progs/loops.c scripts/ptgen/progs/threads.c \
+EXTRA_DIST += scripts/ptgen/progs/sys.h scripts/ptgen/progs/loops.c scripts/ptgen/progs/threads.c scripts/ptgen/progs/ptw.c \
 	scripts/ptgen/progs/build.sh scripts/ptgen/progs/kmini.S scripts/ptgen/progs/kmini.ld

@@ -25,6 +25,11 @@
  *   return to user mode       TSC (+TMA), MODE.Exec 64-bit, TIP.PGE(target)
  *   interrupt                 FUP(interrupted IP), TIP.PGD (suppressed)
  *   overflow                  packets lost, then OVF, FUP(resume IP)
+ *   PTWRITE, power events     where a variant puts them (ps_ptw, ps_cbr,
+ *                             ps_sleep): PTW (+ FUP of the PTWRITE's IP),
+ *                             CBR, MWAIT + PWRE + EXSTOP(IP) + FUP, TSC +
+ *                             TMA + PWRX; the CBR of later PSB+ repeats the current
+ *                             ratio
  *   PSB+                      every cfg->psb_bytes: PSB, TSC, TMA, CBR,
  *                             MODE.Exec + FUP(current IP) when enabled, PSBEND
  *   time                      one core cycle per instruction, CBR = max
@@ -263,7 +268,7 @@ void ps_psb(struct ptstream *s)
 	struct pt_packet p;
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_cbr;
-	p.payload.cbr.ratio = (uint8_t)s->cfg->nom_ratio;
+	p.payload.cbr.ratio = (uint8_t)(s->cbr ? s->cbr : s->cfg->nom_ratio);
 	emit(s, &p);
 	if (s->enabled) {
 		emit_mode_exec(s);
@@ -429,4 +434,63 @@ void ps_pad(struct ptstream *s)
 	ps_flush(s);
 	if (s->len % 8)
 		out_bytes(s, zero, 8 - s->len % 8);
+}
+
+void ps_ptw(struct ptstream *s, uint64_t payload, int bytes, uint64_t ip, int fup)
+{
+	ps_flush(s);
+	struct pt_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_ptw;
+	p.payload.ptw.plc = bytes == 8 ? 1 : 0;      /* payload size code: 0 = 4 bytes, 1 = 8 bytes */
+	p.payload.ptw.payload = payload;
+	p.payload.ptw.ip = fup ? 1 : 0;
+	emit(s, &p);
+	if (fup) {
+		emit_cyc(s);
+		emit_ip(s, ppt_fup, ip, 0);
+	}
+}
+
+void ps_cbr(struct ptstream *s, unsigned ratio)
+{
+	ps_flush(s);
+	struct pt_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_cbr;
+	p.payload.cbr.ratio = (uint8_t)ratio;
+	emit(s, &p);
+	s->cbr = ratio;
+}
+
+void ps_sleep(struct ptstream *s, uint64_t ip, const struct ptsleep *z)
+{
+	ps_flush(s);
+	struct pt_packet p;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mwait;
+	p.payload.mwait.hints = z->hints;
+	p.payload.mwait.ext = z->ext;
+	emit(s, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_pwre;
+	p.payload.pwre.state = z->state;
+	p.payload.pwre.sub_state = z->sub_state;
+	emit(s, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_exstop;
+	p.payload.exstop.ip = 1;
+	emit(s, &p);
+	emit_cyc(s);
+	emit_ip(s, ppt_fup, ip, 0);
+	s->tsc += z->ticks;
+	emit_tsc_tma(s);          /* awake: time is known again before the PWRX (no MTC while asleep) */
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_pwrx;
+	p.payload.pwrx.last = z->last;
+	p.payload.pwrx.deepest = z->deepest;
+	p.payload.pwrx.interrupt = (z->wake & 1) != 0;
+	p.payload.pwrx.store = (z->wake & 4) != 0;
+	p.payload.pwrx.autonomous = (z->wake & 8) != 0;
+	emit(s, &p);
 }

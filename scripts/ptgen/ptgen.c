@@ -40,6 +40,7 @@
 #include <string.h>
 #include <elf.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "ptgen.h"
 
 #define START_TSC 2400000000000ull    /* perf time 1000 s */
@@ -192,6 +193,15 @@ static void write_expected(struct gen *g, const char *dir, const char *variant, 
 	}
 	if (g->tr.lost_records)
 		fprintf(e, "lost-records 0 %" PRIu64 "\n", g->tr.lost_records);
+	for (int k = 0; k < g->tr.nev; k++) {
+		const struct ptevent *v = &g->tr.ev[k];
+		/* the ptwrite payload in hex, the other values in decimal */
+		fprintf(e, strcmp(v->kind, "ptwrite") ? "event %s %d %" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n"
+						      : "event %s %d %" PRIx64 " %" PRIu64 " %" PRIx64 " %" PRIu64 " %" PRIu64 "\n",
+			v->kind, v->thread, v->ip, wrap_perf_time(v->tsc), v->v[0], v->v[1], v->v[2]);
+	}
+	if (!g->cfg.cyc)   /* without CYC decoders date by MTC: steps of 2^mtc_period crystal ticks */
+		fprintf(e, "time-mean-limit %d\n", 250);
 	for (int k = 0; k < g->tr.ngaps; k++) {   /* what perf's decoder reports for the losses it sees in the trace */
 		const char *r = g->tr.gaps[k].reason;
 		if (!strcmp(r, "overflow"))
@@ -777,6 +787,126 @@ static void variant_kernel(struct gen *g, const char *out)
 	finish_single(g, w, &s, 0);
 }
 
+/*
+ * PTWRITE and power events in the loops program (config ptw, fup_on_ptw,
+ * pwr_evt; no CYC, so that a change of the core:bus ratio leaves the
+ * timing packets as they are): PTWRITEs with their FUP, two changes of the
+ * CBR, two C-states (MWAIT, PWRE, EXSTOP + FUP, PWRX). The events sit at
+ * plain instructions (the program has no PTWRITE or MWAIT: decoders bind a
+ * FUP-carrying event to its IP, whatever the instruction).
+ */
+static void add_event(struct gen *g, const char *kind, int t, uint64_t ip, uint64_t tsc, uint64_t a, uint64_t b,
+		      uint64_t c)
+{
+	if (g->tr.nev >= (int)(sizeof(g->tr.ev) / sizeof(g->tr.ev[0])))
+		die(4, "%s", "too many events");
+	g->tr.ev[g->tr.nev++] = (struct ptevent){ kind, t, ip, tsc, { a, b, c } };
+}
+
+struct power_plan {
+	size_t ptw[5], cbr[2], sleep[2];
+};
+
+static void hook_power(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
+{
+	const struct power_plan *pl = ctx;
+	static const uint64_t payload[5] = { 0x216b6f /* "ok!" */, 0xfedcba9876543210ull, 0, 0xdeadbeef, 0x100000000ull };
+	static const unsigned ratio[2] = { 16, 32 };
+	static const struct ptsleep sleeps[2] = {
+		{ .hints = 0x20, .ext = 1, .state = 2, .sub_state = 0, .last = 2, .deepest = 3, .wake = 1, .ticks = 3000 },
+		{ .hints = 0x10, .ext = 0, .state = 1, .sub_state = 1, .last = 1, .deepest = 1, .wake = 4, .ticks = 1500 },
+	};
+	uint64_t ip = g->fl.th[t].ip[i];
+	for (int k = 0; k < 5; k++)
+		if (pl->ptw[k] == i) {
+			int bytes = payload[k] >> 32 ? 8 : 4;
+			add_event(g, "ptwrite", t, ip, s->tsc, payload[k], 1, 0);
+			ps_ptw(s, payload[k], bytes, ip, 1);
+		}
+	for (int k = 0; k < 2; k++)
+		if (pl->cbr[k] == i) {
+			add_event(g, "cbr", t, ip, s->tsc, ratio[k], 0, 0);
+			ps_cbr(s, ratio[k]);
+		}
+	for (int k = 0; k < 2; k++)
+		if (pl->sleep[k] == i) {
+			const struct ptsleep *z = &sleeps[k];
+			add_event(g, "mwait", t, ip, s->tsc, z->hints, z->ext, 0);
+			add_event(g, "pwre", t, ip, s->tsc, z->state, z->sub_state, 0);
+			add_event(g, "exstop", t, ip, s->tsc, 1, 0, 0);
+			add_event(g, "pwrx", t, ip, s->tsc + z->ticks, z->deepest, z->last, z->wake);
+			ps_sleep(s, ip, z);
+		}
+}
+
+static void variant_power(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	struct power_plan pl;
+	size_t n = g->fl.th[0].n;
+	static const double ptw_at[5] = { 0.1, 0.2, 0.35, 0.62, 0.9 }, cbr_at[2] = { 0.3, 0.7 },
+			    sleep_at[2] = { 0.45, 0.8 };
+	for (int k = 0; k < 5; k++)
+		pl.ptw[k] = plain_index(g, 0, (size_t)((double)n * ptw_at[k]));
+	for (int k = 0; k < 2; k++) {
+		pl.cbr[k] = plain_index(g, 0, (size_t)((double)n * cbr_at[k]));
+		pl.sleep[k] = plain_index(g, 0, (size_t)((double)n * sleep_at[k]));
+	}
+	g->cfg.cyc = 0;
+	g->cfg.ptw = g->cfg.fup_on_ptw = g->cfg.pwr_evt = 1;
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 600);
+	add_event(g, "cbr", 0, 0, START_TSC, g->cfg.nom_ratio, 0, 0);   /* the first PSB+'s */
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, n, hook_power, &pl);
+	finish_single(g, w, &s, 0);
+}
+
+/*
+ * PTWRITE without FUP (config ptw, not fup_on_ptw), on a program with
+ * PTWRITE instructions: a PTW packet as each one retires (pending TNT bits
+ * first). Decoders bind such a PTW to the next PTWRITE instruction. The
+ * payloads are the generator's (k-th PTWRITE: 0x100 + k, or
+ * 0xa5a5a5a500000000 + k for 8 bytes), not the register values, which the
+ * flow does not record.
+ */
+static void hook_ptw(struct gen *g, struct ptstream *s, int t, size_t i, void *ctx)
+{
+	unsigned *k = ctx;
+	struct insn in;
+	insn_at(g, g->fl.th[t].ip[i], &in);
+	if (in.kind != IK_PTWRITE)
+		return;
+	uint64_t payload = (in.ptw_bytes == 8 ? 0xa5a5a5a500000000ull : 0x100) + (*k)++;
+	add_event(g, "ptwrite", t, in.ip, s->tsc, payload, (uint64_t)g->cfg.fup_on_ptw, 0);
+	ps_ptw(s, payload, in.ptw_bytes, in.ip, g->cfg.fup_on_ptw);
+}
+
+static void variant_ptw(struct gen *g, const char *out)
+{
+	struct ptstream s;
+	unsigned k = 0;
+	g->cfg.ptw = 1;
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC - 1000);   /* the sideband before the trace, which starts sooner */
+	/*
+	 * Tracing starts 8 cycles after the PSB+, not 1000 (stream_init): the
+	 * first CYC then counts nearly the same cycles whether a decoder counts
+	 * them from the PSB+ (perf, and this generator) or from TIP.PGE's TSC
+	 * (libipt); this short trace has no MTC to correct either
+	 */
+	if (ps_init(&s, &g->cfg, START_TSC) < 0)
+		die(4, "%s", "libipt: cannot allocate an encoder");
+	s.cut_every = s.next_cut = 300;
+	ps_psb(&s);
+	add_event(g, "cbr", 0, 0, START_TSC, g->cfg.nom_ratio, 0, 0);   /* the PSB+'s (CBR packets need no pwr_evt) */
+	ps_idle(&s, 8);
+	enable_at(g, &s, 0, 0);
+	run_span(g, &s, 0, 0, g->fl.th[0].n, hook_ptw, &k);
+	finish_single(g, w, &s, 0);
+}
+
 struct variant {
 	const char *name;
 	void (*run)(struct gen *g, const char *out);
@@ -799,6 +929,9 @@ static const struct variant variants[] = {
 	  "two threads recorded --per-thread: one AUX area per thread (AUXTRACE cpu -1), no switch sideband" },
 	{ "pipe", variant_pipe, "full trace in a pipe-mode perf.data (no AUXTRACE index, no BUILD_ID feature)" },
 	{ "noretcomp", variant_noretcomp, "full trace with return compression off: every return is a TIP" },
+	{ "power", variant_power,
+	  "PTWRITE (with FUP) and power events: CBR changes, C-states (MWAIT, PWRE, EXSTOP, PWRX); no CYC" },
+	{ "ptw", variant_ptw, "PTWRITE instructions traced without FUP (config ptw, not fup_on_ptw)" },
 	{ "one-cpu", variant_one_cpu,
 	  "two threads taking turns on one CPU (SWITCH_CPU_WIDE), one preemption by an interrupt" },
 	{ "kernel", variant_kernel,
@@ -927,7 +1060,17 @@ static int cmd_trace(int argc, char **argv)
 	struct flow f;
 	char err[512];
 	open_image(&im, argv[2]);
-	if (trace_program(argv[2], &f, err, sizeof(err)) < 0) {
+	/* PTWRITE may not exist on this CPU: a copy with NOPs in their place runs the same flow */
+	char runnable[1024];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(runnable, sizeof(runnable), "%s/ptgen-run.%d", tmp && *tmp ? tmp : "/tmp", (int)getpid());
+	int nptw = image_runnable_copy(&im, runnable, err, sizeof(err));
+	if (nptw < 0)
+		die(2, "%s", err);
+	int trc = trace_program(nptw ? runnable : argv[2], &f, err, sizeof(err));
+	if (nptw)
+		unlink(runnable);
+	if (trc < 0) {
 		fprintf(stderr, "ptgen: %s\n", err);
 		return 3;
 	}

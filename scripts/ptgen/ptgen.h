@@ -60,6 +60,7 @@ enum ikind {
 	IK_RET,        /* near return: TNT bit (compressed) or TIP */
 	IK_SYSCALL,    /* far transfer to the kernel: TIP.PGD with user-only tracing, else TIP */
 	IK_SYSRET,     /* far return to user mode (kernel tracing): TIP */
+	IK_PTWRITE,    /* PTWRITE (register operand): a PTW packet */
 };
 
 struct insn {
@@ -67,6 +68,7 @@ struct insn {
 	uint64_t target;     /* direct branches */
 	uint8_t size;
 	uint8_t kind;        /* enum ikind */
+	uint8_t ptw_bytes;   /* IK_PTWRITE: operand size, 4 or 8 */
 };
 
 struct image {
@@ -90,6 +92,12 @@ int image_insn(struct image *im, uint64_t ip, struct insn *out);
 /* Load @im's text (not the images chained to it) @delta bytes higher, as KASLR moves a kernel. */
 void image_relocate(struct image *im, uint64_t delta);
 void image_close(struct image *im);
+/*
+ * A copy of the ELF at @out that this CPU can run: each PTWRITE replaced by
+ * a NOP of its length (same addresses, same flow otherwise). Returns the
+ * number of PTWRITEs replaced (0: no copy written), or -1 with @err filled.
+ */
+int image_runnable_copy(struct image *im, const char *out, char *err, size_t errlen);
 
 /* flow.c: the committed flow file; blocks are expanded through @im. */
 int flow_write(const struct flow *f, struct image *im, const char *prog, FILE *out);
@@ -102,6 +110,7 @@ int flow_read(struct flow *f, struct image *im, const char *path, char *err, siz
 struct ptcfg {
 	int mtc, cyc;              /* MTC / CYC packets on */
 	int noretcomp;             /* return compression off: every return is a TIP */
+	int ptw, fup_on_ptw, pwr_evt;   /* config bits ptw, fup_on_ptw, pwr_evt (PTWRITE and power packets) */
 	unsigned mtc_period;       /* MTC every 2^mtc_period crystal ticks */
 	unsigned ctc_ratio;        /* TSC ticks per crystal tick (CPUID.15H EBX/EAX) */
 	unsigned nom_ratio;        /* max non-turbo ratio; CBR equals it: one TSC tick per core cycle */
@@ -133,7 +142,19 @@ struct gap {
 	const char *reason;       /* "overflow", "aux-truncated", "snapshot-hole" ... */
 };
 
+/* A PTWRITE or power event the stream carries (expected.txt "event" lines). */
+struct ptevent {
+	const char *kind;         /* perf's event name: ptwrite cbr mwait pwre exstop pwrx */
+	int thread;
+	uint64_t ip;              /* the instruction it binds to (FUP), else the next to execute */
+	uint64_t tsc;
+	uint64_t v[3];            /* ptwrite: payload, exact_ip; cbr: ratio; mwait: hints, extensions;
+				     pwre: cstate, subcstate, hw; exstop: exact_ip; pwrx: deepest, last, wake */
+};
+
 struct truth {
+	struct ptevent ev[32];
+	int nev;
 	uint8_t *flags[PTGEN_MAX_THREADS];
 	uint64_t *tsc[PTGEN_MAX_THREADS];   /* when each instruction executed */
 	struct gap gaps[16];
@@ -175,6 +196,7 @@ struct ptstream {
 	int track_timing;
 	int thread;                /* thread whose instructions are being encoded */
 	size_t index;              /* its next instruction */
+	unsigned cbr;              /* core:bus ratio of the last CBR packet (0: cfg->nom_ratio) */
 };
 
 int ps_init(struct ptstream *s, const struct ptcfg *cfg, uint64_t tsc);
@@ -199,6 +221,19 @@ void ps_overflow_end(struct ptstream *s, uint64_t ip);
 void ps_stop(struct ptstream *s);
 /* Tracing restarts in the kernel: PSB+ without FUP; the caller then enables. */
 void ps_restart(struct ptstream *s);
+/* PTWRITE of @payload (@bytes 4 or 8) at @ip: PTW, and FUP(@ip) when @fup (config fup_on_ptw). */
+void ps_ptw(struct ptstream *s, uint64_t payload, int bytes, uint64_t ip, int fup);
+/* The core:bus ratio changes to @ratio: CBR (config pwr_evt). */
+void ps_cbr(struct ptstream *s, unsigned ratio);
+/* A C-state at @ip (config pwr_evt): MWAIT, PWRE, EXSTOP(IP), FUP(ip); asleep @ticks; TSC, TMA, PWRX. */
+struct ptsleep {
+	uint32_t hints, ext;       /* MWAIT's EAX and ECX */
+	uint8_t state, sub_state;  /* PWRE: resolved thread C-state (hw 0: libipt and perf disagree on its bit) */
+	uint8_t last, deepest;     /* PWRX: last and deepest core C-state */
+	uint8_t wake;              /* PWRX wake reason: 1 interrupt, 4 monitored store, 8 hardware */
+	uint64_t ticks;
+};
+void ps_sleep(struct ptstream *s, uint64_t ip, const struct ptsleep *z);
 /* Record a packet boundary (AUX chunk end) now. */
 void ps_cut(struct ptstream *s);
 /* Trailing PAD bytes to a multiple of 8. */

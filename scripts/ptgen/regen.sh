@@ -10,7 +10,7 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)/tests/fixtures/intel-pt-gen
 OUT=${2:-$SRC}
 mkdir -p "$OUT/flows"
 if [ "${3:-}" != --no-trace ]; then
-	for p in loops threads; do
+	for p in loops threads ptw; do
 		"$PTGEN" trace "$SRC/rbfix/$p" "$OUT/flows/$p.flow" || {
 			echo "regen.sh: cannot single-step $p here; flows left as committed" >&2
 			[ "$OUT" = "$SRC" ] || cp "$SRC/flows/$p.flow" "$OUT/flows/$p.flow"

@@ -21,6 +21,9 @@
 #define PT_MTC_BIT 0x200ull
 #define PT_MTC_FREQ_BITS 0x3c000ull
 #define PT_CYC_BIT 0x2ull
+#define PT_PWR_EVT_BIT 0x10ull
+#define PT_FUP_ON_PTW_BIT 0x20ull
+#define PT_PTW_BIT 0x1000ull
 #define PT_PSB_PERIOD_SHIFT 24
 /* TSC at 2.4 GHz: perf ns = tsc * mult >> shift */
 #define TIME_SHIFT 31
@@ -193,6 +196,10 @@ int wrap_open(struct wrap **out, const char *path, const struct wrap_cfg *cfg)
 		w->pt_config |= PT_CYC_BIT;
 	if (pt->noretcomp)
 		w->pt_config |= PT_NORETCOMP_BIT;
+	if (pt->pwr_evt)
+		w->pt_config |= PT_PWR_EVT_BIT;
+	if (pt->ptw)
+		w->pt_config |= PT_PTW_BIT | (pt->fup_on_ptw ? PT_FUP_ON_PTW_BIT : 0);
 
 	uint64_t ids[8];
 	struct pd_event_attr a;

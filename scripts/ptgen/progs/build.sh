@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 OUT=../../../tests/fixtures/intel-pt-gen/rbfix
 CFLAGS="-O2 -static -nostdlib -fno-pie -no-pie -fno-stack-protector -fcf-protection=none \
  -fno-asynchronous-unwind-tables -fno-omit-frame-pointer -Wl,--build-id=sha1 -Wl,-z,noexecstack"
-for p in loops threads; do
+for p in ${*:-loops threads ptw}; do
 	gcc $CFLAGS -o "$OUT/$p" "$p.c"
 done
 # the stand-in kernel of the "kernel" variant, at the kernel text address
