@@ -397,7 +397,7 @@ static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_even
 		q->chunks[q->nr_chunks - 1].size -= pad;
 		q->len -= pad;
 	}
-	int64_t got;
+	int64_t got = 0;
 	if (pt->spool && (got = spool_payload(pt, q, r, size, err)) == 1 && !pt->spool) {
 		if (pt->env.warn) {
 			struct pd_error w = { .code = PD_ERR_IO, .offset = file_offset, .rec_type = PD_RECORD_AUXTRACE };
