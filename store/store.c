@@ -68,9 +68,16 @@ struct batch {
 	struct batch *next;
 };
 
-/* Interning of (key1, key2, key3) → id, for symbols (by pointer) and call paths. */
+/*
+ * Interning of (key1, key2, key3) → id, for symbols (by pointer) and call
+ * paths: open addressing. Before it, for maps whose ids never change once
+ * given (imap_intern), a small direct-mapped copy of recently found keys:
+ * the call paths of a system-wide recording fill a table of megabytes,
+ * while the chains' shared roots, looked up again and again, fit in it.
+ */
 struct ikey { uint64_t a, b, c; uint64_t id; };
-struct imap { struct ikey *v; size_t cap, n; };
+#define FRONT_SLOTS 4096
+struct imap { struct ikey *v; size_t cap, n; struct ikey *front; };
 
 struct rb_store {
 	struct rb_store_opts o;
@@ -110,10 +117,15 @@ struct rb_store {
 
 /* ------------------------------------------------------------ helpers */
 
+static inline uint64_t ihash(uint64_t a, uint64_t b, uint64_t c)
+{
+	return (a * 0x9e3779b97f4a7c15ULL) ^ (b * 0xc2b2ae3d27d4eb4fULL) ^ (c * 0x165667b19e3779f9ULL);
+}
+
 static struct ikey *imap_slot(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
 {
 	size_t mask = m->cap - 1;
-	size_t i = (size_t)(((a * 0x9e3779b97f4a7c15ULL) ^ (b * 0xc2b2ae3d27d4eb4fULL) ^ (c * 0x165667b19e3779f9ULL)) >> 24) & mask;
+	size_t i = (size_t)(ihash(a, b, c) >> 24) & mask;
 	while (m->v[i].id && !(m->v[i].a == a && m->v[i].b == b && m->v[i].c == c))
 		i = (i + 1) & mask;
 	return &m->v[i];
@@ -144,6 +156,20 @@ static struct ikey *imap_get(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
 		k->c = c;
 		m->n++;
 	}
+	return k;
+}
+
+/* imap_get for a map whose ids, once set, never change: the front copy answers repeated keys. */
+static struct ikey *imap_intern(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
+{
+	if (!m->front && !(m->front = calloc(FRONT_SLOTS, sizeof(*m->front))))
+		return imap_get(m, a, b, c);
+	struct ikey *f = &m->front[(ihash(a, b, c) >> 40) & (FRONT_SLOTS - 1)];
+	if (f->id && f->a == a && f->b == b && f->c == c)
+		return f;
+	struct ikey *k = imap_get(m, a, b, c);
+	if (k && k->id)
+		*f = *k;
 	return k;
 }
 
@@ -470,13 +496,18 @@ static uint64_t export_dso(struct rb_store *st, struct rb_dso *d)
 
 static uint64_t export_symbol(struct rb_store *st, const struct rb_sym *s, uint64_t dso_id)
 {
-	struct ikey *k = imap_get(&st->syms, (uint64_t)(uintptr_t)s, 0, 0);
+	if (s->db_id)
+		return s->db_id;
+	/* ids past the field's range: interned by the symbol's address */
+	struct ikey *k = imap_intern(&st->syms, (uint64_t)(uintptr_t)s, 0, 0);
 	if (!k)
 		return fail(st, "out of memory"), 0;
 	if (!k->id) {
 		k->id = ++st->last[S_SYMBOL];
 		ROW(st, S_SYMBOL, I(k->id), I(dso_id), I(s->start), I(s->end), I(s->binding),
 		    T(s->name));
+		if (k->id <= UINT32_MAX)
+			((struct rb_sym *)s)->db_id = (uint32_t)k->id;   /* the session's symbol, ours to mark */
 	}
 	return k->id;
 }
@@ -512,7 +543,7 @@ static uint64_t call_path_root(struct rb_store *st)
 /* perf's call_path__findnew: the address is kept only when there is no symbol */
 static uint64_t call_path(struct rb_store *st, uint64_t parent, uint64_t sym_id, uint64_t ip)
 {
-	struct ikey *k = imap_get(&st->paths, parent, sym_id, sym_id ? 0 : ip);
+	struct ikey *k = imap_intern(&st->paths, parent, sym_id, sym_id ? 0 : ip);
 	if (!k)
 		return fail(st, "out of memory"), 0;
 	if (!k->id) {
@@ -1053,7 +1084,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		return -1;
 	}
 	exec_sql(st, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
-		     "PRAGMA cache_size = -65536; BEGIN", "pragmas");
+		     "PRAGMA cache_size = -4096; BEGIN", "pragmas");
 	exec_sql(st, SCHEMA, "schema");
 	for (int i = 0; i < S_COUNT && !st->failed; i++)
 		if (sqlite3_prepare_v3(st->db, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &st->st[i], NULL) != SQLITE_OK)
@@ -1172,7 +1203,9 @@ void rb_store_abort(struct rb_store *st)
 	if (st->tmp_path)
 		unlink(st->tmp_path);
 	free(st->syms.v);
+	free(st->syms.front);
 	free(st->paths.v);
+	free(st->paths.front);
 	free(st->trace_nr.v);
 	free(st->evsel_db_id);
 	free(st->final_path);
