@@ -191,7 +191,7 @@ static const char *io_hint(struct rb_store *st, char *buf, size_t n)
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
-	if (se)
+	if (se && se != EFBIG)
 		snprintf(buf, n, " (%s)", strerror(se));
 	else if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		snprintf(buf, n, " (the file size limit, ulimit -f, is %llu bytes)", (unsigned long long)rl.rlim_cur);
@@ -199,6 +199,8 @@ static const char *io_hint(struct rb_store *st, char *buf, size_t n)
 		 (uint64_t)sv.f_bavail * sv.f_frsize < (64u << 20))
 		snprintf(buf, n, " (no space left on the file system: %llu KiB free)",
 			 (unsigned long long)sv.f_bavail * sv.f_frsize / 1024);
+	else if (se)
+		snprintf(buf, n, " (%s)", strerror(se));
 	else
 		return "";
 	return buf;
