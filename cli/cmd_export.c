@@ -434,6 +434,13 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 			return fpartial;
 		}
 	}
+	/* the store failing mid-load (disk full) stops the session with -1, which reads like a PD_ERR code */
+	const char *store_why = rc && rc != SINK_STOPPED ? rb_store_error(st) : NULL;
+	if (store_why) {
+		cli_error("writing %s failed: %s", sto.path, store_why);
+		rb_store_abort(st);
+		return EXIT_INTERNAL;
+	}
 	if (rc < 0 && rc >= PD_ERR_NOATTR) {
 		cli_error("%s", err.msg);
 		rb_store_abort(st);

@@ -500,19 +500,35 @@ struct rb_symtab {
 	 */
 	struct memo { uint64_t addr; const struct rb_sym *sym; } *memo;
 	size_t memo_n;                /* tree size when the memo was last valid */
+	/*
+	 * No address is in two symbols: then every lookup has one answer
+	 * whatever the tree's shape, and an "unknown" symbol added at a missed
+	 * address changes no other answer, so the memo outlives insertions
+	 * (a stripped binary gets thousands of them: one emptying each was
+	 * most of the lookup time).
+	 */
+	int disjoint;
 };
 
 #define MEMO_SLOTS 16384
 
+static struct memo *memo_slot(struct rb_symtab *t, uint64_t addr)
+{
+	return &t->memo[(addr * 0x9e3779b97f4a7c15ULL) >> 50];
+}
+
 static const struct rb_sym *memo_find(struct rb_symtab *t, uint64_t addr)
 {
-	if (!t->memo || t->memo_n != t->t.n) {
-		if (!t->memo && !(t->memo = calloc(MEMO_SLOTS, sizeof(*t->memo))))
+	if (!t->memo) {
+		if (!(t->memo = calloc(MEMO_SLOTS, sizeof(*t->memo))))
 			return tree_find(&t->t, addr);
-		memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
+		t->memo_n = t->t.n;
+	} else if (t->memo_n != t->t.n) {
+		if (!t->disjoint)
+			memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
 		t->memo_n = t->t.n;
 	}
-	struct memo *m = &t->memo[(addr * 0x9e3779b97f4a7c15ULL) >> 50];
+	struct memo *m = memo_slot(t, addr);
 	if (m->sym && m->addr == addr)
 		return m->sym;
 	const struct rb_sym *s = tree_find(&t->t, addr);
@@ -543,9 +559,19 @@ static int table_from_tree(struct tree *t, const char *source, int kernel, struc
 		rb_symtab_free(s);
 		return -ENOMEM;
 	}
+	uint64_t reach = 0;           /* end of the symbols so far, a zero-size one reaching its start + 1 */
+	s->disjoint = 1;
 	for (i = tree_first(t); i != NONE; i = tree_next(t, i)) {
+		const struct rb_sym *y = &N(t, i).s;
 		N(t, i).s.name = node_name(t, i);
-		s->sorted[k++] = &N(t, i).s;
+		s->sorted[k++] = y;
+		if (y->end < y->start)
+			continue;         /* holds no address */
+		uint64_t hi = y->end > y->start ? y->end : y->start + 1;
+		if (k > 1 && y->start < reach)
+			s->disjoint = 0;
+		if (hi > reach)
+			reach = hi;
 	}
 	s->n = k;
 	s->kernel = kernel;
@@ -587,12 +613,12 @@ const struct rb_sym *rb_symtab_lookup(struct rb_symtab *t, uint64_t addr)
  * dso__insert_symbol, whose cache update takes any zero-size symbol at or
  * below the cached address (a perf quirk kept on purpose).
  */
-const struct rb_sym *rb_symtab_add_unknown(struct rb_symtab *t, uint64_t addr)
+static const struct rb_sym *add_unknown(struct rb_symtab *t, uint64_t addr)
 {
 	struct node *nd;
 	const struct rb_sym *s;
 
-	if (!t || !(nd = node_alloc(&t->t)))
+	if (!(nd = node_alloc(&t->t)))
 		return NULL;
 	memset(nd, 0, sizeof(*nd));
 	nd->s.start = nd->s.end = addr;
@@ -601,14 +627,28 @@ const struct rb_sym *rb_symtab_add_unknown(struct rb_symtab *t, uint64_t addr)
 	s = &nd->s;
 	if (t->last_addr >= s->start && (t->last_addr < s->end || s->start == s->end))
 		t->last_sym = s;
+	if (t->disjoint && t->memo) {
+		struct memo *m = memo_slot(t, addr);
+		m->addr = addr;
+		m->sym = s;
+	}
 	return s;
+}
+
+const struct rb_sym *rb_symtab_add_unknown(struct rb_symtab *t, uint64_t addr)
+{
+	if (!t)
+		return NULL;
+	if (t->disjoint && tree_find(&t->t, addr))
+		t->disjoint = 0;          /* not a miss: addr is in two symbols now */
+	return add_unknown(t, addr);
 }
 
 const struct rb_sym *rb_symtab_export_lookup(struct rb_symtab *t, uint64_t addr)
 {
 	const struct rb_sym *s = rb_symtab_lookup(t, addr);
 
-	return s ? s : rb_symtab_add_unknown(t, addr);
+	return s || !t ? s : add_unknown(t, addr);   /* a miss: the tree has nothing at addr */
 }
 
 /*

@@ -178,6 +178,11 @@ static const char INDEXES[] =
 static const char FTRACE_INDEX[] = "CREATE INDEX ftrace_events_time_idx ON ftrace_events (time);";
 static const char SWITCH_INDEX[] = "CREATE INDEX context_switches_time_idx ON context_switches (cpu, time);";
 
+/* As perf's export-to-sqlite.py does when it exported calls: which comms have calls (the viewer's
+ * call graph and call tree list only those). */
+static const char COMMS_HAS_CALLS[] = "ALTER TABLE comms ADD has_calls boolean;"
+	"UPDATE comms SET has_calls = 1 WHERE comms.id IN (SELECT DISTINCT comm_id FROM calls);";
+
 /* perf's branch types: flag combination → name (PERF_IP_FLAG_*: BRANCH 1, CALL 2, RETURN 4,
  * CONDITIONAL 8, SYSCALLRET 16, ASYNC 32, INTERRUPT 64, TX_ABORT 128, TRACE_BEGIN 256,
  * TRACE_END 512, VMENTRY 2048, VMEXIT 4096). The trace begin / end variants are derived. */

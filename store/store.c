@@ -75,9 +75,16 @@ struct batch {
 	struct batch *next;
 };
 
-/* Interning of (key1, key2, key3) → id, for symbols (by pointer) and call paths. */
+/*
+ * Interning of (key1, key2, key3) → id, for symbols (by pointer) and call
+ * paths: open addressing. Before it, for maps whose ids never change once
+ * given (imap_intern), a small direct-mapped copy of recently found keys:
+ * the call paths of a system-wide recording fill a table of megabytes,
+ * while the chains' shared roots, looked up again and again, fit in it.
+ */
 struct ikey { uint64_t a, b, c; uint64_t id; };
-struct imap { struct ikey *v; size_t cap, n; };
+#define FRONT_SLOTS 4096
+struct imap { struct ikey *v; size_t cap, n; struct ikey *front; };
 
 struct rb_store {
 	struct rb_store_opts o;
@@ -100,6 +107,7 @@ struct rb_store {
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint64_t rows[S_COUNT];
 	struct imap syms, paths;
+	struct imap trace_nr;         /* per trace queue (cpu, or tid when per thread): decoder restarts + 1 */
 	int failed;                   /* set by either thread (atomic) */
 	char err[512];
 	/* writer thread */
@@ -116,10 +124,15 @@ struct rb_store {
 
 /* ------------------------------------------------------------ helpers */
 
+static inline uint64_t ihash(uint64_t a, uint64_t b, uint64_t c)
+{
+	return (a * 0x9e3779b97f4a7c15ULL) ^ (b * 0xc2b2ae3d27d4eb4fULL) ^ (c * 0x165667b19e3779f9ULL);
+}
+
 static struct ikey *imap_slot(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
 {
 	size_t mask = m->cap - 1;
-	size_t i = (size_t)(((a * 0x9e3779b97f4a7c15ULL) ^ (b * 0xc2b2ae3d27d4eb4fULL) ^ (c * 0x165667b19e3779f9ULL)) >> 24) & mask;
+	size_t i = (size_t)(ihash(a, b, c) >> 24) & mask;
 	while (m->v[i].id && !(m->v[i].a == a && m->v[i].b == b && m->v[i].c == c))
 		i = (i + 1) & mask;
 	return &m->v[i];
@@ -153,6 +166,20 @@ static struct ikey *imap_get(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
 	return k;
 }
 
+/* imap_get for a map whose ids, once set, never change: the front copy answers repeated keys. */
+static struct ikey *imap_intern(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
+{
+	if (!m->front && !(m->front = calloc(FRONT_SLOTS, sizeof(*m->front))))
+		return imap_get(m, a, b, c);
+	struct ikey *f = &m->front[(ihash(a, b, c) >> 40) & (FRONT_SLOTS - 1)];
+	if (f->id && f->a == a && f->b == b && f->c == c)
+		return f;
+	struct ikey *k = imap_get(m, a, b, c);
+	if (k && k->id)
+		*f = *k;
+	return k;
+}
+
 /*
  * SQLite says "database or disk is full" or "disk I/O error" and often keeps
  * no errno: tell the user which limit it met (the system's errno, the file
@@ -171,7 +198,7 @@ static const char *io_hint(struct rb_store *st, char *buf, size_t n)
 	char *slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
-	if (se)
+	if (se && se != EFBIG)
 		snprintf(buf, n, " (%s)", strerror(se));
 	else if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
 		snprintf(buf, n, " (the file size limit, ulimit -f, is %llu bytes)", (unsigned long long)rl.rlim_cur);
@@ -179,6 +206,8 @@ static const char *io_hint(struct rb_store *st, char *buf, size_t n)
 		 (uint64_t)sv.f_bavail * sv.f_frsize < (64u << 20))
 		snprintf(buf, n, " (no space left on the file system: %llu KiB free)",
 			 (unsigned long long)sv.f_bavail * sv.f_frsize / 1024);
+	else if (se)
+		snprintf(buf, n, " (%s)", strerror(se));
 	else
 		return "";
 	return buf;
@@ -476,13 +505,18 @@ static uint64_t export_dso(struct rb_store *st, struct rb_dso *d)
 
 static uint64_t export_symbol(struct rb_store *st, const struct rb_sym *s, uint64_t dso_id)
 {
-	struct ikey *k = imap_get(&st->syms, (uint64_t)(uintptr_t)s, 0, 0);
+	if (s->db_id)
+		return s->db_id;
+	/* ids past the field's range: interned by the symbol's address */
+	struct ikey *k = imap_intern(&st->syms, (uint64_t)(uintptr_t)s, 0, 0);
 	if (!k)
 		return fail(st, "out of memory"), 0;
 	if (!k->id) {
 		k->id = ++st->last[S_SYMBOL];
 		ROW(st, S_SYMBOL, I(k->id), I(dso_id), I(s->start), I(s->end), I(s->binding),
 		    T(s->name));
+		if (k->id <= UINT32_MAX)
+			((struct rb_sym *)s)->db_id = (uint32_t)k->id;   /* the session's symbol, ours to mark */
 	}
 	return k->id;
 }
@@ -515,21 +549,26 @@ static uint64_t call_path_root(struct rb_store *st)
 	return k->id;
 }
 
+/* perf's call_path__findnew: the address is kept only when there is no symbol */
+static uint64_t call_path(struct rb_store *st, uint64_t parent, uint64_t sym_id, uint64_t ip)
+{
+	struct ikey *k = imap_intern(&st->paths, parent, sym_id, sym_id ? 0 : ip);
+	if (!k)
+		return fail(st, "out of memory"), 0;
+	if (!k->id) {
+		k->id = ++st->last[S_CALL_PATH];
+		ROW(st, S_CALL_PATH, I(k->id), I(parent), I(sym_id), I(sym_id ? 0 : ip));
+	}
+	return k->id;
+}
+
 static uint64_t export_call_path(struct rb_store *st, const struct rb_sample_ev *ev)
 {
 	uint64_t cp = call_path_root(st);
 	for (size_t i = 0; i < ev->nr_nodes && !st->failed; i++) {
 		uint64_t dso_id, sym_id, off;
 		const struct rb_sym *s = export_al(st, &ev->nodes[i].al, ev->nodes[i].ip, &dso_id, &sym_id, &off);
-		uint64_t ip = s ? 0 : ev->nodes[i].ip;     /* perf keeps the ip only when there is no symbol */
-		struct ikey *k = imap_get(&st->paths, cp, sym_id, ip);
-		if (!k)
-			return fail(st, "out of memory"), 0;
-		if (!k->id) {
-			k->id = ++st->last[S_CALL_PATH];
-			ROW(st, S_CALL_PATH, I(k->id), I(cp), I(sym_id), I(ip));
-		}
-		cp = k->id;
+		cp = call_path(st, cp, s ? sym_id : 0, ev->nodes[i].ip);
 	}
 	return cp;
 }
@@ -590,20 +629,43 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 }
 
 /*
- * Calls and returns from traced branches (perf's calls table, as its
- * call-return processor builds it): a call pushes an entry whose call path
- * is its caller's plus the target's symbol; a return to the instruction
- * after a call on the stack pops it, and any entries above it (they never
- * returned: flag 2), writing a calls row with both times, the branches and
- * instructions in between, and the sample ids of the call and the return.
- * What is still on a stack at the end is written with flag 2.
+ * Calls and returns from traced branches: perf's calls table, built by the
+ * rules of perf's thread stack (util/thread-stack.c, which its
+ * call-return processor uses for export-to-sqlite.py's "calls"), so that
+ * exported-sql-viewer.py shows the same call trees on either database:
+ *  - a thread's first branch puts the function it is in on the stack as a
+ *    call never seen (flag 1), and so does a return that matches nothing;
+ *  - a call pushes its target's symbol under the caller's call path (a call
+ *    to the next instruction, the position-independent "call; pop", is none);
+ *  - a jump to the first instruction of another symbol (a tail call) is
+ *    pushed too (flag 4), and popped by the return that passes it;
+ *  - a return pops the newest entry it returns to, and every entry above it
+ *    as never returned (flag 2); a return into the kernel's caller from the
+ *    kernel pops the kernel's entries;
+ *  - trace end (not a system call's) pushes an entry without a symbol that
+ *    the next trace begin pops;
+ *  - an exec in the main thread, the first branch of a thread on a queue
+ *    whose decoder restarted from a PSB since the thread's previous branch
+ *    (data missing: a snapshot's overwritten start, a hole in the AUX data,
+ *    lost sync), and the end, pop everything (flag 2, at the thread's last
+ *    branch time); perf's decoder counts these restarts as trace numbers.
+ * A call's return address: perf knows the call's length; the branch events
+ * carry none, so a return matches a call when it lands within the 15 bytes
+ * (the longest x86 instruction) after it. perf's x86 retpoline detection is
+ * not done. Branch, instruction and cycle counts are the differences of the
+ * thread's running sums between push and pop.
  */
+enum { CALL_NO_CALL = 1, CALL_NO_RETURN = 2, CALL_NON_CALL = 4 };
+#define KERNEL_START (1ULL << 63)
+
 struct centry {
-	uint64_t id, cp, parent_cp, parent_id, call_from, call_time, call_sample;
-	uint64_t branches0, insns0;
+	uint64_t id, cp, sym, parent_cp, parent_id, ret, call_time, call_sample;
+	uint64_t branches0, insns0, cycles0;
+	uint8_t window;               /* ret is a call's address: a return lands within 15 bytes after it */
+	uint8_t no_call, non_call, trace_end, kernel;
 };
 struct cstack {
-	uint64_t thread_id, comm_id, branches, insns, last_time, last_sample;
+	uint64_t thread_id, comm_id, branches, insns, cycles, last_time, trace_nr;
 	struct centry *v;
 	size_t n, cap;
 };
@@ -624,59 +686,170 @@ static struct cstack *cstack_of(struct rb_store *st, uint64_t thread_id)
 	return st->stacks[thread_id];
 }
 
-static void call_row(struct rb_store *st, struct cstack *cs, const struct centry *e, uint64_t ret_time,
-		     uint64_t ret_sample, int flags)
+static struct centry *cpush(struct rb_store *st, struct cstack *cs, uint64_t sym_id, uint64_t addr,
+			    uint64_t ret, uint64_t time, uint64_t ref)
 {
-	ROW(st, S_CALL, I(e->id), I(cs->thread_id), I(cs->comm_id), I(e->cp), I(e->call_time), I(ret_time),
-	    I(cs->branches - e->branches0), I(e->call_sample), I(ret_sample), I(e->parent_cp), I(flags),
-	    I(e->parent_id), I(cs->insns - e->insns0), I(0));
+	if (cs->n == cs->cap) {
+		size_t n = cs->cap ? 2 * cs->cap : 64;
+		struct centry *v = realloc(cs->v, n * sizeof(*v));
+		if (!v)
+			return fail(st, "out of memory"), NULL;
+		cs->v = v;
+		cs->cap = n;
+	}
+	uint64_t parent = cs->n ? cs->v[cs->n - 1].cp : call_path_root(st);
+	struct centry *e = &cs->v[cs->n];
+	*e = (struct centry){ .id = ++st->last[S_CALL], .cp = call_path(st, parent, sym_id, addr), .sym = sym_id,
+			      .parent_cp = parent, .parent_id = cs->n ? cs->v[cs->n - 1].id : 0, .ret = ret,
+			      .call_time = time, .call_sample = ref, .branches0 = cs->branches,
+			      .insns0 = cs->insns, .cycles0 = cs->cycles, .kernel = addr >= KERNEL_START };
+	if (st->failed)
+		return NULL;
+	cs->n++;
+	return e;
 }
 
-static void calls_branch(struct rb_store *st, struct cstack *cs, const struct rb_trace_ev *ev, uint64_t sample_id,
-			 uint64_t to_sym_id)
+/* The top entry returns (or not: @no_return) at @time, by sample @ref. */
+static void cpop(struct rb_store *st, struct cstack *cs, uint64_t time, uint64_t ref, int no_return)
 {
-	cs->branches++;
-	cs->insns += ev->insn_count;
-	cs->last_time = ev->time;
-	cs->last_sample = sample_id;
-	if ((ev->flags & RB_IP_FLAG_RETURN) && ev->to) {
-		/* the call this returns from: the newest whose next instruction is the target */
-		size_t k = cs->n;
-		while (k > 0 && !(ev->to > cs->v[k - 1].call_from && ev->to <= cs->v[k - 1].call_from + 15))
-			k--;
-		if (k == 0)
-			return;           /* a return from above the trace's start: no call to close */
-		while (cs->n >= k) {
-			const struct centry *e = &cs->v[--cs->n];
-			call_row(st, cs, e, ev->time, cs->n + 1 == k ? sample_id : 0, cs->n + 1 == k ? 0 : 2);
-			if (cs->n + 1 == k)
-				break;
+	const struct centry *e = &cs->v[--cs->n];
+	int flags = (e->no_call ? CALL_NO_CALL : 0) | (no_return ? CALL_NO_RETURN : 0) | (e->non_call ? CALL_NON_CALL : 0);
+	ROW(st, S_CALL, I(e->id), I(cs->thread_id), I(cs->comm_id), I(e->cp), I(e->call_time), I(time),
+	    I(cs->branches - e->branches0), I(e->call_sample), I(ref), I(e->parent_cp), I(flags),
+	    I(e->parent_id), I(cs->insns - e->insns0), I(cs->cycles - e->cycles0));
+}
+
+static void cpop_all(struct rb_store *st, struct cstack *cs)
+{
+	while (cs->n > 0)
+		cpop(st, cs, cs->last_time, 0, 1);
+}
+
+static void cpop_kernel(struct rb_store *st, struct cstack *cs, uint64_t time, uint64_t ref)
+{
+	while (cs->n > 0 && cs->v[cs->n - 1].kernel)
+		cpop(st, cs, time, ref, 1);
+}
+
+static int returns_to(const struct centry *e, uint64_t to)
+{
+	return !e->non_call && (e->window ? to > e->ret && to <= e->ret + 15 : e->ret == to);
+}
+
+/* perf's thread_stack__pop_cp: 0 when the return closed an entry. */
+static int cpop_return(struct rb_store *st, struct cstack *cs, uint64_t to, uint64_t time, uint64_t ref,
+		       uint64_t from_sym)
+{
+	if (!cs->n)
+		return 1;
+	if (cs->n == 1 && cs->v[0].sym == from_sym) {
+		cpop(st, cs, time, ref, 0);
+		return 0;
+	}
+	for (size_t i = cs->n; i-- > 0;) {
+		if (!returns_to(&cs->v[i], to))
+			continue;
+		while (cs->n > i + 1)
+			cpop(st, cs, time, ref, 1);
+		cpop(st, cs, time, ref, 0);
+		return 0;
+	}
+	return 1;
+}
+
+/* perf's thread_stack__no_call_return: a return that matches no entry. */
+static void creturn_unmatched(struct rb_store *st, struct cstack *cs, const struct rb_trace_ev *ev, uint64_t ref,
+			      uint64_t from_sym, uint64_t to_sym)
+{
+	struct centry *e;
+	if (ev->from >= KERNEL_START && ev->to < KERNEL_START) {
+		cpop_kernel(st, cs, ev->time, ref);
+		if (!cs->n) {
+			if ((e = cpush(st, cs, to_sym, ev->to, 0, ev->time, ref)))
+				e->no_call = 1;
+			return;
+		}
+	} else if (cs->n && cs->v[cs->n - 1].kernel && ev->from < KERNEL_START) {
+		cpop_kernel(st, cs, ev->time, ref);
+	}
+	uint64_t parent_sym = cs->n ? cs->v[cs->n - 1].sym : 0;
+	if (parent_sym == from_sym) {
+		/* at the bottom: the call was before the trace began; else a return used as a jump */
+		if (cs->n == 1)
+			cpop(st, cs, ev->time, ref, 0);
+		int bottom = !cs->n;
+		if ((e = cpush(st, cs, to_sym, ev->to, bottom ? ev->to : 0, ev->time, ref))) {
+			e->no_call = 1;
+			e->non_call = !bottom;
 		}
 		return;
 	}
-	if ((ev->flags & RB_IP_FLAG_CALL) && ev->to && !(ev->flags & RB_IP_FLAG_TRACE_END)) {
-		if (cs->n == cs->cap) {
-			size_t n = cs->cap ? 2 * cs->cap : 64;
-			struct centry *v = realloc(cs->v, n * sizeof(*v));
-			if (!v)
-				return (void)fail(st, "out of memory");
-			cs->v = v;
-			cs->cap = n;
+	/* the parent has not returned yet: push the target, then push and pop the source */
+	if ((e = cpush(st, cs, to_sym, ev->to, ev->to, ev->time, ref)))
+		e->no_call = 1;
+	if ((e = cpush(st, cs, from_sym, ev->from, ev->from, ev->time, ref)))
+		e->no_call = 1;
+	if (e)
+		cpop(st, cs, ev->time, ref, 0);
+}
+
+static void calls_branch(struct rb_store *st, struct cstack *cs, const struct rb_trace_ev *ev, uint64_t ref,
+			 uint64_t comm_id, uint64_t from_sym, uint64_t to_sym, uint64_t to_off)
+{
+	struct centry *e;
+	struct ikey *nr = imap_get(&st->trace_nr, (uint64_t)(int64_t)ev->cpu, ev->cpu < 0 ? (uint64_t)ev->thread->tid : 0, 0);
+	if (!nr)
+		return (void)fail(st, "out of memory");
+	if (!nr->id)
+		nr->id = 1;
+	if (cs->trace_nr != nr->id) {
+		if (cs->trace_nr)
+			cpop_all(st, cs);
+		cs->trace_nr = nr->id;
+	}
+	/* an exec (a new comm of the main thread) ends every call */
+	if (cs->comm_id != comm_id) {
+		if (ev->thread == ev->main_thread)
+			cpop_all(st, cs);
+		if (!cs->comm_id || ev->thread == ev->main_thread)
+			cs->comm_id = comm_id;
+	}
+	if (!cs->n && (ev->from || ev->to)) {
+		uint64_t ip = ev->from ? ev->from : ev->to;
+		if ((e = cpush(st, cs, ev->from ? from_sym : to_sym, ip, ip, ev->time, ref)))
+			e->no_call = 1;
+	}
+	cs->branches++;
+	cs->insns += ev->insn_count;
+	cs->cycles += ev->cyc_count;
+	cs->last_time = ev->time;
+	uint32_t f = ev->flags;
+	if (f & RB_IP_FLAG_CALL) {
+		if (!ev->from || !ev->to || (ev->to > ev->from && ev->to <= ev->from + 15))
+			return;
+		if ((e = cpush(st, cs, to_sym, ev->to, ev->from, ev->time, ref))) {
+			e->window = 1;
+			e->trace_end = !!(f & RB_IP_FLAG_TRACE_END);
 		}
-		uint64_t parent = cs->n ? cs->v[cs->n - 1].cp : call_path_root(st);
-		struct ikey *k = imap_get(&st->paths, parent, to_sym_id, to_sym_id ? 0 : ev->to);
-		if (!k)
-			return (void)fail(st, "out of memory");
-		if (!k->id) {
-			k->id = ++st->last[S_CALL_PATH];
-			ROW(st, S_CALL_PATH, I(k->id), I(parent), I(to_sym_id), I(to_sym_id ? 0 : ev->to));
+	} else if (f & RB_IP_FLAG_RETURN) {
+		if (!ev->to) {
+			if (f & (RB_IP_FLAG_SYSCALLRET | RB_IP_FLAG_INTERRUPT))
+				cpop_kernel(st, cs, ev->time, ref);
+			return;
 		}
-		uint64_t parent_id = cs->n ? cs->v[cs->n - 1].id : 0;
-		cs->v[cs->n] = (struct centry){ .id = ++st->last[S_CALL], .cp = k->id, .parent_cp = parent,
-						  .parent_id = parent_id, .call_from = ev->from,
-						  .call_time = ev->time, .call_sample = sample_id,
-						  .branches0 = cs->branches, .insns0 = cs->insns };
-		cs->n++;
+		if (ev->from && cpop_return(st, cs, ev->to, ev->time, ref, from_sym))
+			creturn_unmatched(st, cs, ev, ref, from_sym, to_sym);
+	} else if (f & RB_IP_FLAG_TRACE_BEGIN) {
+		if (cs->n && cs->v[cs->n - 1].trace_end)
+			cpop(st, cs, ev->time, ref, 0);
+	} else if (f & RB_IP_FLAG_TRACE_END) {
+		if (cs->n >= 2 && (e = cpush(st, cs, 0, 0, ev->from, ev->time, ref))) {
+			e->window = 1;
+			e->trace_end = 1;
+		}
+	} else if ((f & RB_IP_FLAG_BRANCH) && from_sym != to_sym && to_sym && !to_off) {
+		if ((e = cpush(st, cs, to_sym, ev->to, 0, ev->time, ref)))
+			e->non_call = 1;
 	}
 }
 
@@ -687,10 +860,7 @@ static void calls_flush(struct rb_store *st)
 		struct cstack *cs = st->stacks[t];
 		if (!cs)
 			continue;
-		while (cs->n > 0) {
-			const struct centry *e = &cs->v[--cs->n];
-			call_row(st, cs, e, cs->last_time, 0, 2);
-		}
+		cpop_all(st, cs);
 		free(cs->v);
 		free(cs);
 		st->stacks[t] = NULL;
@@ -700,7 +870,7 @@ static void calls_flush(struct rb_store *st)
 	st->nr_stacks = 0;
 }
 
-/* A branch from hardware trace: a sample of perf's synthesized "branches" event. */
+/* An instruction sample from hardware trace (perf's synthesized "instructions" event; no data source). */
 static int sink_insn(struct rb_store *st, const struct rb_trace_ev *ev)
 {
 	if (!st->insns_evsel) {
@@ -714,7 +884,7 @@ static int sink_insn(struct rb_store *st, const struct rb_trace_ev *ev)
 	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
 	ROW(st, S_SAMPLE, I(++st->last[S_SAMPLE]), I(st->insns_evsel), I(1), I(ev->thread->db_id),
 	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
-	    I(0), I(0), I(0), I(0), I(ev->insn_count), I(0), I(0), I(PERF_MEM_DATA_SRC_NONE),
+	    I(0), I(0), I(0), I(0), I(ev->insn_count), I(0), I(0), I(0),
 	    I(0), I(0), I(0), I(ev->insn_count), I(0), I(0));
 	return st->failed ? -1 : 0;
 }
@@ -762,6 +932,11 @@ static int sink_power(struct rb_store *st, const struct rb_trace_ev *ev)
 	return st->failed ? -1 : 0;
 }
 
+/*
+ * A branch from hardware trace: a sample of perf's synthesized "branches"
+ * event. Like perf's synthesized samples it has no data source (0, not
+ * PERF_MEM_DATA_SRC_NONE) and keeps the branch's flags whole in "flags".
+ */
 static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 {
 	struct rb_store *st = ctx;
@@ -783,13 +958,12 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 	struct cstack *cs = cstack_of(st, ev->thread->db_id);
 	if (!cs)
 		return fail(st, "out of memory");
-	cs->comm_id = comm ? comm->db_id : 0;
-	calls_branch(st, cs, ev, id, to_sym_id);
+	calls_branch(st, cs, ev, id, comm ? comm->db_id : 0, sym_id, to_sym_id, to_off);
 	ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(ev->thread->db_id),
 	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
-	    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(PERF_MEM_DATA_SRC_NONE),
+	    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(0),
 	    I(ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX), I(!!(ev->flags & RB_IP_FLAG_IN_TX)), I(0), I(ev->insn_count),
-	    I(ev->cyc_count), I(0));
+	    I(ev->cyc_count), I(ev->flags));
 	return st->failed ? -1 : 0;
 }
 
@@ -822,9 +996,20 @@ static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
 	return st->failed ? -1 : 0;
 }
 
+/* The decoder restarts after these: the next branch on the queue ends its thread's calls (calls_branch). */
+static const char *const RESTARTS[] = { "snapshot overwrite", "aux hole", "decoder lost sync", "no image" };
+
 static int sink_gap(void *ctx, const struct rb_gap_ev *g)
 {
 	struct rb_store *st = ctx;
+	for (size_t i = 0; i < sizeof(RESTARTS) / sizeof(RESTARTS[0]); i++) {
+		if (strcmp(g->reason, RESTARTS[i]))
+			continue;
+		struct ikey *nr = imap_get(&st->trace_nr, (uint64_t)(int64_t)g->cpu, g->cpu < 0 ? (uint64_t)g->tid : 0, 0);
+		if (!nr)
+			return fail(st, "out of memory");
+		nr->id = nr->id ? nr->id + 1 : 2;
+	}
 	ROW(st, S_GAP, I(++st->last[S_GAP]), I(g->time_start), I(g->time_end), I(g->cpu), I(g->pid),
 	    I(g->tid), T(g->source), T(g->reason), I(g->bytes_lost), I(g->records_lost),
 	    I(g->file_offset), T(g->detail ? g->detail : ""));
@@ -953,7 +1138,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		return -1;
 	}
 	exec_sql(st, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
-		     "PRAGMA cache_size = -65536; BEGIN", "pragmas");
+		     "PRAGMA cache_size = -4096; BEGIN", "pragmas");
 	exec_sql(st, SCHEMA, "schema");
 	for (int i = 0; i < S_COUNT && !st->failed; i++)
 		if (sqlite3_prepare_v3(st->db, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &st->st[i], NULL) != SQLITE_OK)
@@ -1035,6 +1220,8 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 		sqlite3_reset(st->st[S_STAT]);
 	}
 	drop_empty(st);
+	if (st->rows[S_CALL])
+		exec_sql(st, COMMS_HAS_CALLS, "comms.has_calls");
 	char pragma[64];
 	snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", RB_STORE_SCHEMA_VERSION);
 	exec_sql(st, pragma, "user_version");
@@ -1075,7 +1262,10 @@ void rb_store_abort(struct rb_store *st)
 	if (st->tmp_path)
 		unlink(st->tmp_path);
 	free(st->syms.v);
+	free(st->syms.front);
 	free(st->paths.v);
+	free(st->paths.front);
+	free(st->trace_nr.v);
 	free(st->evsel_db_id);
 	free(st->final_path);
 	free(st->tmp_path);

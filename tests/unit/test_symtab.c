@@ -437,6 +437,16 @@ static void test_export_state(void)
 	ok(rb_symtab_lookup(t, 0x4b0) == s && rb_symtab_find(t, 0x4b0) == NULL,
 	   "perf's cache quirk: an added zero-size symbol below the cached address answers the next lookup of it");
 	ok(sym_is(rb_symtab_export_lookup(t, 0x410), "local_fn", 0x400, 0x420, 0), "export lookup of a known address");
+	/* lookups remembered before "unknown" symbols are added still give the tree's answer after */
+	int same = 1;
+	for (uint64_t a = 0x300; a < 0x800; a += 3)
+		(void)rb_symtab_lookup(t, a);
+	for (uint64_t a = 0x301; a < 0x800; a += 7)
+		if (!rb_symtab_find(t, a))
+			(void)rb_symtab_export_lookup(t, a);
+	for (uint64_t a = 0x300; a < 0x800; a += 3)
+		same &= rb_symtab_lookup(t, a) == rb_symtab_find(t, a);
+	ok(same, "lookups agree with the tree after unknown symbols were added");
 	rb_symtab_free(t);
 }
 
