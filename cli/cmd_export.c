@@ -184,6 +184,7 @@ static void export_usage(FILE *f)
 		"                        sample every N instructions, p power events, w PTWRITE, e errors\n"
 		"                        (always kept as gaps)\n"
 		"  -j, --jobs N          decode AUX trace queues on N threads (same output for every N)\n"
+		"      --calls-only      hardware trace: calls and call paths without a samples row per branch\n"
 		"      --ftrace FILE     also load this trace.dat (default: FILE.trace.dat beside FILE if it exists);\n"
 		"                        FILE itself may be a trace.dat (trace-cmd's format, versions 6 and 7)\n"
 		"  -q, --quiet           no progress or summary\n", cli_prog);
@@ -284,7 +285,7 @@ int cmd_export(int argc, char **argv)
 		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "itrace", required_argument, NULL, 'I' }, { "jobs", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
-		{ "ftrace", required_argument, NULL, 'F' },
+		{ "ftrace", required_argument, NULL, 'F' }, { "calls-only", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *ftrace = NULL;
@@ -306,6 +307,7 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'q': quiet = 1; break;
 		case 'F': ftrace = optarg; break;
+		case 'L': sto.calls_only = 1; break;
 		case 'h': export_usage(stdout); return EXIT_OK;
 		default: export_usage(stderr); return EXIT_USAGE;
 		}

@@ -944,7 +944,7 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 		return sink_insn(st, ev);
 	if (ev->kind == RB_EV_PTWRITE || ev->kind == RB_EV_POWER)
 		return sink_power(st, ev);
-	if (!st->branches_evsel) {
+	if (!st->branches_evsel && !st->o.calls_only) {
 		st->branches_evsel = ++st->last[S_EVSEL];
 		char name[32];
 		snprintf(name, sizeof(name), "branches%s", ev->mods ? ev->mods : "");
@@ -954,12 +954,14 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 	uint64_t dso_id, sym_id, off, to_dso_id, to_sym_id, to_off;
 	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
 	export_al(st, &ev->to_al, ev->to_al.addr, &to_dso_id, &to_sym_id, &to_off);
-	uint64_t id = ++st->last[S_SAMPLE];
+	/* --calls-only: the branch builds calls but has no samples row (and no id for calls rows to name) */
+	uint64_t id = st->o.calls_only ? 0 : ++st->last[S_SAMPLE];
 	struct cstack *cs = cstack_of(st, ev->thread->db_id);
 	if (!cs)
 		return fail(st, "out of memory");
 	calls_branch(st, cs, ev, id, comm ? comm->db_id : 0, sym_id, to_sym_id, to_off);
-	ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(ev->thread->db_id),
+	if (!st->o.calls_only)
+		ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(ev->thread->db_id),
 	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
 	    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(0),
 	    I(ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX), I(!!(ev->flags & RB_IP_FLAG_IN_TX)), I(0), I(ev->insn_count),

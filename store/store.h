@@ -22,6 +22,7 @@ struct rb_store_opts {
 	const char *path;        /* final database path */
 	int force;               /* replace an existing file */
 	const char *source;      /* input name, for decode_stats */
+	int calls_only;          /* hardware trace branches build calls and call paths but get no samples row */
 };
 
 /* Create the temporary database with the schema. Returns 0 or -1 with @msg. */
