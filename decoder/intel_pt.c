@@ -240,7 +240,6 @@ struct rb_pt {
 	uint64_t seq;                    /* records seen by the gathering pass */
 	/* windows: decoded up to win_end (perf time); the next one is about delta long */
 	uint64_t win_end, delta;
-	int started;
 	pthread_mutex_t mlock;           /* the session's machine, for decoding threads */
 	struct pool pool;
 	int failed;                      /* a sink returned non-zero, or decoding ran out of memory */
