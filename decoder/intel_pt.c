@@ -330,20 +330,14 @@ static int64_t spool_payload(struct rb_pt *pt, struct ptq *q, struct pd_reader *
 			return got;
 		if (got == 0)
 			break;
-		for (int64_t w = 0; w < got;) {
-			ssize_t k = pwrite(q->spool_fd, pt->bounce + w, (size_t)(got - w), (off_t)(q->len + done + (uint64_t)w));
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				int e = k < 0 ? errno : ENOSPC;
-				err->code = e == ENOSPC ? PD_ERR_NOSPC : PD_ERR_IO;
-				err->offset = PD_NO_OFFSET;
-				err->rec_type = PD_RECORD_AUXTRACE;
-				snprintf(err->msg, sizeof(err->msg), "writing the AUX data spool of queue %u in %s: %s "
-					 "(set TMPDIR to a folder with room)", q->idx, rb_spool_dir(), strerror(e));
-				return err->code;
-			}
-			w += k;
+		int e = rb_spool_write(q->spool_fd, pt->bounce, (size_t)got, q->len + done);
+		if (e) {
+			err->code = e == ENOSPC ? PD_ERR_NOSPC : PD_ERR_IO;
+			err->offset = PD_NO_OFFSET;
+			err->rec_type = PD_RECORD_AUXTRACE;
+			snprintf(err->msg, sizeof(err->msg), "writing the AUX data spool of queue %u in %s: %s "
+				 "(set TMPDIR to a folder with room)", q->idx, rb_spool_dir(), strerror(e));
+			return err->code;
 		}
 		done += (uint64_t)got;
 	}

@@ -712,6 +712,7 @@ static int any_comm_exec(struct pd_reader *r)
 static int spool_stdin(struct pd_error *err)
 {
 	static uint8_t buf[1 << 16];
+	uint64_t size = 0;
 	int fd = rb_spool_open();
 	if (fd < 0) {
 		pd_error_clear(err);
@@ -733,21 +734,16 @@ static int spool_stdin(struct pd_error *err)
 		}
 		if (n == 0)
 			return fd;
-		for (ssize_t w = 0; w < n;) {
-			ssize_t k = write(fd, buf + w, (size_t)(n - w));
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				int e = k < 0 ? errno : ENOSPC;
-				pd_error_clear(err);
-				err->code = e == ENOSPC ? PD_ERR_NOSPC : PD_ERR_IO;
-				snprintf(err->msg, sizeof(err->msg), "<stdin>: writing its spool file in %s: %s "
-					 "(set TMPDIR to a folder with room)", rb_spool_dir(), strerror(e));
-				close(fd);
-				return err->code;
-			}
-			w += k;
+		int e = rb_spool_write(fd, buf, (size_t)n, size);
+		if (e) {
+			pd_error_clear(err);
+			err->code = e == ENOSPC ? PD_ERR_NOSPC : PD_ERR_IO;
+			snprintf(err->msg, sizeof(err->msg), "<stdin>: writing its spool file in %s: %s "
+				 "(set TMPDIR to a folder with room)", rb_spool_dir(), strerror(e));
+			close(fd);
+			return err->code;
 		}
+		size += (uint64_t)n;
 	}
 }
 

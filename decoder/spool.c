@@ -36,3 +36,17 @@ int rb_spool_open(void)
 	}
 	return fd2;
 }
+
+int rb_spool_write(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+	for (size_t w = 0; w < len;) {
+		ssize_t k = pwrite(fd, p + w, len - w, (off_t)(off + w));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? errno : ENOSPC;
+		w += (size_t)k;
+	}
+	return 0;
+}

@@ -8,10 +8,16 @@
 #ifndef RB_SPOOL_H
 #define RB_SPOOL_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* The folder scratch files go to: $TMPDIR, else /tmp. */
 const char *rb_spool_dir(void);
 
 /* A new unlinked read-write file there; -1 with errno set. */
 int rb_spool_open(void);
+
+/* Write all @len bytes at @off (EINTR retried). Returns 0, or the errno (ENOSPC when nothing more fits). */
+int rb_spool_write(int fd, const void *buf, size_t len, uint64_t off);
 
 #endif
