@@ -45,7 +45,6 @@
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -735,16 +734,7 @@ static int add_sideband(struct rb_pt *pt, int side, const struct pd_event *ev)
 static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 {
 	struct pd_reader *r;
-	int rc;
-	if (pt->env.name) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		rc = fd < 0 ? PD_ERR_IO : pd_reader_open_fd(&r, fd, pt->env.name, 1, NULL, err);
-		if (fd < 0)
-			snprintf(err->msg, sizeof(err->msg), "%s: cannot open it a second time: %s", pt->env.name,
-				 strerror(errno));
-	} else {
-		rc = pd_reader_open(&r, path, NULL, err);
-	}
+	int rc = pd_reader_open_as(&r, path, pt->env.name ? pt->env.name : path, NULL, err);
 	if (rc < 0)
 		return err->code = rc;
 	const char *min = getenv("RBDECODE_PT_SPOOL_MIN");

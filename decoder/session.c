@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 #include "intel_pt.h"
 #include "spool.h"
@@ -768,23 +767,6 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	return rc;
 }
 
-/* The recording, opened afresh (its own file offset); a spooled stdin keeps the name <stdin>. */
-static int open_input(struct pd_reader **r, const char *path, int spooled, const struct pd_reader_opts *ro,
-		      struct pd_error *err)
-{
-	if (!spooled)
-		return pd_reader_open(r, path, ro, err);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		pd_error_clear(err);
-		err->code = PD_ERR_IO;
-		snprintf(err->msg, sizeof(err->msg), "<stdin>: cannot reopen its spool file (%s): %s", path,
-			 strerror(errno));
-		return PD_ERR_IO;
-	}
-	return pd_reader_open_fd(r, fd, "<stdin>", 1, ro, err);
-}
-
 static int session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		       struct rb_session_stats *stats, struct pd_error *err, int spool_fd)
 {
@@ -801,7 +783,8 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	pd_reader_opts_init(&ro);
 	ro.warn = o->warn;
 	ro.warn_ctx = o->warn_ctx;
-	int rc = open_input(&s.r, o->path, spool_fd >= 0, &ro, err);
+	/* opened afresh (its own file offset); a spooled stdin keeps the name <stdin> */
+	int rc = pd_reader_open_as(&s.r, o->path, spool_fd >= 0 ? "<stdin>" : o->path, &ro, err);
 	if (rc < 0)
 		return rc;
 	rb_oq_init(&s.q);

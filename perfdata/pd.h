@@ -314,6 +314,9 @@ struct pd_file_info {
  */
 int pd_reader_open(struct pd_reader **out, const char *path,
 		   const struct pd_reader_opts *opts, struct pd_error *err);
+/* Open @path but name it @name in every message (a spool file standing for "<stdin>"). */
+int pd_reader_open_as(struct pd_reader **out, const char *path, const char *name,
+		      const struct pd_reader_opts *opts, struct pd_error *err);
 /* Same on an open descriptor; @own: close it in pd_reader_free. */
 int pd_reader_open_fd(struct pd_reader **out, int fd, const char *name, int own,
 		      const struct pd_reader_opts *opts, struct pd_error *err);

@@ -669,10 +669,18 @@ int pd_reader_open(struct pd_reader **out, const char *path,
 		return pd_fail(err, PD_ERR_INVAL, PD_NO_OFFSET, -1, "no input path");
 	if (!strcmp(path, "-"))
 		return pd_reader_open_fd(out, 0, "<stdin>", 0, opts, err);
+	return pd_reader_open_as(out, path, path, opts, err);
+}
+
+int pd_reader_open_as(struct pd_reader **out, const char *path, const char *name,
+		      const struct pd_reader_opts *opts, struct pd_error *err)
+{
+	pd_error_clear(err);
+	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return pd_fail(err, PD_ERR_IO, PD_NO_OFFSET, -1, "%s: cannot open: %s", path, strerror(errno));
-	return pd_reader_open_fd(out, fd, path, 1, opts, err);
+		return pd_fail(err, PD_ERR_IO, PD_NO_OFFSET, -1, "%s: cannot open: %s", name, strerror(errno));
+	return pd_reader_open_fd(out, fd, name, 1, opts, err);
 }
 
 void pd_reader_free(struct pd_reader *r)
