@@ -1875,7 +1875,7 @@ static void release_decoded(struct rb_pt *pt, struct ptq *q)
 	if (!q->map_len)
 		return;
 	uint64_t pos = q->len;
-	if (q->state != Q_DONE && q->cur_run < q->nr_runs + 1) {
+	if (q->state != Q_DONE) {   /* the decoder's position, else the start of the run it takes next */
 		if (q->dec && q->cur_run)
 			pos = q->runs[q->cur_run - 1].buf_off + dec_offset(pt, q->dec, 0);
 		else if (q->cur_run < q->nr_runs)

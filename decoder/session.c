@@ -79,6 +79,13 @@ static int cpu_selected(const struct sess *s, uint32_t cpu, int has_cpu)
 	return s->cpu_mask[cpu / 8] >> (cpu % 8) & 1;
 }
 
+/* Whether @time is in --time's window (all times when none was given). */
+static int in_window(const struct sess *s, uint64_t time)
+{
+	return !(s->o->time_start || s->o->time_end) ||
+	       (time >= s->o->time_start && (!s->o->time_end || time <= s->o->time_end));
+}
+
 #define MAX_STACK 127    /* perf's PERF_MAX_STACK_DEPTH: entries kept, counted from the root */
 
 /*
@@ -130,8 +137,7 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 {
 	const struct pd_sample *ps = &ev->u.sample;
 	s->st->samples++;
-	if ((s->o->time_start || s->o->time_end) &&
-	    (ps->time < s->o->time_start || (s->o->time_end && ps->time > s->o->time_end))) {
+	if (!in_window(s, ps->time)) {
 		s->st->samples_out_of_window++;
 		return 0;
 	}
@@ -237,10 +243,7 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 /* Whether an event the trace decoders synthesize falls in --time and -C, as samples must. */
 static int trace_selected(const struct sess *s, uint64_t time, int32_t cpu)
 {
-	if ((s->o->time_start || s->o->time_end) &&
-	    (time < s->o->time_start || (s->o->time_end && time > s->o->time_end)))
-		return 0;
-	return cpu_selected(s, (uint32_t)cpu, cpu >= 0);
+	return in_window(s, time) && cpu_selected(s, (uint32_t)cpu, cpu >= 0);
 }
 
 /* Intel PT's events reach the sink through here, for the same selection. */
