@@ -25,27 +25,8 @@
 #define TS_SHIFT 27
 #define TS_MSB (0xf8ULL << 56)
 
-static uint32_t rd32(const uint8_t *p, int be)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return be ? v : __builtin_bswap32(v);
-#else
-	return be ? __builtin_bswap32(v) : v;
-#endif
-}
-
-static uint64_t rd64(const uint8_t *p, int be)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return be ? v : __builtin_bswap64(v);
-#else
-	return be ? __builtin_bswap64(v) : v;
-#endif
-}
+static uint32_t rd32(const uint8_t *p, int be) { return (uint32_t)rb_ft_load(p, 4, be); }
+static uint64_t rd64(const uint8_t *p, int be) { return rb_ft_load(p, 8, be); }
 
 static uint64_t rdlong(const uint8_t *p, uint32_t size, int be)
 {

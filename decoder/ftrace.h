@@ -18,6 +18,15 @@
 
 enum { RB_FT_PADDING = 29, RB_FT_TIME_EXTEND = 30, RB_FT_TIME_STAMP = 31 };
 
+/* An @n-byte (1, 2, 4 or 8) unsigned integer at @p, big-endian if @be, else little-endian. */
+static inline uint64_t rb_ft_load(const uint8_t *p, unsigned n, int be)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << 8 * (be ? n - 1 - i : i);
+	return v;
+}
+
 /* How the pages are laid out: from the header_page format and the file header. */
 struct rb_ftpage_layout {
 	uint32_t page_size;       /* bytes per page (sub-buffer) */

@@ -82,39 +82,13 @@ static int failf(struct td *t, const char *fmt, ...)
 	return -1;
 }
 
-static uint64_t swap_n(uint64_t v, int n, int be)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	int sw = !be;
-#else
-	int sw = be;
-#endif
-	if (!sw)
-		return v;
-	return n == 2 ? __builtin_bswap16((uint16_t)v) : n == 4 ? __builtin_bswap32((uint32_t)v) : __builtin_bswap64(v);
-}
-
 static uint64_t get(struct cur *c, int n)
 {
 	if (c->bad || c->len - c->pos < (size_t)n) {
 		c->bad = 1;
 		return 0;
 	}
-	uint64_t v = 0;
-	if (n == 1)
-		v = c->p[c->pos];
-	else if (n == 2) {
-		uint16_t x;
-		memcpy(&x, c->p + c->pos, 2);
-		v = swap_n(x, 2, c->be);
-	} else if (n == 4) {
-		uint32_t x;
-		memcpy(&x, c->p + c->pos, 4);
-		v = swap_n(x, 4, c->be);
-	} else {
-		memcpy(&v, c->p + c->pos, 8);
-		v = swap_n(v, 8, c->be);
-	}
+	uint64_t v = rb_ft_load(c->p + c->pos, (unsigned)n, c->be);
 	c->pos += (size_t)n;
 	return v;
 }
