@@ -2100,6 +2100,20 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The first timeline entry of a CPU numbered @cpu or more (the timeline is sorted by CPU first). */
+static size_t tl_first(const struct rb_pt *pt, int64_t cpu)
+{
+	size_t lo = 0, hi = pt->nr_tl;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pt->tl[mid].cpu < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Each queue's part of the thread timeline (its CPU's), in the order the session applies sideband. */
 static void setup_timelines(struct rb_pt *pt)
 {
@@ -2109,12 +2123,7 @@ static void setup_timelines(struct rb_pt *pt)
 		pt->tl[i].tsc = perf_to_tsc(pt, pt->tl[i].time);
 	for (size_t i = 0; i < pt->nr_q; i++) {
 		struct ptq *q = &pt->q[i];
-		size_t lo = 0;
-		while (lo < pt->nr_tl && pt->tl[lo].cpu < q->cpu)
-			lo++;
-		size_t hi = lo;
-		while (hi < pt->nr_tl && pt->tl[hi].cpu == q->cpu)
-			hi++;
+		size_t lo = tl_first(pt, q->cpu), hi = tl_first(pt, (int64_t)q->cpu + 1);
 		q->tl_pos = lo;
 		q->tl_end = q->cpu >= 0 ? hi : lo;
 		q->cpu_pid = q->cpu_tid = -1;
