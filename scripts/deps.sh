@@ -1,7 +1,9 @@
 #!/bin/sh
 # deps.sh - install the Debian 12 packages the build, the tests and the
 # oracles need, if any is missing (with RB_FUZZ=1, also what the fuzz targets
-# need). Needs root (or sudo) for apt-get.
+# need). libqt5sql5-sqlite is only a Recommends of PySide2's QtSql, which
+# --no-install-recommends skips: without it perf's export-to-sqlite.py fails
+# with "Driver not loaded". Needs root (or sudo) for apt-get.
 #
 # Target machines (tests/cross.test): by default the short form, the
 # big-endian ppc64 cross compiler and qemu-user (~50 MB to download);
@@ -10,7 +12,7 @@ set -eu
 PKGS="build-essential autoconf automake pkg-config
 libipt-dev libopencsd-dev libopencsd-bin libcapstone-dev libsqlite3-dev
 libarchive-dev libjansson-dev libzstd-dev libtraceevent-dev trace-cmd
-linux-perf python3 python3-pyside2.qtsql sqlite3 valgrind
+linux-perf python3 python3-pyside2.qtsql libqt5sql5-sqlite sqlite3 valgrind
 binutils-aarch64-linux-gnu
 gcc-powerpc64-linux-gnu libc6-dev-ppc64-cross"
 if [ "${RB_CROSS:-0}" = 1 ]; then

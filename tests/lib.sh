@@ -31,6 +31,25 @@ need_perf_record() {
 		skip_all "perf record cannot open software events here (perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
 }
 
+# perf's export-to-sqlite.py, and why it cannot run here: prints the reason
+# and fails when perf, the script, PySide2's QtSql (python3-pyside2.qtsql) or
+# Qt's SQLite driver (libqt5sql5-sqlite, only a Recommends) is missing.
+# perf runs its scripts with the system's Python.
+EXPORT=/usr/lib/perf-core/scripts/python/export-to-sqlite.py
+perf_export_missing() {
+	if ! command -v perf >/dev/null 2>&1; then
+		echo "perf is not installed (Debian package linux-perf)"
+	elif [ ! -f "$EXPORT" ]; then
+		echo "perf's export-to-sqlite.py is not installed (Debian linux-perf)"
+	elif ! /usr/bin/python3 -c 'import PySide2.QtSql' 2>/dev/null; then
+		echo "export-to-sqlite.py needs python3-pyside2.qtsql"
+	elif ! /usr/bin/python3 -c 'from PySide2.QtSql import QSqlDatabase as D; exit(not D.isDriverAvailable("QSQLITE"))' 2>/dev/null; then
+		echo "Qt has no SQLite driver (Debian package libqt5sql5-sqlite)"
+	else
+		return 1
+	fi
+}
+
 # stdin: perf report --stats or rbdecode info --stats; stdout: "NAME COUNT" per
 # aggregated type and "EVENT/SAMPLE COUNT" per event.
 stats_norm() {
