@@ -66,6 +66,10 @@ enum {   /* priv[] indexes (facts file 4.1) */
 
 struct chunk {
 	uint64_t buf_off, size, aux_offset, reference, file_offset;
+	uint64_t rec_size;               /* the AUXTRACE record's size (padding included) */
+	uint64_t perf_pos;               /* where its data is in perf's decoder's stream (PSB offsets are
+					    given so): the sizes of the chunks before it, padding included,
+					    a snapshot's repeat of the previous one's end not */
 };
 
 struct run {                     /* trace decoded as one stream */
@@ -129,6 +133,12 @@ struct item {                     /* a decoded event, waiting for the session to
 };
 
 enum qstate { Q_NEXT_RUN, Q_SYNC, Q_DECODE, Q_DONE };
+
+struct psb_info {                 /* what a PSB+ says */
+	uint64_t tsc;                    /* its TSC (0: none) */
+	uint64_t fup;                    /* its FUP: where execution stood (0: none, tracing was off) */
+	int complete;                    /* PSBEND came before the data ended */
+};
 
 #define AWAIT_MAX 8
 #define PWRE_WAIT 16                 /* blocks to the MWAIT's FUP: a PWRE without MWAIT is not held longer */
@@ -198,6 +208,10 @@ struct ptq {
 	int nawait;
 	int pwre_blocks;                 /* blocks a PWRE has waited for an MWAIT (at most PWRE_WAIT) */
 	unsigned cbr;                    /* the last core:bus ratio reported (0: none yet) */
+	/* psb events: the next PSB not reported (position in buf), one waiting for its FUP's address */
+	uint64_t psb_next, psb_pos;
+	struct psb_info psb;
+	int psb_wait;
 };
 
 struct pool {                     /* -j N: N - 1 threads besides the session's */
@@ -422,7 +436,7 @@ static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_even
 		q->cap_chunks = n;
 	}
 	q->chunks[q->nr_chunks++] = (struct chunk){ .buf_off = q->len, .size = (uint64_t)got,
-						    .aux_offset = ev->u.auxtrace.offset,
+						    .aux_offset = ev->u.auxtrace.offset, .rec_size = (uint64_t)got,
 						    .reference = ev->u.auxtrace.reference, .file_offset = file_offset };
 	q->cpu = (int32_t)ev->u.auxtrace.cpu;
 	q->tid = (int32_t)ev->u.auxtrace.tid;
@@ -467,37 +481,71 @@ static int is_psb(const uint8_t *p, uint64_t n)
 	return 1;
 }
 
-/* Offset of the next PSB at or after @from, or @n. */
+/*
+ * Offset of the next PSB at or after @from, or @n. A packet before it may
+ * end in the PSB's own bytes (02 82): in a longer run of them the PSB is
+ * the last 16 bytes (what follows a PSB is never 02 82).
+ */
 static uint64_t next_psb(const uint8_t *p, uint64_t n, uint64_t from)
 {
 	for (uint64_t i = from; i + PSB_LEN <= n; i++)
-		if (p[i] == 0x02 && is_psb(p + i, n - i))
+		if (p[i] == 0x02 && is_psb(p + i, n - i)) {
+			while (i + PSB_LEN + 2 <= n && p[i + PSB_LEN] == 0x02 && p[i + PSB_LEN + 1] == 0x82)
+				i += 2;
 			return i;
+		}
 	return n;
 }
 
-/* The TSC in the PSB+ at @pos (0 if it has none or ends before PSBEND). */
-static uint64_t psb_tsc(const uint8_t *p, uint64_t n, uint64_t pos)
+/* An IP packet's address in a PSB+ (the last IP is 0 after a PSB). */
+static uint64_t psb_ip(const struct pt_packet_ip *ip)
+{
+	switch (ip->ipc) {
+	case pt_ipc_update_16:
+		return ip->ip & 0xffff;
+	case pt_ipc_update_32:
+		return ip->ip & 0xffffffff;
+	case pt_ipc_update_48:
+		return ip->ip & 0xffffffffffffull;
+	case pt_ipc_sext_48:
+		return (uint64_t)((int64_t)(ip->ip << 16) >> 16);
+	case pt_ipc_full:
+		return ip->ip;
+	default:
+		return 0;
+	}
+}
+
+/* The PSB+ at @pos of @p[0, n). */
+static void scan_psb(const uint8_t *p, uint64_t n, uint64_t pos, struct psb_info *pi)
 {
 	struct pt_config c;
 	pt_config_init(&c);
 	c.begin = (uint8_t *)p;
 	c.end = (uint8_t *)p + n;
+	memset(pi, 0, sizeof(*pi));
 	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(&c);
-	uint64_t tsc = 0;
-	int done = 0;
 	if (!d)
-		return 0;
+		return;
 	if (pt_pkt_sync_set(d, pos) >= 0) {
 		struct pt_packet k;
-		for (int i = 0; i < 64 && !done && pt_pkt_next(d, &k, sizeof(k)) >= 0; i++) {
+		for (int i = 0; i < 64 && !pi->complete && pt_pkt_next(d, &k, sizeof(k)) >= 0; i++) {
 			if (k.type == ppt_tsc)
-				tsc = k.payload.tsc.tsc;
-			done = k.type == ppt_psbend;
+				pi->tsc = k.payload.tsc.tsc;
+			else if (k.type == ppt_fup)
+				pi->fup = psb_ip(&k.payload.ip);
+			pi->complete = k.type == ppt_psbend;
 		}
 	}
 	pt_pkt_free_decoder(d);
-	return done ? tsc : 0;
+}
+
+/* The TSC in the PSB+ at @pos (0 if it has none or ends before PSBEND). */
+static uint64_t psb_tsc(const uint8_t *p, uint64_t n, uint64_t pos)
+{
+	struct psb_info pi;
+	scan_psb(p, n, pos, &pi);
+	return pi.complete ? pi.tsc : 0;
 }
 
 /*
@@ -579,6 +627,7 @@ static int build_runs(struct rb_pt *pt, struct ptq *q)
 	uint64_t w = 0;              /* compacted end of the data kept */
 	uint64_t prev_end = 0;       /* AUX offset where the previous chunk's data ended */
 	uint64_t prev_start = 0;     /* compacted offset of the previous chunk's data */
+	uint64_t perf_pos = 0;
 	for (size_t i = 0; i < q->nr_chunks; i++) {
 		struct chunk *c = &q->chunks[i];
 		uint64_t skip = 0, cut;
@@ -626,6 +675,8 @@ static int build_runs(struct rb_pt *pt, struct ptq *q)
 		}
 		c->buf_off = start;
 		c->size -= skip;
+		c->perf_pos = perf_pos;
+		perf_pos += c->rec_size - skip;
 		prev_start = start;
 		prev_end = c->aux_offset + skip + c->size;
 		w += c->size;
@@ -1315,6 +1366,8 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	q->pending = 0;
 	q->have_stash = 0;
 	q->state = Q_SYNC;
+	q->psb_wait = 0;
+	q->psb_next = run->buf_off + next_psb(c.begin, run->size, 0);
 	return 0;
 }
 
@@ -1356,6 +1409,8 @@ static int set_thread(struct rb_pt *pt, struct ptq *q)
 	return 0;
 }
 
+static int emit_psb(struct rb_pt *pt, struct ptq *q);
+
 static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 {
 	char detail[800];
@@ -1378,6 +1433,8 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 			return q->err;
 	}
 	drop_unproven(q);       /* the loss starts after the last packet */
+	if (q->psb_wait && emit_psb(pt, q))
+		return q->err;
 	if (q->pending) {   /* the branch's target is not known: it ends the trace */
 		q->pending = 0;
 		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
@@ -1389,6 +1446,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 	uint64_t off2 = off;
 	if (st >= 0) {
 		off2 = dec_offset(pt, q->dec, 1);
+		q->psb_next = q->runs[q->cur_run - 1].buf_off + off2;   /* the PSBs skipped were not decoded */
 		update_time(pt, q);
 		q->status = st;
 		q->state = Q_DECODE;
@@ -1528,8 +1586,64 @@ static int power_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *e
 	return 0;
 }
 
+/*
+ * perf's "psb" events (--itrace=p): one per PSB+ decoded, dated by its TSC,
+ * at its FUP's address (0 when tracing was off), with the PSB's offset in the
+ * queue's data. libipt has no PSB event; the status updates it reports from a
+ * PSB+ (CBR, and MODE.Exec once the blocks reached the FUP's address) show
+ * that the decoder passed one, which is then found in the buffer
+ * (q->psb_next). Its offset is perf's: the position in the queue's data,
+ * its AUXTRACE payloads one after the other. As perf does, the event comes
+ * when decoding has reached the FUP's address: after the branches before it.
+ */
+static uint64_t perf_pos_of(const struct ptq *q, uint64_t pos)
+{
+	for (size_t i = q->nr_chunks; i-- > 0;)
+		if (q->chunks[i].buf_off <= pos)
+			return q->chunks[i].perf_pos + (pos - q->chunks[i].buf_off);
+	return pos;
+}
+
+static int emit_psb(struct rb_pt *pt, struct ptq *q)
+{
+	struct held h = { .kind = RB_EV_POWER, .power = RB_PWR_PSB, .from = q->psb.fup,
+			  .time = q->psb.tsc ? tsc_to_perf(pt, q->psb.tsc) : q->time };
+	h.payload[0] = perf_pos_of(q, q->psb_pos);
+	q->psb_wait = 0;
+	if (q->psb.fup && resolve_pending(pt, q, q->psb.fup))
+		return q->err;
+	return emit(pt, q, &h);
+}
+
+/* Before libipt's event @ev, or the block at @ip (@ev NULL): the PSBs passed. */
+static int psb_passed(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev, uint64_t ip)
+{
+	if (!pt->env.pwr_events)
+		return 0;
+	int at_fup = ev ? !ev->status_update || ev->type == ptev_exec_mode : ip == q->psb.fup;
+	if (q->psb_wait && at_fup && emit_psb(pt, q))
+		return q->err;
+	if (!ev || q->psb_wait)
+		return 0;
+	const struct run *run = &q->runs[q->cur_run - 1];
+	uint64_t end = run->buf_off + dec_offset(pt, q->dec, 0);
+	while (q->psb_next < end) {
+		q->psb_pos = q->psb_next;
+		q->psb_next = run->buf_off + next_psb(q->buf + run->buf_off, run->size, q->psb_pos - run->buf_off + PSB_LEN);
+		scan_psb(q->buf + run->buf_off, run->size, q->psb_pos - run->buf_off, &q->psb);
+		q->psb_wait = 1;
+		/* the last one passed, with a FUP, is reported when the blocks reach its address */
+		if (q->psb_next < end || !q->psb.fup || !ev->status_update || ev->type == ptev_exec_mode)
+			if (emit_psb(pt, q))
+				return q->err;
+	}
+	return 0;
+}
+
 static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 {
+	if (psb_passed(pt, q, ev, 0))
+		return q->err;
 	uint64_t t_before = q->done_time > q->time ? q->time : q->done_time;
 	if (ev->has_tsc && ev->tsc > q->tsc) {
 		q->tsc = ev->tsc;
@@ -1617,6 +1731,8 @@ static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 
 static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 {
+	if (q->psb_wait && psb_passed(pt, q, NULL, b->ip))
+		return q->err;
 	if (resolve_pending(pt, q, b->ip))
 		return q->err;
 	if (q->nawait && flush_await(pt, q, b->ip, ++q->pwre_blocks <= PWRE_WAIT))
@@ -1713,6 +1829,8 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
 		case Q_NEXT_RUN:
 			/* the data ended before the last branch's target: it is not known, so not reported */
 			if (q->nawait && flush_await(pt, q, 0, 0))
+				return q->err;
+			if (q->psb_wait && emit_psb(pt, q))
 				return q->err;
 			q->pending = 0;
 			drop_unproven(q);

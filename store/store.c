@@ -897,8 +897,8 @@ static int sink_insn(struct rb_store *st, const struct rb_trace_ev *ev)
  */
 static int sink_power(struct rb_store *st, const struct rb_trace_ev *ev)
 {
-	static const char *const names[] = { "cbr", "mwait", "pwre", "exstop", "pwrx" };
-	const char *name = ev->kind == RB_EV_PTWRITE ? "ptwrite" : names[ev->power % 5];
+	static const char *const names[RB_PWR_COUNT] = { "cbr", "mwait", "pwre", "exstop", "pwrx", "psb" };
+	const char *name = ev->kind == RB_EV_PTWRITE ? "ptwrite" : names[ev->power % RB_PWR_COUNT];
 	uint64_t evsel_id = export_synth_evsel(st, name);
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t dso_id, sym_id, off;
@@ -924,6 +924,8 @@ static int sink_power(struct rb_store *st, const struct rb_trace_ev *ev)
 		break;
 	case RB_PWR_EXSTOP:
 		ROW(st, S_EXSTOP, I(id), I(v[0]));
+		break;
+	case RB_PWR_PSB:            /* a sample only, as perf's */
 		break;
 	default:
 		ROW(st, S_PWRX, I(id), I(v[0]), I(v[1]), I(v[2]));
