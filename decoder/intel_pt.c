@@ -13,8 +13,10 @@
  *
  *  2. Decoding (rb_pt_run_until): per queue, a libipt block decoder over
  *     the current run, configured from AUXTRACE_INFO (mtc period, TSC/CTC
- *     ratio, nominal frequency) and the CPU's errata. Blocks end at every
- *     taken branch (end_on_call / end_on_jump), so a branch is the last
+ *     ratio, nominal frequency, address filters placed by pt_filter.c) and
+ *     the CPU's errata (a filtered trace of a CPU with erratum SKL014 takes
+ *     the instruction decoder: see rb_pt_open). Blocks end at every taken
+ *     branch (end_on_call / end_on_jump), so a branch is the last
  *     instruction of a block and its target the first of the next one.
  *     Decoding goes in time windows that never cross a map-changing record:
  *     within a window the queues are independent (each follows its CPU's
@@ -45,6 +47,7 @@
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -54,6 +57,7 @@
 #include <intel-pt.h>
 #include "intel_pt.h"
 #include "spool.h"
+#include "pt_filter.h"
 
 #define PT_AUXTRACE_TYPE 1
 
@@ -233,7 +237,9 @@ struct rb_pt {
 	uint64_t config;                 /* the intel_pt evsel's attr.config */
 	int have_config;
 	int timeless;
-	uint64_t insn_period;            /* instruction samples every N instructions (0: none, block decoder) */
+	uint64_t insn_period;            /* instruction samples every N instructions (0: none) */
+	int insn_dec;                    /* libipt's instruction decoder (samples, or erratum SKL014 with
+					    address filters: see rb_pt_open), else its block decoder */
 	char mods[4];                    /* perf's name modifier from the intel_pt event (":u", ":k", "") */
 	int user_only;                   /* the trace excludes the kernel: a thread can change only while
 					    tracing is off, so only enable / disable events wait for sideband */
@@ -258,6 +264,7 @@ struct rb_pt {
 	int failed;                      /* a sink returned non-zero, or decoding ran out of memory */
 	uint64_t cbr2khz;                /* kHz per unit of core:bus ratio (perf's: TSC Hz / max non-turbo / 1000) */
 	unsigned max_nonturbo;
+	struct rb_pt_filters filt;       /* address filters (perf record --filter), placed by the sideband */
 };
 
 /* ------------------------------------------------------------ time */
@@ -382,6 +389,20 @@ static int spool_map(struct ptq *q, struct pd_error *err)
 	return rc;
 }
 
+static void warn(struct rb_pt *pt, int code, uint64_t offset, uint32_t rec_type, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void warn(struct rb_pt *pt, int code, uint64_t offset, uint32_t rec_type, const char *fmt, ...)
+{
+	if (!pt->env.warn)
+		return;
+	struct pd_error w = { .code = code, .offset = offset, .rec_type = rec_type };
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w.msg, sizeof(w.msg), fmt, ap);
+	va_end(ap);
+	pt->env.warn(pt->env.warn_ctx, &w);
+}
+
 static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_event *ev, uint64_t file_offset,
 		     struct pd_error *err)
 {
@@ -404,14 +425,9 @@ static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_even
 		q->len -= pad;
 	}
 	int64_t got = 0;
-	if (pt->spool && (got = spool_payload(pt, q, r, size, err)) == 1 && !pt->spool) {
-		if (pt->env.warn) {
-			struct pd_error w = { .code = PD_ERR_IO, .offset = file_offset, .rec_type = PD_RECORD_AUXTRACE };
-			snprintf(w.msg, sizeof(w.msg), "no spool file can be made in %s (%s): the AUX data is held in "
-				 "memory", rb_spool_dir(), strerror(errno));
-			pt->env.warn(pt->env.warn_ctx, &w);
-		}
-	}
+	if (pt->spool && (got = spool_payload(pt, q, r, size, err)) == 1 && !pt->spool)
+		warn(pt, PD_ERR_IO, file_offset, PD_RECORD_AUXTRACE, "no spool file can be made in %s (%s): the AUX "
+		     "data is held in memory", rb_spool_dir(), strerror(errno));
 	if (!pt->spool) {
 		if (q->len + size > q->cap) {
 			uint64_t cap = q->cap ? q->cap : 65536;
@@ -685,12 +701,35 @@ static int build_runs(struct rb_pt *pt, struct ptq *q)
 	return 0;
 }
 
-static void take_info(struct rb_pt *pt, const struct pd_event *ev)
+static void take_info(struct rb_pt *pt, const struct pd_event *ev, int swapped, uint64_t offset)
 {
 	size_t n = ev->u.auxtrace_info.nr_priv < P_MAX ? (size_t)ev->u.auxtrace_info.nr_priv : P_MAX;
 	for (size_t i = 0; i < n; i++)
 		pt->priv[i] = pd_u64_at(ev->u.auxtrace_info.priv, i);
 	pt->nr_priv = n;
+	char s[1024], why[512];
+	uint64_t end;
+	int rc = pd_pt_filter_string(ev->u.auxtrace_info.priv, ev->u.auxtrace_info.nr_priv, swapped, s, sizeof(s), &end);
+	if (rc < 0)
+		warn(pt, PD_ERR_RECORD, offset, PD_RECORD_AUXTRACE_INFO, "the address filter string runs past the "
+		     "record: decoding without the filters");
+	else if (rc > 0 && rb_pt_filters_parse(&pt->filt, s, why, sizeof(why)) < 0)
+		warn(pt, PD_ERR_RECORD, offset, PD_RECORD_AUXTRACE_INFO, "address filter %s: decoding without the "
+		     "filters", why);
+}
+
+/* Filters of objects that no mapping placed: the decoder cannot use them. */
+static void check_filters(struct rb_pt *pt)
+{
+	for (int i = 0; i < pt->filt.n; i++) {
+		if (pt->filt.f[i].placed)
+			continue;
+		char f[320];
+		rb_pt_filter_str(&pt->filt.f[i], f, sizeof(f));
+		warn(pt, PD_ERR_UNSUPPORTED, 0, PD_RECORD_AUXTRACE_INFO, "address filter '%s': the recording maps "
+		     "no part of %s there, so the filter is not given to the decoder (where a direct jump or call "
+		     "leaves it on a CPU with erratum SKL014, where tracing stopped is not known)", f, pt->filt.f[i].file);
+	}
 }
 
 /* "GenuineIntel,6,85,4" */
@@ -809,13 +848,19 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 		if (pd_event_parse(r, &rec, &ev, NULL) < 0)
 			continue;
 		if (side) {
+			if (ev.type == PD_RECORD_MMAP2 && (ev.u.mmap2.prot & 4 /* PROT_EXEC */))
+				rb_pt_filters_mmap(&pt->filt, ev.u.mmap2.filename, ev.u.mmap2.start, ev.u.mmap2.len,
+						   ev.u.mmap2.pgoff);
+			else if (ev.type == PD_RECORD_MMAP)
+				rb_pt_filters_mmap(&pt->filt, ev.u.mmap.filename, ev.u.mmap.start, ev.u.mmap.len,
+						   ev.u.mmap.pgoff);
 			if ((rc = add_sideband(pt, side, &ev)) < 0)
 				break;
 			continue;
 		}
 		if (rec.type == PD_RECORD_AUXTRACE_INFO) {
 			if (ev.u.auxtrace_info.type == PT_AUXTRACE_TYPE && !found) {
-				take_info(pt, &ev);
+				take_info(pt, &ev, pd_reader_info(r)->swapped, rec.offset);
 				found = 1;
 			}
 		} else if (rec.type == PD_RECORD_TIME_CONV) {
@@ -844,6 +889,7 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 	}
 	if (found) {
 		take_cpuid(pt, r);
+		check_filters(pt);
 		for (size_t i = 0; i < pd_reader_nr_evsels(r); i++) {
 			const struct pd_evsel *es = pd_reader_evsel(r, i);
 			if (es->attr.type == pt->priv[P_PMU_TYPE] && !pt->have_config) {
@@ -1158,6 +1204,31 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len, in
  * instruction's bytes only when it straddles sections, so they are read
  * from the image (the section cache, or the process image's callback).
  */
+/*
+ * The target of the direct jump or call at @ip (0: not one, or its bytes
+ * cannot be read): where tracing stopped when a filter region is left by it
+ * and the TIP.PGD has no IP (erratum SKL014). perf shows that target too.
+ */
+static uint64_t direct_target(struct rb_pt *pt, struct ptq *q, uint64_t ip)
+{
+	uint8_t raw[pt_max_insn_size];
+	int n = q->img ? read_memory(raw, sizeof(raw), NULL, ip, q->img) : -1;
+	unsigned len;
+	int direct;
+	if (n <= 0 || !branch_kind(raw, (unsigned)n, &len, &direct) || !direct)
+		return 0;
+	unsigned i = 0;
+	while (i < (unsigned)n && raw[i] != 0xe8 && raw[i] != 0xe9 && raw[i] != 0xeb)
+		i++;           /* the prefixes branch_kind skipped */
+	if (raw[i] == 0xeb && i + 2 <= (unsigned)n)
+		return ip + i + 2 + (uint64_t)(int64_t)(int8_t)raw[i + 1];
+	if (i + 5 > (unsigned)n)
+		return 0;
+	int32_t d;
+	memcpy(&d, raw + i + 1, 4);
+	return ip + i + 5 + (uint64_t)(int64_t)d;
+}
+
 static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_block *b, unsigned *len, int *direct)
 {
 	uint8_t raw[pt_max_insn_size];
@@ -1203,7 +1274,7 @@ static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_bl
  */
 static void dec_free(const struct rb_pt *pt, void *d)
 {
-	if (pt->insn_period)
+	if (pt->insn_dec)
 		pt_insn_free_decoder(d);
 	else
 		pt_blk_free_decoder(d);
@@ -1211,7 +1282,7 @@ static void dec_free(const struct rb_pt *pt, void *d)
 
 static void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img)
 {
-	if (pt->insn_period)
+	if (pt->insn_dec)
 		pt_insn_set_image(d, img);
 	else
 		pt_blk_set_image(d, img);
@@ -1220,13 +1291,13 @@ static void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img)
 static int dec_time(const struct rb_pt *pt, void *d, uint64_t *tsc)
 {
 	uint32_t lost_mtc, lost_cyc;
-	return pt->insn_period ? pt_insn_time(d, tsc, &lost_mtc, &lost_cyc) : pt_blk_time(d, tsc, &lost_mtc, &lost_cyc);
+	return pt->insn_dec ? pt_insn_time(d, tsc, &lost_mtc, &lost_cyc) : pt_blk_time(d, tsc, &lost_mtc, &lost_cyc);
 }
 
 static uint64_t dec_offset(const struct rb_pt *pt, void *d, int sync)
 {
 	uint64_t off = 0;
-	if (pt->insn_period)
+	if (pt->insn_dec)
 		(sync ? pt_insn_get_sync_offset : pt_insn_get_offset)(d, &off);
 	else
 		(sync ? pt_blk_get_sync_offset : pt_blk_get_offset)(d, &off);
@@ -1235,17 +1306,17 @@ static uint64_t dec_offset(const struct rb_pt *pt, void *d, int sync)
 
 static int dec_sync_forward(const struct rb_pt *pt, void *d)
 {
-	return pt->insn_period ? pt_insn_sync_forward(d) : pt_blk_sync_forward(d);
+	return pt->insn_dec ? pt_insn_sync_forward(d) : pt_blk_sync_forward(d);
 }
 
 static int dec_event(const struct rb_pt *pt, void *d, struct pt_event *ev)
 {
-	return pt->insn_period ? pt_insn_event(d, ev, sizeof(*ev)) : pt_blk_event(d, ev, sizeof(*ev));
+	return pt->insn_dec ? pt_insn_event(d, ev, sizeof(*ev)) : pt_blk_event(d, ev, sizeof(*ev));
 }
 
 static int dec_next(const struct rb_pt *pt, void *d, struct pt_block *b)
 {
-	if (!pt->insn_period)
+	if (!pt->insn_dec)
 		return pt_blk_next(d, b, sizeof(*b));      /* libipt zeroes the block first, errors included */
 	memset(b, 0, sizeof(*b));
 	struct pt_insn in;
@@ -1326,7 +1397,8 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	}
 	if (pt->nr_priv > P_MAX_NONTURBO_RATIO)
 		c.nom_freq = (uint8_t)pt->priv[P_MAX_NONTURBO_RATIO];
-	if (!pt->insn_period) {         /* the same bits mean other things to the instruction decoder */
+	rb_pt_filters_config(&pt->filt, &c.addr_filter);
+	if (!pt->insn_dec) {            /* the same bits mean other things to the instruction decoder */
 		c.flags.variant.block.end_on_call = 1;
 		c.flags.variant.block.end_on_jump = 1;
 	}
@@ -1358,7 +1430,7 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 		if (emit_gap(pt, q, "overlap trimmed", q->time, q->time, 0, detail))
 			return q->err;
 	}
-	q->dec = pt->insn_period ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
+	q->dec = pt->insn_dec ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
 	if (!q->dec)
 		return q->err = -ENOMEM;
 	if (q->img)
@@ -1673,7 +1745,8 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		return emit_branch(pt, q, 0, ev->variant.enabled.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN);
 	case ptev_disabled: {
 		/* the branch that left the traced region: its target is in the packet, if not suppressed */
-		uint64_t to = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
+		uint64_t to = ev->ip_suppressed ? (q->pending ? direct_target(pt, q, q->pend_from) : 0)
+						: ev->variant.disabled.ip;
 		if (prove(pt, q))
 			return q->err;
 		if (!q->pending)
@@ -2283,6 +2356,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		return PD_ERR_NOMEM;
 	pt->env = *env;
 	pt->insn_period = env->insn_period;
+	pt->insn_dec = env->insn_period != 0;
 	/* 100 us to begin with; RBDECODE_PT_WINDOW (ns) lets tests show that windows do not change the output */
 	const char *w = getenv("RBDECODE_PT_WINDOW");
 	pt->delta = w && strtoull(w, NULL, 10) >= 1000 ? strtoull(w, NULL, 10) : 100000;
@@ -2292,6 +2366,18 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		rb_pt_free(pt);
 		return rc;
 	}
+	/*
+	 * Erratum SKL014 (a direct jump or call out of a filter region gives
+	 * TIP.PGD without IP): libipt 2.0's block decoder, ending blocks at
+	 * jumps as ours do, binds such a TIP.PGD to the first direct jump inside
+	 * the region on the way; its instruction decoder finds the jump or call
+	 * that leaves. Filtered traces of those CPUs take the instruction decoder.
+	 */
+	struct pt_errata er;
+	struct pt_conf_addr_filter af;
+	memset(&af, 0, sizeof(af));
+	if (pt->have_cpu && pt_cpu_errata(&er, &pt->cpu) >= 0 && er.skl014 && rb_pt_filters_config(&pt->filt, &af))
+		pt->insn_dec = 1;
 	if (pt->nr_priv > P_TIME_ZERO && pt->priv[P_TIME_MULT] &&
 	    (pt->nr_priv <= P_CAP_USER_TIME_ZERO || pt->priv[P_CAP_USER_TIME_ZERO])) {
 		pt->time_shift = pt->priv[P_TIME_SHIFT];
