@@ -2589,14 +2589,14 @@ static int dump_buffer(const uint8_t *buf, size_t len, FILE *out)
 	return ferror(out) ? PD_ERR_IO : 0;
 }
 
-int rb_pt_dump_packets(const char *path, FILE *out, struct pd_error *err)
+int rb_pt_dump_packets(const char *path, long queue, FILE *out, struct pd_error *err)
 {
 	struct pd_reader *r;
 	int rc = pd_reader_open(&r, path, NULL, err);
 	if (rc < 0)
 		return rc;
 	struct pd_record rec;
-	int is_pt = 0, more, found = 0;
+	int is_pt = 0, more, found = 0, dumped = 0;
 	uint8_t *buf = NULL;
 	while ((more = pd_reader_next(r, &rec, err)) == 1) {
 		struct pd_event ev;
@@ -2608,8 +2608,9 @@ int rb_pt_dump_packets(const char *path, FILE *out, struct pd_error *err)
 			found |= is_pt;
 			continue;
 		}
-		if (!is_pt || ev.u.auxtrace.size > ((uint64_t)1 << 32))
+		if (!is_pt || ev.u.auxtrace.size > ((uint64_t)1 << 32) || (queue >= 0 && ev.u.auxtrace.idx != (uint32_t)queue))
 			continue;
+		dumped = 1;
 		uint8_t *b = realloc(buf, (size_t)ev.u.auxtrace.size + 1);
 		if (!b) {
 			rc = PD_ERR_NOMEM;
@@ -2634,5 +2635,5 @@ int rb_pt_dump_packets(const char *path, FILE *out, struct pd_error *err)
 		return rc;
 	if (more < 0)
 		return more;
-	return found;
+	return !found ? 0 : dumped || queue < 0 ? 1 : 2;
 }
