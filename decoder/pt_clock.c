@@ -12,15 +12,24 @@
  *   CBR   core:bus ratio; one core cycle is max_nonturbo / CBR TSC ticks
  *   CYC   core cycles since the previous CYC packet
  *
- * Cycles are counted from a reference CYC: the first one after a PSB or an
- * overflow counts from a CYC before them, which is not used, so it is dated
- * by the clock as it stands (a lower bound: the last TSC or MTC) and the
- * count starts there. Later packets correct the count: a TSC or MTC that comes after a CYC cannot be earlier than it, so
- * a cycle time beyond it is pulled back to it (the clock with it: the only
- * time it goes back), and a cycle time behind the
- * clock (cycles that did not count: the core halted, or tracing was off)
- * restarts the count at the clock. Nothing before a PSB is used, so a clock
- * started at any PSB agrees with one that ran from the start.
+ * Cycles are counted on from a reference CYC, whose time must be found
+ * first: the first CYC after a PSB or an overflow (or at the start) counts
+ * from a CYC that was not read. All the trace says is that it is not
+ * earlier than the last TSC or MTC, and not earlier than a TSC or MTC
+ * after it minus the cycles counted up to the next CYC after that (found
+ * by reading ahead: ahead(), up to the next PSB, OVF or TIP.PGD, at most
+ * AHEAD_TIMING timing packets); it gets that lower bound. (The TSC of the
+ * PSB plus its cycles is an upper bound, exact when the CYC counted from
+ * came just before the PSB, but far off when tracing was off in between:
+ * the counter runs on while it is; on the fixtures the lower bound is the
+ * better guess, as perf's choice is.)
+ *
+ * Should a later TSC or MTC come before the count, the count restarts
+ * there (the clock goes back to it: the only time it does); a count behind
+ * the clock (cycles that did not count: the core halted, or the reference
+ * was dated too early) restarts at the clock. Nothing before a PSB is
+ * used, so a clock started at any PSB agrees with one that ran from the
+ * start.
  *
  * A packet that a decoder consumes (TNT, TIP, FUP, OVF, PTW, power events;
  * not PSB+, MODE, PIP, VMCS, which libipt reads ahead as status) is dated
@@ -33,6 +42,8 @@
 #include "pt_clock.h"
 
 #define TSC_SLIP 0x10000
+#define AHEAD_TIMING 8             /* TSC / MTC packets that bound a reference CYC */
+#define AHEAD_PACKETS 4096
 
 static uint64_t multdiv(uint64_t t, uint32_t n, uint32_t d)
 {
@@ -53,8 +64,11 @@ int ptclock_init(struct ptclock *c, const struct ptclock_config *cfg, const uint
 	pc.begin = (uint8_t *)begin;
 	pc.end = (uint8_t *)end;
 	c->pkt = pt_pkt_alloc_decoder(&pc);
-	if (!c->pkt)
+	c->ahead = pt_pkt_alloc_decoder(&pc);
+	if (!c->pkt || !c->ahead) {
+		ptclock_fini(c);
 		return -1;
+	}
 	int st = start ? pt_pkt_sync_set(c->pkt, start) : pt_pkt_sync_forward(c->pkt);
 	if (st < 0 || pt_pkt_get_offset(c->pkt, &c->next_off) < 0)
 		c->dead = 1;
@@ -65,7 +79,9 @@ void ptclock_fini(struct ptclock *c)
 {
 	if (c->pkt)
 		pt_pkt_free_decoder(c->pkt);
-	c->pkt = NULL;
+	if (c->ahead)
+		pt_pkt_free_decoder(c->ahead);
+	c->pkt = c->ahead = NULL;
 }
 
 static void set_now(struct ptclock *c, uint64_t t)
@@ -78,7 +94,7 @@ static void set_now(struct ptclock *c, uint64_t t)
 /*
  * A TSC or MTC at time @t: the last CYC came before it. A cycle count
  * beyond @t counted cycles from before its reference: the clock goes back
- * to @t (the one place it may), and counting goes on from there.
+ * to @t, and counting goes on from there.
  */
 static void bound_cycles(struct ptclock *c, uint64_t t)
 {
@@ -89,10 +105,21 @@ static void bound_cycles(struct ptclock *c, uint64_t t)
 	c->now = t;
 }
 
-static void on_tsc(struct ptclock *c, uint64_t payload)
+/*
+ * The time of TSC packet @payload; the state TMA and MTC refer to. In PSB+
+ * (@exact) the TSC is taken as it is, apart from the top byte, so that
+ * what follows a PSB does not depend on what came before it.
+ */
+static uint64_t tsc_time(struct ptclock *c, uint64_t payload, int exact)
 {
 	uint64_t t = payload;
-	if (c->have_time) {
+	if (c->have_time && exact) {
+		t |= c->now & (0xffull << 56);
+		if (t < c->now && c->now - t > (1ull << 55))
+			t += 1ull << 56;
+		else if (t > c->now && t - c->now > (1ull << 55) && t >= (1ull << 56))
+			t -= 1ull << 56;
+	} else if (c->have_time) {
 		t |= c->now & (0xffull << 56);
 		if (t < c->now && c->now - t < TSC_SLIP)
 			t = c->now;
@@ -101,8 +128,7 @@ static void on_tsc(struct ptclock *c, uint64_t payload)
 	}
 	c->tsc_pkt = t;
 	c->have_tma = 0;
-	set_now(c, t);
-	bound_cycles(c, t);
+	return t;
 }
 
 static void on_tma(struct ptclock *c, uint16_t ctc, uint16_t fc)
@@ -114,28 +140,114 @@ static void on_tma(struct ptclock *c, uint16_t ctc, uint16_t fc)
 	c->ctc_base = c->tsc_pkt - fc - multdiv(rem, c->cfg.tsc_ctc_n, c->cfg.tsc_ctc_d);
 	c->ctc_delta = 0;
 	c->have_tma = 1;
+	c->mtc_fixup = c->cfg.mtc_shift > 8;
 }
 
-static void on_mtc(struct ptclock *c, uint8_t mtc)
+/* The time of MTC packet @mtc (0 if there is no TMA to count from). */
+static uint64_t mtc_time(struct ptclock *c, uint8_t mtc)
 {
 	if (!c->have_tma)
-		return;
+		return 0;
+	if (c->mtc_fixup) {
+		/*
+		 * TMA's 16 CTC bits hold only the low 16 - shift bits of an MTC
+		 * payload: the rest come from this MTC, the nearest value at or
+		 * before it (perf's rule).
+		 */
+		uint32_t missing = 1u << (16 - c->cfg.mtc_shift);
+		c->mtc_fixup = 0;
+		c->last_mtc |= mtc & ~(missing - 1) & 0xff;
+		if (c->last_mtc >= mtc)
+			c->last_mtc = (c->last_mtc - missing) & 0xff;
+	}
 	uint32_t d = mtc > c->last_mtc ? mtc - c->last_mtc : mtc + 256u - c->last_mtc;
 	c->ctc_delta += (uint64_t)d << c->cfg.mtc_shift;
 	c->last_mtc = mtc;
-	uint64_t t = c->ctc_base + multdiv(c->ctc_delta, c->cfg.tsc_ctc_n, c->cfg.tsc_ctc_d);
-	set_now(c, t);
-	bound_cycles(c, t);
+	return c->ctc_base + multdiv(c->ctc_delta, c->cfg.tsc_ctc_n, c->cfg.tsc_ctc_d);
+}
+
+static void set_ratio(struct ptclock *c, uint8_t cbr)
+{
+	if (cbr && c->cfg.max_nonturbo)
+		c->cyc_ratio = (double)c->cfg.max_nonturbo / cbr;
+}
+
+/*
+ * The lowest time of a reference CYC that the packets after it allow, at
+ * least @lo, read on a copy of the clock from offset @off: a TSC or MTC at
+ * time T comes before the next CYC, so if that CYC is S ticks of cycles
+ * after the reference, the reference is at T - S or later.
+ */
+static uint64_t ahead(const struct ptclock *c, uint64_t off, uint64_t lo)
+{
+	struct ptclock k = *c;
+	double s = 0;
+	int n = 0, open = 0;
+	uint64_t t_open = 0;
+	if (!c->ahead || pt_pkt_sync_set(c->ahead, off) < 0)
+		return lo;
+	for (int i = 0; i < AHEAD_PACKETS && n < AHEAD_TIMING; i++) {
+		struct pt_packet p;
+		uint64_t t = 0;
+		if (pt_pkt_next(c->ahead, &p, sizeof(p)) < 0)
+			break;
+		switch (p.type) {
+		case ppt_tsc:
+			t = tsc_time(&k, p.payload.tsc.tsc, 0);
+			break;
+		case ppt_mtc:
+			t = mtc_time(&k, p.payload.mtc.ctc);
+			break;
+		case ppt_tma:
+			on_tma(&k, p.payload.tma.ctc, p.payload.tma.fc);
+			continue;
+		case ppt_cbr:
+			set_ratio(&k, p.payload.cbr.ratio);
+			continue;
+		case ppt_cyc:
+			s += (double)p.payload.cyc.value * k.cyc_ratio;
+			if (open && t_open > (uint64_t)s && t_open - (uint64_t)s > lo)
+				lo = t_open - (uint64_t)s;
+			open = 0;
+			continue;
+		case ppt_psb: case ppt_ovf: case ppt_tip_pgd:
+			return lo;
+		default:
+			continue;
+		}
+		if (!t)
+			continue;
+		set_now(&k, t);
+		n++;
+		open = 1;
+		t_open = t;
+	}
+	return lo;
+}
+
+/*
+ * The first CYC after a PSB or overflow (of its own cycles, which count
+ * from a CYC not read): where counting starts. It is dated at its lower
+ * bound, the clock as it stands (the last TSC or MTC), raised to what the
+ * packets after it prove.
+ */
+static void reference_cyc(struct ptclock *c)
+{
+	uint64_t lo = c->now, off = 0;
+	if (pt_pkt_get_offset(c->pkt, &off) >= 0)
+		lo = ahead(c, off, lo);
+	set_now(c, lo);
+	c->have_cyc_ref = 1;
+	c->cyc_base = c->now;
+	c->cyc_ticks = 0;
 }
 
 static void on_cyc(struct ptclock *c, uint64_t cycles)
 {
 	if (c->cyc_ratio <= 0 || !c->have_time)
 		return;
-	if (!c->have_cyc_ref) {    /* counts from a CYC we did not see: this one is now, at least */
-		c->have_cyc_ref = 1;
-		c->cyc_base = c->now;
-		c->cyc_ticks = 0;
+	if (!c->have_cyc_ref) {
+		reference_cyc(c);
 		return;
 	}
 	c->cyc_ticks += (double)cycles * c->cyc_ratio;
@@ -150,6 +262,7 @@ static void on_cyc(struct ptclock *c, uint64_t cycles)
 
 static void on_packet(struct ptclock *c, const struct pt_packet *p)
 {
+	uint64_t t;
 	switch (p->type) {
 	case ppt_pad:
 	case ppt_mode:             /* status: libipt reads these (and PSB+) ahead of what it returns */
@@ -158,30 +271,37 @@ static void on_packet(struct ptclock *c, const struct pt_packet *p)
 	case ppt_mnt:
 		return;
 	case ppt_tsc:
-		on_tsc(c, p->payload.tsc.tsc);
+		t = tsc_time(c, p->payload.tsc.tsc, c->in_psb);
+		if (c->in_psb)
+			c->now = t;        /* the clock starts again here (see above) */
+		set_now(c, t);
+		bound_cycles(c, t);
 		return;
 	case ppt_tma:
 		on_tma(c, p->payload.tma.ctc, p->payload.tma.fc);
 		return;
 	case ppt_mtc:
-		on_mtc(c, p->payload.mtc.ctc);
+		if ((t = mtc_time(c, p->payload.mtc.ctc)) != 0) {
+			set_now(c, t);
+			bound_cycles(c, t);
+		}
 		return;
 	case ppt_cyc:
 		on_cyc(c, p->payload.cyc.value);
 		return;
 	case ppt_cbr:
-		if (p->payload.cbr.ratio && c->cfg.max_nonturbo)
-			c->cyc_ratio = (double)c->cfg.max_nonturbo / p->payload.cbr.ratio;
+		set_ratio(c, p->payload.cbr.ratio);
 		return;
 	case ppt_psb:
 		c->in_psb = 1;
 		/* fall through */
-	case ppt_ovf:              /* packets (CYCs among them) may be lost: a new cycle reference */
+	case ppt_ovf:              /* packets (CYCs among them) may have been lost */
 		c->have_cyc_ref = 0;
 		break;
 	case ppt_psbend:
 		c->in_psb = 0;
 		return;
+
 	default:
 		break;
 	}

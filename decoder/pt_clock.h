@@ -28,6 +28,7 @@ struct ptclock_config {
 struct ptclock {
 	struct ptclock_config cfg;
 	struct pt_packet_decoder *pkt;   /* reads ahead to the offset asked for */
+	struct pt_packet_decoder *ahead; /* reads beyond it, to date a reference CYC */
 	uint64_t next_off;               /* offset of the packet pkt returns next */
 	int dead;                        /* no more packets can be read */
 	/* the clock, TSC ticks: now never decreases */
@@ -38,8 +39,9 @@ struct ptclock {
 	uint64_t ctc_base;               /* TSC time of CTC value 0 of the current MTC count */
 	uint64_t ctc_delta;              /* CTC ticks since ctc_base */
 	uint32_t last_mtc;               /* payload of the last MTC (or TMA's CTC bits) */
+	int mtc_fixup;                   /* mtc_shift > 8: the next MTC completes last_mtc */
 	double cyc_ratio;                /* TSC ticks per cycle, from CBR (0: not known yet) */
-	int have_cyc_ref;                /* a reference for cycle counting (a CYC seen since the last PSB / OVF) */
+	int have_cyc_ref;                /* counting cycles (a CYC was dated since the last PSB / OVF) */
 	uint64_t cyc_base;               /* TSC time counting starts from */
 	double cyc_ticks;                /* ticks counted by CYC since cyc_base (time of the last CYC) */
 	int in_psb;                      /* between PSB and PSBEND */
