@@ -34,6 +34,10 @@
  * 0x... in pid N", "decoder lost sync") from the last decoded time to the
  * next sync point with the bytes skipped, an overflow packet ("hardware
  * overflow"). Times: TSC to perf time with the AUXTRACE_INFO conversion.
+ * Branches, instruction samples and the events that start or stop tracing
+ * take the time of the packet that proves them from a packet clock beside
+ * libipt (pt_clock.h: TSC, MTC, CYC as perf reads them); libipt's own time,
+ * a little ahead, says when sideband is due and where losses start.
  *
  * PTWRITE and power events (perf's --itrace=w and p) go out the same way as
  * branches, held while unproven. An event without an IP of its own takes
