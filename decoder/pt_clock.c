@@ -42,7 +42,7 @@
 #include "pt_clock.h"
 
 #define TSC_SLIP 0x10000
-#define AHEAD_TIMING 8             /* TSC / MTC packets that bound a reference CYC */
+#define AHEAD_TIMING 2             /* TSC / MTC packets that bound a reference CYC */
 #define AHEAD_PACKETS 4096
 
 static uint64_t multdiv(uint64_t t, uint32_t n, uint32_t d)
