@@ -14,15 +14,20 @@
  *
  * Cycles are counted on from a reference CYC, whose time must be found
  * first: the first CYC after a PSB or an overflow (or at the start) counts
- * from a CYC that was not read. All the trace says is that it is not
- * earlier than the last TSC or MTC, and not earlier than a TSC or MTC
- * after it minus the cycles counted up to the next CYC after that (found
- * by reading ahead: ahead(), up to the next PSB, OVF or TIP.PGD, at most
- * AHEAD_TIMING timing packets); it gets that lower bound. (The TSC of the
- * PSB plus its cycles is an upper bound, exact when the CYC counted from
- * came just before the PSB, but far off when tracing was off in between:
- * the counter runs on while it is; on the fixtures the lower bound is the
- * better guess, as perf's choice is.)
+ * from a CYC that was not read. What the trace says about its time:
+ *  - it is not before the clock (the last TSC or MTC): the lower bound;
+ *  - the CYC it counts from came before the first TSC after the PSB or OVF,
+ *    so it is at most that TSC plus its cycles (u): exact when a CYC came
+ *    just before the PSB (CYCs come with every TNT and TIP while tracing
+ *    is on), but far off when tracing was off in between, as the counter
+ *    runs on while it is;
+ *  - a TSC or MTC after it comes after the CYCs before it and before the
+ *    ones after it: with the cycles counted up to them, it bounds the time
+ *    from both sides (ahead(), up to the next PSB, OVF or TIP.PGD, for
+ *    AHEAD_TIMING timing packets).
+ * It gets the middle of what these allow, so that it is off by at most
+ * half of that; when no TSC or MTC after it gives an upper bound, the lower
+ * bound (u alone may be far off: perf dates it so too).
  *
  * Should a later TSC or MTC come before the count, the count restarts
  * there (the clock goes back to it: the only time it does); a count behind
@@ -173,24 +178,25 @@ static void set_ratio(struct ptclock *c, uint8_t cbr)
 }
 
 /*
- * The lowest time of a reference CYC that the packets after it allow, at
- * least @lo, read on a copy of the clock from offset @off: a TSC or MTC at
- * time T comes before the next CYC, so if that CYC is S ticks of cycles
- * after the reference, the reference is at T - S or later.
+ * Bounds of the time of a reference CYC from the packets after it, read on
+ * a copy of the clock from offset @off: a TSC or MTC at time T comes after
+ * the CYCs before it and before the ones after it, so if those are S and
+ * S' ticks of cycles after the reference, the reference is in
+ * [T - S', T - S]. Raises *@lo, lowers *@hi.
  */
-static uint64_t ahead(const struct ptclock *c, uint64_t off, uint64_t lo)
+static void ahead(const struct ptclock *c, uint64_t off, uint64_t *lo, uint64_t *hi)
 {
 	struct ptclock k = *c;
 	double s = 0;
 	int n = 0, open = 0;
 	uint64_t t_open = 0;
 	if (!c->ahead || pt_pkt_sync_set(c->ahead, off) < 0)
-		return lo;
-	for (int i = 0; i < AHEAD_PACKETS && n < AHEAD_TIMING; i++) {
+		return;
+	for (int i = 0; i < AHEAD_PACKETS && (n < AHEAD_TIMING || open); i++) {
 		struct pt_packet p;
 		uint64_t t = 0;
 		if (pt_pkt_next(c->ahead, &p, sizeof(p)) < 0)
-			break;
+			return;
 		switch (p.type) {
 		case ppt_tsc:
 			t = tsc_time(&k, p.payload.tsc.tsc, 0);
@@ -206,12 +212,12 @@ static uint64_t ahead(const struct ptclock *c, uint64_t off, uint64_t lo)
 			continue;
 		case ppt_cyc:
 			s += (double)p.payload.cyc.value * k.cyc_ratio;
-			if (open && t_open > (uint64_t)s && t_open - (uint64_t)s > lo)
-				lo = t_open - (uint64_t)s;
+			if (open && t_open > (uint64_t)s && t_open - (uint64_t)s > *lo)
+				*lo = t_open - (uint64_t)s;
 			open = 0;
 			continue;
 		case ppt_psb: case ppt_ovf: case ppt_tip_pgd:
-			return lo;
+			return;
 		default:
 			continue;
 		}
@@ -219,24 +225,31 @@ static uint64_t ahead(const struct ptclock *c, uint64_t off, uint64_t lo)
 			continue;
 		set_now(&k, t);
 		n++;
+		if (t >= (uint64_t)s && t - (uint64_t)s < *hi)
+			*hi = t - (uint64_t)s;
 		open = 1;
 		t_open = t;
 	}
-	return lo;
 }
 
 /*
- * The first CYC after a PSB or overflow (of its own cycles, which count
- * from a CYC not read): where counting starts. It is dated at its lower
- * bound, the clock as it stands (the last TSC or MTC), raised to what the
- * packets after it prove.
+ * The first CYC after a PSB or overflow, of @cycles counted from a CYC not
+ * read: where counting starts (see the top of the file).
  */
-static void reference_cyc(struct ptclock *c)
+static void reference_cyc(struct ptclock *c, uint64_t cycles)
 {
-	uint64_t lo = c->now, off = 0;
+	uint64_t lo = c->now, hi = UINT64_MAX, off = 0, t;
 	if (pt_pkt_get_offset(c->pkt, &off) >= 0)
-		lo = ahead(c, off, lo);
-	set_now(c, lo);
+		ahead(c, off, &lo, &hi);
+	t = lo;
+	if (hi != UINT64_MAX && c->have_ref_tsc) {
+		uint64_t u = c->ref_tsc + (uint64_t)((double)cycles * c->cyc_ratio);
+		if (u > hi)
+			u = hi;
+		if (u > lo)
+			t = lo + (u - lo) / 2;
+	}
+	set_now(c, t);
 	c->have_cyc_ref = 1;
 	c->cyc_base = c->now;
 	c->cyc_ticks = 0;
@@ -247,7 +260,7 @@ static void on_cyc(struct ptclock *c, uint64_t cycles)
 	if (c->cyc_ratio <= 0 || !c->have_time)
 		return;
 	if (!c->have_cyc_ref) {
-		reference_cyc(c);
+		reference_cyc(c, cycles);
 		return;
 	}
 	c->cyc_ticks += (double)cycles * c->cyc_ratio;
@@ -272,6 +285,10 @@ static void on_packet(struct ptclock *c, const struct pt_packet *p)
 		return;
 	case ppt_tsc:
 		t = tsc_time(c, p->payload.tsc.tsc, c->in_psb);
+		if (!c->have_ref_tsc) {
+			c->have_ref_tsc = 1;
+			c->ref_tsc = t;
+		}
 		if (c->in_psb)
 			c->now = t;        /* the clock starts again here (see above) */
 		set_now(c, t);
@@ -297,6 +314,7 @@ static void on_packet(struct ptclock *c, const struct pt_packet *p)
 		/* fall through */
 	case ppt_ovf:              /* packets (CYCs among them) may have been lost */
 		c->have_cyc_ref = 0;
+		c->have_ref_tsc = 0;
 		break;
 	case ppt_psbend:
 		c->in_psb = 0;
@@ -315,6 +333,7 @@ static void on_packet(struct ptclock *c, const struct pt_packet *p)
 static void resync(struct ptclock *c)
 {
 	c->have_cyc_ref = 0;
+	c->have_ref_tsc = 0;
 	c->in_psb = 0;
 	if (pt_pkt_sync_forward(c->pkt) < 0 || pt_pkt_get_offset(c->pkt, &c->next_off) < 0)
 		c->dead = 1;
