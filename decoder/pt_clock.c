@@ -14,27 +14,26 @@
  *
  * Cycles are counted on from a reference CYC, whose time must be found
  * first: the first CYC after a PSB or an overflow (or at the start) counts
- * from a CYC that was not read. What the trace says about its time:
- *  - it is not before the clock (the last TSC or MTC): the lower bound;
- *  - the CYC it counts from came before the first TSC after the PSB or OVF,
- *    so it is at most that TSC plus its cycles (u): exact when a CYC came
- *    just before the PSB (CYCs come with every TNT and TIP while tracing
- *    is on), but far off when tracing was off in between, as the counter
- *    runs on while it is;
- *  - a TSC or MTC after it comes after the CYCs before it and before the
- *    ones after it: with the cycles counted up to them, it bounds the time
- *    from both sides (ahead(), up to the next PSB, OVF or TIP.PGD, for
- *    AHEAD_TIMING timing packets).
- * It gets the middle of what these allow, so that it is off by at most
- * half of that; when no TSC or MTC after it gives an upper bound, the lower
- * bound (u alone may be far off: perf dates it so too).
+ * from a CYC that was not read. It is not before the clock (the last TSC
+ * or MTC), nor before a TSC or MTC after it minus the cycles counted up to
+ * the first CYC after that (read ahead: ahead(), up to the next PSB, OVF or
+ * TIP.PGD, for AHEAD_TIMING timing packets); it gets the larger of these
+ * lower bounds, as perf dates it at its last timing packet. (An upper
+ * bound exists, the PSB's TSC plus its cycles, as the CYC it counts from
+ * came before that TSC: exact when a CYC came just before the PSB, far off
+ * when tracing was off in between, as the counter runs on meanwhile. With
+ * the middle of the bounds a count could run ahead of the truth, and a
+ * later PSB's TSC would move the clock back; from the lower bound it never
+ * runs ahead, so times never go back, and on the fixtures the errors are
+ * no larger.)
  *
- * Should a later TSC or MTC come before the count, the count restarts
- * there (the clock goes back to it: the only time it does); a count behind
- * the clock (cycles that did not count: the core halted, or the reference
- * was dated too early) restarts at the clock. Nothing before a PSB is
- * used, so a clock started at any PSB agrees with one that ran from the
- * start.
+ * Should a later TSC or MTC still come before the count (a wrong cycle
+ * ratio), the count restarts there (the clock goes back to it, but the
+ * packets it dates do not go back before those of the same PSB period); a
+ * count behind the clock (cycles that did not count: the core halted, or
+ * the reference was dated early) restarts at the clock. Nothing before a
+ * PSB is used, so a clock started at any PSB agrees with one that ran from
+ * the start.
  *
  * A packet that a decoder consumes (TNT, TIP, FUP, OVF, PTW, power events;
  * not PSB+, MODE, PIP, VMCS, which libipt reads ahead as status) is dated
@@ -178,25 +177,24 @@ static void set_ratio(struct ptclock *c, uint8_t cbr)
 }
 
 /*
- * Bounds of the time of a reference CYC from the packets after it, read on
- * a copy of the clock from offset @off: a TSC or MTC at time T comes after
- * the CYCs before it and before the ones after it, so if those are S and
- * S' ticks of cycles after the reference, the reference is in
- * [T - S', T - S]. Raises *@lo, lowers *@hi.
+ * The lowest time of a reference CYC that the packets after it allow, at
+ * least @lo, read on a copy of the clock from offset @off: a TSC or MTC at
+ * time T comes before the next CYC, so if that CYC is S ticks of cycles
+ * after the reference, the reference is at T - S or later.
  */
-static void ahead(const struct ptclock *c, uint64_t off, uint64_t *lo, uint64_t *hi)
+static uint64_t ahead(const struct ptclock *c, uint64_t off, uint64_t lo)
 {
 	struct ptclock k = *c;
 	double s = 0;
 	int n = 0, open = 0;
 	uint64_t t_open = 0;
 	if (!c->ahead || pt_pkt_sync_set(c->ahead, off) < 0)
-		return;
+		return lo;
 	for (int i = 0; i < AHEAD_PACKETS && (n < AHEAD_TIMING || open); i++) {
 		struct pt_packet p;
 		uint64_t t = 0;
 		if (pt_pkt_next(c->ahead, &p, sizeof(p)) < 0)
-			return;
+			break;
 		switch (p.type) {
 		case ppt_tsc:
 			t = tsc_time(&k, p.payload.tsc.tsc, 0);
@@ -212,12 +210,12 @@ static void ahead(const struct ptclock *c, uint64_t off, uint64_t *lo, uint64_t 
 			continue;
 		case ppt_cyc:
 			s += (double)p.payload.cyc.value * k.cyc_ratio;
-			if (open && t_open > (uint64_t)s && t_open - (uint64_t)s > *lo)
-				*lo = t_open - (uint64_t)s;
+			if (open && t_open > (uint64_t)s && t_open - (uint64_t)s > lo)
+				lo = t_open - (uint64_t)s;
 			open = 0;
 			continue;
 		case ppt_psb: case ppt_ovf: case ppt_tip_pgd:
-			return;
+			return lo;
 		default:
 			continue;
 		}
@@ -225,31 +223,24 @@ static void ahead(const struct ptclock *c, uint64_t off, uint64_t *lo, uint64_t 
 			continue;
 		set_now(&k, t);
 		n++;
-		if (t >= (uint64_t)s && t - (uint64_t)s < *hi)
-			*hi = t - (uint64_t)s;
 		open = 1;
 		t_open = t;
 	}
+	return lo;
 }
 
 /*
- * The first CYC after a PSB or overflow, of @cycles counted from a CYC not
- * read: where counting starts (see the top of the file).
+ * The first CYC after a PSB or overflow (of its own cycles, which count
+ * from a CYC not read): where counting starts. It is dated at its lower
+ * bound, the clock as it stands (the last TSC or MTC), raised to what the
+ * packets after it prove.
  */
-static void reference_cyc(struct ptclock *c, uint64_t cycles)
+static void reference_cyc(struct ptclock *c)
 {
-	uint64_t lo = c->now, hi = UINT64_MAX, off = 0, t;
+	uint64_t lo = c->now, off = 0;
 	if (pt_pkt_get_offset(c->pkt, &off) >= 0)
-		ahead(c, off, &lo, &hi);
-	t = lo;
-	if (hi != UINT64_MAX && c->have_ref_tsc) {
-		uint64_t u = c->ref_tsc + (uint64_t)((double)cycles * c->cyc_ratio);
-		if (u > hi)
-			u = hi;
-		if (u > lo)
-			t = lo + (u - lo) / 2;
-	}
-	set_now(c, t);
+		lo = ahead(c, off, lo);
+	set_now(c, lo);
 	c->have_cyc_ref = 1;
 	c->cyc_base = c->now;
 	c->cyc_ticks = 0;
@@ -260,7 +251,7 @@ static void on_cyc(struct ptclock *c, uint64_t cycles)
 	if (c->cyc_ratio <= 0 || !c->have_time)
 		return;
 	if (!c->have_cyc_ref) {
-		reference_cyc(c, cycles);
+		reference_cyc(c);
 		return;
 	}
 	c->cyc_ticks += (double)cycles * c->cyc_ratio;
@@ -285,10 +276,6 @@ static void on_packet(struct ptclock *c, const struct pt_packet *p)
 		return;
 	case ppt_tsc:
 		t = tsc_time(c, p->payload.tsc.tsc, c->in_psb);
-		if (!c->have_ref_tsc) {
-			c->have_ref_tsc = 1;
-			c->ref_tsc = t;
-		}
 		if (c->in_psb)
 			c->now = t;        /* the clock starts again here (see above) */
 		set_now(c, t);
@@ -311,10 +298,10 @@ static void on_packet(struct ptclock *c, const struct pt_packet *p)
 		return;
 	case ppt_psb:
 		c->in_psb = 1;
+		c->floor = 0;
 		/* fall through */
 	case ppt_ovf:              /* packets (CYCs among them) may have been lost */
 		c->have_cyc_ref = 0;
-		c->have_ref_tsc = 0;
 		break;
 	case ppt_psbend:
 		c->in_psb = 0;
@@ -325,7 +312,8 @@ static void on_packet(struct ptclock *c, const struct pt_packet *p)
 	}
 	if (c->have_time && !c->in_psb) {
 		c->have_point = 1;
-		c->point_time = c->now;
+		c->point_time = c->now > c->floor ? c->now : c->floor;
+		c->floor = c->point_time;
 	}
 }
 
@@ -333,7 +321,6 @@ static void on_packet(struct ptclock *c, const struct pt_packet *p)
 static void resync(struct ptclock *c)
 {
 	c->have_cyc_ref = 0;
-	c->have_ref_tsc = 0;
 	c->in_psb = 0;
 	if (pt_pkt_sync_forward(c->pkt) < 0 || pt_pkt_get_offset(c->pkt, &c->next_off) < 0)
 		c->dead = 1;

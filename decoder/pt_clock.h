@@ -45,11 +45,10 @@ struct ptclock {
 	uint64_t cyc_base;               /* TSC time counting starts from */
 	double cyc_ticks;                /* ticks counted by CYC since cyc_base (time of the last CYC) */
 	int in_psb;                      /* between PSB and PSBEND */
-	int have_ref_tsc;                /* the first TSC since the last PSB / OVF (the CYC before it came before) */
-	uint64_t ref_tsc;
 	/* the answer for offsets after the last non-timing packet read */
 	int have_point;
 	uint64_t point_time;
+	uint64_t floor;                  /* no packet after the last PSB is dated before this */
 };
 
 /* Returns 0, or -1 when out of memory (@begin..@end: the bytes; @start: a PSB's offset in them). */
