@@ -36,6 +36,10 @@
  * 0x... in pid N", "decoder lost sync") from the last decoded time to the
  * next sync point with the bytes skipped, an overflow packet ("hardware
  * overflow"). Times: TSC to perf time with the AUXTRACE_INFO conversion.
+ * Branches, instruction samples and the events that start or stop tracing
+ * take the time of the packet that proves them from a packet clock beside
+ * libipt (pt_clock.h: TSC, MTC, CYC as perf reads them); libipt's own time,
+ * a little ahead, says when sideband is due and where losses start.
  *
  * PTWRITE and power events (perf's --itrace=w and p) go out the same way as
  * branches, held while unproven. An event without an IP of its own takes
@@ -58,6 +62,7 @@
 #include "intel_pt.h"
 #include "spool.h"
 #include "pt_filter.h"
+#include "pt_clock.h"
 
 #define PT_AUXTRACE_TYPE 1
 
@@ -164,12 +169,16 @@ struct ptq {
 	int status;                      /* libipt status bits of the last call */
 	uint64_t tsc;                    /* newest decoder time, TSC */
 	uint64_t time;                   /* the same in perf time (0 until known) */
+	struct ptclock clk;              /* the time of each packet, beside libipt's (pt_clock.h) */
+	int have_clk;
+	uint64_t clk_time;               /* perf time of the packet the decoder consumed last (events get it) */
 	struct proc_image *img;          /* image the decoder uses now */
 	int32_t pid_now, tid_now;
 	/* the branch at the end of the previous block, waiting for its target */
 	int pending;
 	uint64_t pend_from, pend_next;
 	uint32_t pend_flags;
+	uint64_t pend_time;              /* its time: of the packet that ended that block */
 	uint64_t insn_left;              /* instructions to the next instruction sample */
 	/*
 	 * What was decoded since the last instruction that consumed a packet (a
@@ -1100,9 +1109,9 @@ static int emit(struct rb_pt *pt, struct ptq *q, const struct held *h)
 	return 0;
 }
 
-static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
+static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags, uint64_t time)
 {
-	struct held h = { .kind = RB_EV_BRANCH, .from = from, .to = to, .time = q->time, .insns = q->since,
+	struct held h = { .kind = RB_EV_BRANCH, .from = from, .to = to, .time = time, .insns = q->since,
 			  .flags = flags };
 	q->since = 0;
 	if (!q->unproven)
@@ -1373,6 +1382,10 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 		dec_free(pt, q->dec);
 		q->dec = NULL;
 	}
+	if (q->have_clk) {
+		ptclock_fini(&q->clk);
+		q->have_clk = 0;
+	}
 	if (q->cur_run >= q->nr_runs) {
 		q->state = Q_DONE;
 		return 0;
@@ -1433,6 +1446,11 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	q->dec = pt->insn_dec ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
 	if (!q->dec)
 		return q->err = -ENOMEM;
+	struct ptclock_config cc = { .mtc_shift = c.mtc_freq, .tsc_ctc_n = c.cpuid_0x15_ebx,
+				     .tsc_ctc_d = c.cpuid_0x15_eax, .max_nonturbo = c.nom_freq };
+	if (ptclock_init(&q->clk, &cc, c.begin, c.end, 0))
+		return q->err = -ENOMEM;
+	q->have_clk = 1;
 	if (q->img)
 		dec_set_image(pt, q->dec, q->img->img);
 	q->pending = 0;
@@ -1443,6 +1461,22 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	return 0;
 }
 
+/*
+ * Two clocks: libipt's (q->tsc, q->time), which runs ahead of the blocks
+ * and says when sideband must be applied and where losses start; and the
+ * packet clock (q->clk_time), the time of the packet the decoder consumed
+ * last, which dates branches, instruction samples and the events that end
+ * or start tracing.
+ */
+static void update_clock(struct rb_pt *pt, struct ptq *q)
+{
+	uint64_t tsc;
+	if (q->have_clk && ptclock_at(&q->clk, dec_offset(pt, q->dec, 0), &tsc) >= 0)
+		q->clk_time = tsc_to_perf(pt, tsc);
+	else
+		q->clk_time = q->time;
+}
+
 static void update_time(struct rb_pt *pt, struct ptq *q)
 {
 	uint64_t tsc;
@@ -1450,6 +1484,7 @@ static void update_time(struct rb_pt *pt, struct ptq *q)
 		q->tsc = tsc;
 		q->time = tsc_to_perf(pt, tsc);
 	}
+	update_clock(pt, q);
 }
 
 /* The thread a queue's trace belongs to now, and its image. */
@@ -1501,7 +1536,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 	/* the trace began where the image is missing (perf shows that start too) */
 	if (q->need_begin && err == -pte_nomap) {
 		q->need_begin = 0;
-		if (emit_branch(pt, q, 0, q->miss_ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
+		if (emit_branch(pt, q, 0, q->miss_ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN, q->clk_time))
 			return q->err;
 	}
 	drop_unproven(q);       /* the loss starts after the last packet */
@@ -1509,7 +1544,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 		return q->err;
 	if (q->pending) {   /* the branch's target is not known: it ends the trace */
 		q->pending = 0;
-		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
+		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END, q->pend_time))
 			return q->err;
 	}
 	q->state = Q_SYNC;
@@ -1721,6 +1756,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		q->tsc = ev->tsc;
 		q->time = tsc_to_perf(pt, ev->tsc);
 	}
+	update_clock(pt, q);       /* the decoder has read the event's packets */
 	switch (ev->type) {
 	case ptev_ptwrite: case ptev_cbr: case ptev_mwait: case ptev_pwre: case ptev_exstop: case ptev_pwrx:
 		return power_event(pt, q, ev);
@@ -1739,10 +1775,11 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		q->need_begin = 0;
 		if (q->pending) {
 			q->pending = 0;
-			if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
+			if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END, q->pend_time))
 				return q->err;
 		}
-		return emit_branch(pt, q, 0, ev->variant.enabled.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN);
+		return emit_branch(pt, q, 0, ev->variant.enabled.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN,
+				   q->clk_time);
 	case ptev_disabled: {
 		/* the branch that left the traced region: its target is in the packet, if not suppressed */
 		uint64_t to = ev->ip_suppressed ? (q->pending ? direct_target(pt, q, q->pend_from) : 0)
@@ -1752,7 +1789,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		if (!q->pending)
 			return 0;
 		q->pending = 0;
-		return emit_branch(pt, q, q->pend_from, to, q->pend_flags | RB_IP_FLAG_TRACE_END);
+		return emit_branch(pt, q, q->pend_from, to, q->pend_flags | RB_IP_FLAG_TRACE_END, q->clk_time);
 	}
 	case ptev_async_disabled:
 		/* the last branch went on to @at, where tracing stopped (the FUP proves the way there) */
@@ -1761,14 +1798,14 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		if (resolve_pending(pt, q, ev->variant.async_disabled.at))
 			return q->err;
 		return emit_branch(pt, q, ev->variant.async_disabled.at, ev->ip_suppressed ? 0 : ev->variant.async_disabled.ip,
-				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC | RB_IP_FLAG_TRACE_END);
+				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_ASYNC | RB_IP_FLAG_TRACE_END, q->clk_time);
 	case ptev_async_branch:
 		if (prove(pt, q))
 			return q->err;
 		if (resolve_pending(pt, q, ev->variant.async_branch.from))
 			return q->err;
 		return emit_branch(pt, q, ev->variant.async_branch.from, ev->ip_suppressed ? 0 : ev->variant.async_branch.to,
-				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT);
+				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT, q->clk_time);
 	case ptev_overflow: {
 		char detail[120];
 		uint64_t off = dec_offset(pt, q->dec, 0);
@@ -1780,7 +1817,8 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 			return q->err;
 		if (!ev->ip_suppressed) {
 			q->need_begin = 0;
-			return emit_branch(pt, q, 0, ev->variant.overflow.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN);
+			return emit_branch(pt, q, 0, ev->variant.overflow.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN,
+					   q->clk_time);
 		}
 		q->need_begin = 1;
 		return 0;
@@ -1799,7 +1837,7 @@ static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 	/* a conditional branch that fell through is not a branch taken */
 	if ((q->pend_flags & RB_IP_FLAG_CONDITIONAL) && ip == q->pend_next)
 		return 0;
-	return emit_branch(pt, q, q->pend_from, ip, q->pend_flags);
+	return emit_branch(pt, q, q->pend_from, ip, q->pend_flags, q->pend_time);
 }
 
 static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
@@ -1814,7 +1852,7 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 		return 0;
 	if (q->need_begin) {
 		q->need_begin = 0;
-		if (emit_branch(pt, q, 0, b->ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN))
+		if (emit_branch(pt, q, 0, b->ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN, q->clk_time))
 			return q->err;
 	}
 	q->unproven += b->ninsn;
@@ -1824,7 +1862,7 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 			q->insn_left = pt->insn_period;
 		if (--q->insn_left == 0) {
 			update_time(pt, q);
-			struct held h = { .kind = RB_EV_INSTRUCTION, .from = b->ip, .time = q->time,
+			struct held h = { .kind = RB_EV_INSTRUCTION, .from = b->ip, .time = q->clk_time,
 					  .insns = pt->insn_period };
 			if (emit(pt, q, &h))
 				return q->err;
@@ -1840,6 +1878,7 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 		q->pend_from = b->end_ip;
 		q->pend_next = len ? b->end_ip + len : 0;
 		q->pend_flags = k;
+		q->pend_time = q->clk_time;
 	}
 	return 0;
 }
@@ -2440,6 +2479,8 @@ void rb_pt_free(struct rb_pt *pt)
 		struct ptq *q = &pt->q[i];
 		if (q->dec)
 			dec_free(pt, q->dec);
+		if (q->have_clk)
+			ptclock_fini(&q->clk);
 		if (q->map_len)
 			munmap(q->buf, (size_t)q->map_len);
 		else

@@ -8,3 +8,8 @@ if BUILD_DECODER
 TESTS += tests/pt_parallel.test
 endif
 EXTRA_DIST += tests/pt_parallel.test
+# branch times against the fixtures' ground truth and perf's (issue 6)
+if BUILD_DECODER
+TESTS += tests/pt_time.test
+endif
+EXTRA_DIST += tests/pt_time.test
