@@ -172,6 +172,10 @@ struct ptq {
 	struct ptclock clk;              /* the time of each packet, beside libipt's (pt_clock.h) */
 	int have_clk;
 	uint64_t clk_time;               /* perf time of the packet the decoder consumed last (events get it) */
+	uint64_t clk_tsc, clk_off;       /* its TSC, and the decoder offset it is for */
+	int clk_known;                   /* clk_time is the clock's (else libipt's time stands in) */
+	uint64_t time_off;               /* the decoder offset tsc / time were read at */
+	int time_known;
 	struct proc_image *img;          /* image the decoder uses now */
 	int32_t pid_now, tid_now;
 	/* the branch at the end of the previous block, waiting for its target */
@@ -1303,7 +1307,7 @@ static int dec_time(const struct rb_pt *pt, void *d, uint64_t *tsc)
 	return pt->insn_dec ? pt_insn_time(d, tsc, &lost_mtc, &lost_cyc) : pt_blk_time(d, tsc, &lost_mtc, &lost_cyc);
 }
 
-static uint64_t dec_offset(const struct rb_pt *pt, void *d, int sync)
+static inline uint64_t dec_offset(const struct rb_pt *pt, void *d, int sync)
 {
 	uint64_t off = 0;
 	if (pt->insn_dec)
@@ -1451,6 +1455,8 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	if (ptclock_init(&q->clk, &cc, c.begin, c.end, 0))
 		return q->err = -ENOMEM;
 	q->have_clk = 1;
+	q->clk_known = 0;
+	q->time_known = 0;
 	if (q->img)
 		dec_set_image(pt, q->dec, q->img->img);
 	q->pending = 0;
@@ -1468,23 +1474,46 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
  * last, which dates branches, instruction samples and the events that end
  * or start tracing.
  */
-static void update_clock(struct rb_pt *pt, struct ptq *q)
+static inline void update_clock_at(struct rb_pt *pt, struct ptq *q, uint64_t off)
 {
 	uint64_t tsc;
-	if (q->have_clk && ptclock_at(&q->clk, dec_offset(pt, q->dec, 0), &tsc) >= 0)
-		q->clk_time = tsc_to_perf(pt, tsc);
-	else
+	if (q->clk_known && off == q->clk_off)
+		return;                 /* no packet read since (blocks of one TNT packet): the same time */
+	if (q->have_clk && ptclock_at(&q->clk, off, &tsc) >= 0) {
+		if (!q->clk_known || tsc != q->clk_tsc)
+			q->clk_time = tsc_to_perf(pt, tsc);
+		q->clk_tsc = tsc;
+		q->clk_off = off;
+		q->clk_known = 1;
+	} else {
 		q->clk_time = q->time;
+		q->clk_known = 0;
+	}
 }
 
-static void update_time(struct rb_pt *pt, struct ptq *q)
+static void update_clock(struct rb_pt *pt, struct ptq *q)
+{
+	update_clock_at(pt, q, dec_offset(pt, q->dec, 0));
+}
+
+static __attribute__((noinline)) void read_time(struct rb_pt *pt, struct ptq *q, uint64_t off)
 {
 	uint64_t tsc;
+	q->time_off = off;
+	q->time_known = 1;
 	if (dec_time(pt, q->dec, &tsc) >= 0 && tsc > q->tsc) {
 		q->tsc = tsc;
 		q->time = tsc_to_perf(pt, tsc);
 	}
-	update_clock(pt, q);
+	update_clock_at(pt, q, off);
+}
+
+/* Both clocks move only as libipt reads packets: most blocks (the bits of one TNT) leave them as they are. */
+static inline void update_time(struct rb_pt *pt, struct ptq *q)
+{
+	uint64_t off = dec_offset(pt, q->dec, 0);
+	if (!q->time_known || off != q->time_off)
+		read_time(pt, q, off);
 }
 
 /* The thread a queue's trace belongs to now, and its image. */

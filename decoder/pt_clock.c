@@ -39,6 +39,11 @@
  * not PSB+, MODE, PIP, VMCS, which libipt reads ahead as status) is dated
  * by the clock as it stands when the packet is read: the time of the CYC
  * just before it when there is one.
+ *
+ * The clock reads every packet a second time, beside libipt's decoder: the
+ * packets that fill a trace (TNT, CYC, TIP / FUP, MTC, TSC, MODE, PAD and
+ * the common extended ones) it reads from the bytes itself (next_packet),
+ * the rest through libipt's packet decoder (SDM 33.4.2 gives the formats).
  */
 #include "config.h"
 #include <intel-pt.h>
@@ -67,6 +72,8 @@ int ptclock_init(struct ptclock *c, const struct ptclock_config *cfg, const uint
 	pt_config_init(&pc);
 	pc.begin = (uint8_t *)begin;
 	pc.end = (uint8_t *)end;
+	c->begin = begin;
+	c->end = end;
 	c->pkt = pt_pkt_alloc_decoder(&pc);
 	c->ahead = pt_pkt_alloc_decoder(&pc);
 	if (!c->pkt || !c->ahead) {
@@ -176,6 +183,114 @@ static void set_ratio(struct ptclock *c, uint8_t cbr)
 		c->cyc_ratio = (double)c->cfg.max_nonturbo / cbr;
 }
 
+static uint64_t le(const uint8_t *b, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | b[i];
+	return v;
+}
+
+/*
+ * The packet at @off, read from the bytes: its length, and in @p its type
+ * and the payload the clock uses; 0 for a packet left to libipt.
+ */
+static unsigned fast_packet(const struct ptclock *c, uint64_t off, struct pt_packet *p)
+{
+	static const uint8_t ip_len[8] = { 1, 3, 5, 7, 7, 0, 9, 0 };   /* by IPC; 0: reserved */
+	const uint8_t *b = c->begin + off;
+	uint64_t left = (uint64_t)(c->end - b);
+	if (!left)
+		return 0;
+	uint8_t h = b[0];
+	if (!h) {
+		p->type = ppt_pad;
+		return 1;
+	}
+	if (!(h & 1) && h != 0x02) {
+		p->type = ppt_tnt_8;
+		return 1;
+	}
+	if ((h & 3) == 3) {                  /* CYC: 5 bits, then 7 per byte while bit 0 says more */
+		uint64_t v = h >> 3;
+		unsigned n = 1, shift = 5;
+		if (h & 4) {
+			do {
+				if (n >= left || shift > 57)
+					return 0;
+				v |= (uint64_t)(b[n] >> 1) << shift;
+				shift += 7;
+			} while (b[n++] & 1);
+		}
+		p->type = ppt_cyc;
+		p->payload.cyc.value = v;
+		return n;
+	}
+	unsigned n;
+	switch (h & 0x1f) {
+	case 0x0d: p->type = ppt_tip; goto ip;
+	case 0x11: p->type = ppt_tip_pge; goto ip;
+	case 0x01: p->type = ppt_tip_pgd; goto ip;
+	case 0x1d: p->type = ppt_fup;
+	ip:
+		n = ip_len[h >> 5];
+		return n && n <= left ? n : 0;
+	}
+	switch (h) {
+	case 0x59:
+		if (left < 2)
+			return 0;
+		p->type = ppt_mtc;
+		p->payload.mtc.ctc = b[1];
+		return 2;
+	case 0x19:
+		if (left < 8)
+			return 0;
+		p->type = ppt_tsc;
+		p->payload.tsc.tsc = le(b + 1, 7);
+		return 8;
+	case 0x99:
+		if (left < 2)
+			return 0;
+		p->type = ppt_mode;
+		return 2;
+	case 0x02:
+		break;
+	default:
+		return 0;
+	}
+	if (left < 2)
+		return 0;
+	switch (b[1]) {
+	case 0xa3:
+		p->type = ppt_tnt_64;
+		return left >= 8 ? 8 : 0;
+	case 0x03:
+		if (left < 4)
+			return 0;
+		p->type = ppt_cbr;
+		p->payload.cbr.ratio = b[2];
+		return 4;
+	case 0x73:
+		if (left < 7)
+			return 0;
+		p->type = ppt_tma;
+		p->payload.tma.ctc = (uint16_t)le(b + 2, 2);
+		p->payload.tma.fc = (uint16_t)(b[5] | (b[6] & 1) << 8);
+		return 7;
+	case 0x23:
+		p->type = ppt_psbend;
+		return 2;
+	case 0xf3:
+		p->type = ppt_ovf;
+		return 2;
+	case 0x43:
+		p->type = ppt_pip;
+		return left >= 8 ? 8 : 0;
+	}
+	return 0;                           /* PSB (its pattern is checked there) and the rarer ones */
+}
+
 /*
  * The lowest time of a reference CYC that the packets after it allow, at
  * least @lo, read on a copy of the clock from offset @off: a TSC or MTC at
@@ -188,12 +303,16 @@ static uint64_t ahead(const struct ptclock *c, uint64_t off, uint64_t lo)
 	double s = 0;
 	int n = 0, open = 0;
 	uint64_t t_open = 0;
-	if (!c->ahead || pt_pkt_sync_set(c->ahead, off) < 0)
+	if (!c->ahead)
 		return lo;
 	for (int i = 0; i < AHEAD_PACKETS && (n < AHEAD_TIMING || open); i++) {
 		struct pt_packet p;
 		uint64_t t = 0;
-		if (pt_pkt_next(c->ahead, &p, sizeof(p)) < 0)
+		unsigned len = c->slow ? 0 : fast_packet(c, off, &p);
+		if (len)
+			off += len;
+		else if (pt_pkt_sync_set(c->ahead, off) < 0 || pt_pkt_next(c->ahead, &p, sizeof(p)) < 0 ||
+			 pt_pkt_get_offset(c->ahead, &off) < 0)
 			break;
 		switch (p.type) {
 		case ppt_tsc:
@@ -237,9 +356,7 @@ static uint64_t ahead(const struct ptclock *c, uint64_t off, uint64_t lo)
  */
 static void reference_cyc(struct ptclock *c)
 {
-	uint64_t lo = c->now, off = 0;
-	if (pt_pkt_get_offset(c->pkt, &off) >= 0)
-		lo = ahead(c, off, lo);
+	uint64_t lo = ahead(c, c->next_off, c->now);   /* from the packet after it */
 	set_now(c, lo);
 	c->have_cyc_ref = 1;
 	c->cyc_base = c->now;
@@ -264,7 +381,7 @@ static void on_cyc(struct ptclock *c, uint64_t cycles)
 	set_now(c, t);
 }
 
-static void on_packet(struct ptclock *c, const struct pt_packet *p)
+static inline void on_packet(struct ptclock *c, const struct pt_packet *p)
 {
 	uint64_t t;
 	switch (p->type) {
@@ -329,7 +446,30 @@ static void resync(struct ptclock *c)
 int ptclock_at(struct ptclock *c, uint64_t offset, uint64_t *tsc)
 {
 	while (!c->dead && c->next_off < offset) {
+		/* a run of TNT-8 packets (most of a trace) dates as its first one does */
+		const uint8_t *b = c->begin + c->next_off, *e = c->begin + offset;
+		if (!c->slow && b < e && !(*b & 1) && *b > 2 && c->have_time && !c->in_psb) {
+			while (++b < e && !(*b & 1) && *b > 2)
+				;
+			c->next_off = (uint64_t)(b - c->begin);
+			c->pkt_behind = 1;
+			c->have_point = 1;          /* as on_packet dates a consumed packet */
+			c->point_time = c->now > c->floor ? c->now : c->floor;
+			c->floor = c->point_time;
+			continue;
+		}
 		struct pt_packet p;
+		unsigned n = c->slow ? 0 : fast_packet(c, c->next_off, &p);
+		if (n) {
+			c->next_off += n;
+			c->pkt_behind = 1;
+			on_packet(c, &p);
+			continue;
+		}
+		if (c->pkt_behind && pt_pkt_sync_set(c->pkt, c->next_off) < 0) {
+			c->dead = 1;
+			break;
+		}
 		int st = pt_pkt_next(c->pkt, &p, sizeof(p));
 		if (st == -pte_eos) {
 			c->dead = 1;
@@ -339,9 +479,10 @@ int ptclock_at(struct ptclock *c, uint64_t offset, uint64_t *tsc)
 			resync(c);
 			continue;
 		}
-		on_packet(c, &p);
 		if (pt_pkt_get_offset(c->pkt, &c->next_off) < 0)
 			c->dead = 1;
+		c->pkt_behind = 0;
+		on_packet(c, &p);         /* next_off is after it, as for the packets read from the bytes */
 	}
 	if (c->have_point) {
 		*tsc = c->point_time;

@@ -27,9 +27,12 @@ struct ptclock_config {
 
 struct ptclock {
 	struct ptclock_config cfg;
-	struct pt_packet_decoder *pkt;   /* reads ahead to the offset asked for */
+	const uint8_t *begin, *end;      /* the bytes (the common packets are read here directly) */
+	struct pt_packet_decoder *pkt;   /* reads the others, and after a damaged packet */
 	struct pt_packet_decoder *ahead; /* reads beyond it, to date a reference CYC */
-	uint64_t next_off;               /* offset of the packet pkt returns next */
+	uint64_t next_off;               /* offset of the next packet to read */
+	int pkt_behind;                  /* pkt is not at next_off (packets were read from the bytes) */
+	int slow;                        /* read every packet through libipt (tests compare the two ways) */
 	int dead;                        /* no more packets can be read */
 	/* the clock, TSC ticks: now never decreases */
 	int have_time;

@@ -193,6 +193,112 @@ int main(void)
 	ptclock_fini(&c);
 	ptclock_fini(&late);
 
+	/*
+	 * every kind of packet, in every size the formats allow: the packets the
+	 * clock reads from the bytes itself must be read as libipt reads them (the
+	 * same boundaries, so the same times at every offset)
+	 */
+	struct stream z;
+	if (st_open(&z)) {
+		ok(0, "libipt's encoder");
+		return done_testing();
+	}
+	uint64_t zend = 0;
+	psb(&z, t0);
+	static const enum pt_ip_compression ipcs[] = { pt_ipc_suppressed, pt_ipc_update_16, pt_ipc_update_32,
+						       pt_ipc_update_48, pt_ipc_sext_48, pt_ipc_full };
+	static const enum pt_packet_type ipt[] = { ppt_tip, ppt_tip_pge, ppt_tip_pgd, ppt_fup };
+	for (unsigned k = 0; k < 24; k++) {
+		struct pt_packet p;
+		memset(&p, 0, sizeof(p));
+		p.type = ipt[k % 4];
+		p.payload.ip.ipc = ipcs[k % 6];
+		p.payload.ip.ip = 0x7f0000401000ull + k * 0x123;
+		put(&z, &p);
+		cyc(&z, 1 + (1ull << (k % 20)) * 3);        /* one to four bytes */
+		tnt(&z);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_tnt_64;
+		p.payload.tnt.bit_size = 40 + k % 7;
+		p.payload.tnt.payload = 0x5a5a5a5a5aull;
+		put(&z, &p);
+		mtc(&z, t0 / CTC + 8 * (k + 1));
+		put_simple(&z, ppt_pad);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_mode;
+		p.payload.mode.leaf = pt_mol_exec;
+		p.payload.mode.bits.exec.csl = 1;
+		put(&z, &p);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_pip;
+		p.payload.pip.cr3 = 0x1000 * k;
+		put(&z, &p);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_cbr;
+		p.payload.cbr.ratio = (uint8_t)(20 + k);
+		put(&z, &p);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_ptw;
+		p.payload.ptw.plc = k & 1;
+		p.payload.ptw.payload = k;
+		put(&z, &p);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_mwait;
+		p.payload.mwait.hints = k;
+		put(&z, &p);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_pwre;
+		put(&z, &p);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_pwrx;
+		put(&z, &p);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_exstop;
+		put(&z, &p);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_vmcs;
+		p.payload.vmcs.base = 0x1000;
+		put(&z, &p);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_mnt;
+		put(&z, &p);
+		put_simple(&z, ppt_stop);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_tsc;
+		p.payload.tsc.tsc = t0 + 900 * (k + 1);
+		put(&z, &p);
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_tma;
+		p.payload.tma.ctc = (uint16_t)(k * 77);
+		p.payload.tma.fc = (uint16_t)(k * 21 % 512);
+		put(&z, &p);
+		if (k % 8 == 7)
+			put_simple(&z, ppt_ovf);
+		if (k % 6 == 5)
+			psb(&z, t0 + 900 * (k + 1) + 10);
+	}
+	pt_enc_get_offset(z.enc, &zend);
+	struct ptclock fast, slow;
+	ptclock_init(&fast, &cfg, z.buf, z.buf + zend, 0);
+	ptclock_init(&slow, &cfg, z.buf, z.buf + zend, 0);
+	slow.slow = 1;
+	int agree = 1;
+	for (uint64_t off = 1; off <= zend && agree; off++) {
+		uint64_t x = 0, y = 0;
+		int rx = ptclock_at(&fast, off, &x), ry = ptclock_at(&slow, off, &y);
+		if (rx != ry || x != y || fast.next_off != slow.next_off) {
+			diag("offset %llu: %d %llu (next %llu) read from the bytes, %d %llu (next %llu) by libipt",
+			     (unsigned long long)off, rx, (unsigned long long)x, (unsigned long long)fast.next_off, ry,
+			     (unsigned long long)y, (unsigned long long)slow.next_off);
+			agree = 0;
+		}
+	}
+	ok(agree && !fast.dead && fast.next_off == zend, "%llu bytes of every packet kind: read from the bytes, as "
+	   "libipt reads them (every offset, the same time)", (unsigned long long)zend);
+	ptclock_fini(&fast);
+	ptclock_fini(&slow);
+	pt_free_encoder(z.enc);
+
 	/* nothing to read: no time */
 	uint64_t t = 7;
 	ptclock_init(&c, &cfg, s.buf, s.buf + 1, 0);
