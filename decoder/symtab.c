@@ -91,12 +91,16 @@ struct node {
 	size_t name;                 /* offset into the name arena while loading */
 	size_t left, right, parent;
 	uint8_t red;
+	uint8_t dead;                /* erased: off the tree, skipped by walks */
 };
 
 struct tree {
 	struct node **chunk;
 	size_t nchunks, chunk_cap;
 	size_t n, root, live;
+	size_t last;                 /* the node last in order when last_ok (rotations keep it last) */
+	int last_ok;                 /* 0: not known (empty tree, or last erased) */
+	int unsorted;                /* 0: every node was linked as the last, so index order is tree order */
 	char *str;                   /* name arena */
 	size_t slen, scap;
 };
@@ -244,14 +248,34 @@ static size_t insert_step(struct tree *t, size_t z)
 	return NONE;
 }
 
-/* Link node z (already filled in) below its place by start; equal starts go right. */
+/*
+ * Link node z (already filled in) below its place by start; equal starts go
+ * right. A start at or past the last node's descends right all the way to
+ * that node, so sorted input (kallsyms, most symbol tables) links there
+ * without the descent: the same place, the same tree.
+ */
 static void tree_link(struct tree *t, size_t z)
 {
 	size_t *link = &t->root, parent = NONE;
 
+	if (t->root != NONE && !t->last_ok) {
+		for (t->last = t->root; N(t, t->last).right != NONE;)
+			t->last = N(t, t->last).right;
+		t->last_ok = 1;
+	}
+	if (t->root != NONE && N(t, z).s.start >= N(t, t->last).s.start) {
+		parent = t->last;
+		link = &N(t, parent).right;
+	}
 	while (*link != NONE) {
 		parent = *link;
 		link = N(t, z).s.start < N(t, parent).s.start ? &N(t, parent).left : &N(t, parent).right;
+	}
+	if (t->root == NONE || N(t, z).s.start >= N(t, t->last).s.start) {
+		t->last = z;
+		t->last_ok = 1;
+	} else {
+		t->unsorted = 1;
 	}
 	*link = z;
 	N(t, z).parent = parent;
@@ -281,10 +305,20 @@ static int tree_insert(struct tree *t, uint64_t start, uint64_t len, uint8_t bin
 	return 0;
 }
 
+/* The first live node from index i on (index order is tree order while !t->unsorted). */
+static size_t live_from(const struct tree *t, size_t i)
+{
+	while (i < t->n && N(t, i).dead)
+		i++;
+	return i < t->n ? i : NONE;
+}
+
 static size_t tree_first(const struct tree *t)
 {
 	size_t i = t->n ? t->root : NONE;
 
+	if (!t->unsorted)
+		return live_from(t, 0);
 	while (i != NONE && N(t, i).left != NONE)
 		i = N(t, i).left;
 	return i;
@@ -294,6 +328,8 @@ static size_t tree_next(const struct tree *t, size_t i)
 {
 	size_t p;
 
+	if (!t->unsorted)
+		return live_from(t, i + 1);
 	if (N(t, i).right != NONE) {
 		i = N(t, i).right;
 		while (N(t, i).left != NONE)
@@ -341,6 +377,10 @@ static void tree_erase(struct tree *t, size_t z)
 {
 	size_t y = z, x, xp;
 	int y_red = N(t, z).red;
+
+	if (t->last_ok && t->last == z)
+		t->last_ok = 0;
+	N(t, z).dead = 1;
 
 	if (N(t, z).left == NONE || N(t, z).right == NONE) {
 		x = N(t, z).left == NONE ? N(t, z).right : N(t, z).left;
@@ -407,15 +447,22 @@ static uint64_t roundup_page(uint64_t x)
 static void fixup_end(struct tree *t, int kallsyms)
 {
 	size_t prev = tree_first(t), cur;
+	int prev_mod = -1, cur_mod;   /* the name has a "[module]" tag; -1: not looked at */
 
 	if (prev == NONE)
 		return;
-	for (cur = tree_next(t, prev); cur != NONE; prev = cur, cur = tree_next(t, cur)) {
+	for (cur = tree_next(t, prev); cur != NONE; prev = cur, cur = tree_next(t, cur), prev_mod = cur_mod) {
 		struct rb_sym *p = &N(t, prev).s;
 
+		cur_mod = -1;
 		if (p->end != p->start)
 			continue;
-		if (kallsyms && !strchr(node_name(t, prev), '[') != !strchr(node_name(t, cur), '['))
+		if (kallsyms) {
+			if (prev_mod < 0)
+				prev_mod = strchr(node_name(t, prev), '[') != NULL;
+			cur_mod = strchr(node_name(t, cur), '[') != NULL;
+		}
+		if (kallsyms && prev_mod != cur_mod)
 			p->end = roundup_page(p->end + PAGE);
 		else
 			p->end = N(t, cur).s.start;
@@ -2100,30 +2147,42 @@ static void kskip_line(struct kin *in)
 		;
 }
 
+/* The value of a hex digit (either case), -1 for any other character. */
+static int hex_digit(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	ch |= 0x20;
+	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
 /* Hex digits; returns the character that ended them, -2 if there were none, -1 at end of input. */
 static int kget_hex(struct kin *in, uint64_t *v)
 {
-	int ch, first = 1;
+	int ch, d, first = 1;
 
 	*v = 0;
 	for (;;) {
 		ch = kgetc(in);
 		if (ch < 0)
 			return ch;
-		if (!isxdigit(ch))
+		if ((d = hex_digit(ch)) < 0)
 			return first ? -2 : ch;
-		*v = (*v << 4) | (uint64_t)(isdigit(ch) ? ch - '0' : tolower(ch) - 'a' + 10);
+		*v = (*v << 4) | (uint64_t)d;
 		first = 0;
 	}
 }
 
-/* perf keeps text, weak, data and bss symbols (either case); 'W' alone is weak, upper case global. */
+/*
+ * perf keeps text, weak, data and bss symbols (either case); 'W' alone is
+ * weak, upper case global. @name has @len bytes, not terminated.
+ */
 static int kallsyms_add(struct tree *t, uint64_t addr, int type, const char *name, size_t len)
 {
-	int up = toupper(type);
-	uint8_t bind = type == 'W' ? STB_WEAK : isupper(type) ? STB_GLOBAL : STB_LOCAL;
+	int up = type >= 'a' && type <= 'z' ? type - 'a' + 'A' : type;
+	uint8_t bind = type == 'W' ? STB_WEAK : type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
 
-	if ((up != 'T' && up != 'W' && up != 'D' && up != 'B') || name[0] == '$')
+	if ((up != 'T' && up != 'W' && up != 'D' && up != 'B') || (len && name[0] == '$'))
 		return 0;
 	return tree_insert(t, addr, 0, bind, name, len);
 }
@@ -2135,12 +2194,11 @@ static int kallsyms_add(struct tree *t, uint64_t addr, int type, const char *nam
  */
 static int kallsyms_parse(struct tree *t, struct kin *in)
 {
-	char name[KSYM_NAME_MAX + 1];
-
 	while (in->pos < in->n) {
 		uint64_t addr;
-		int type, ch;
-		size_t len;
+		int type;
+		size_t room, len;
+		const char *name, *nl;
 
 		if (kget_hex(in, &addr) != ' ') {
 			kskip_line(in);
@@ -2151,13 +2209,13 @@ static int kallsyms_parse(struct tree *t, struct kin *in)
 			kskip_line(in);
 			continue;
 		}
-		for (len = 0; len < KSYM_NAME_MAX; len++) {
-			if ((ch = kgetc(in)) < 0 || ch == '\n')
-				break;
-			name[len] = (char)ch;
-		}
-		name[len] = '\0';
-		if (kallsyms_add(t, addr, type, name, strlen(name)))
+		/* the name: up to the newline (consumed) or KSYM_NAME_MAX bytes, and a NUL ends it early */
+		name = in->p + in->pos;
+		room = in->n - in->pos < KSYM_NAME_MAX ? in->n - in->pos : KSYM_NAME_MAX;
+		nl = memchr(name, '\n', room);
+		len = nl ? (size_t)(nl - name) : room;
+		in->pos += len + (nl != NULL);
+		if (kallsyms_add(t, addr, type, name, strnlen(name, len)))
 			return -ENOMEM;
 	}
 	return 0;
