@@ -2272,14 +2272,22 @@ static int slurp(const char *path, char **buf, size_t *len, char *msg, size_t ms
 static int kallsyms_tree(struct tree *t, const char *path, char *msg, size_t msglen)
 {
 	struct kin in = { NULL, 0, 0 };
+	struct mfile f = { NULL, 0 };
 	char *buf = NULL;
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	if ((err = slurp(path, &buf, &in.n, msg, msglen)))
+	/* a saved copy (perf's build-id cache) is mapped; /proc/kallsyms says size 0 and is read */
+	if (mfile_open(&f, path, NULL, 0) == 0) {
+		in.p = (const char *)f.p;
+		in.n = f.size;
+	} else if ((err = slurp(path, &buf, &in.n, msg, msglen))) {
 		return err;
-	in.p = buf;
+	} else {
+		in.p = buf;
+	}
 	err = kallsyms_parse(t, &in);
+	mfile_close(&f);
 	free(buf);
 	if (err)
 		return fail(msg, msglen, err, "%s: out of memory", path);
