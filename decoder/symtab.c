@@ -1179,6 +1179,8 @@ static int symsrc_open(struct symsrc *ss, const char *path, char *msg, size_t ms
 /* ------------------------------------------------------------------ */
 /* loading ELF symbols (perf's dso__load_sym)                          */
 
+struct load_seg { uint64_t vaddr, offset, size; };
+
 struct loadctx {
 	struct tree *t;
 	struct symsrc *syms, *run;     /* symbol file, runtime image (may be the same) */
@@ -1186,6 +1188,10 @@ struct loadctx {
 	size_t msglen;
 	int kernel;                    /* a vmlinux: values stay addresses (the kernel map is the identity) */
 	uint64_t reloc;                /* kernel: added to every value (KASLR) */
+	/* read once for all the symbols (per symbol, reading them was most of an object's load) */
+	struct shdr *sh_syms, *sh_run; /* every section header of each file, by index */
+	struct load_seg *loads;        /* the runtime image's PT_LOAD segments of non-zero size, in order */
+	size_t nr_loads;
 };
 
 static int is_function(const struct esym *s)
@@ -1390,22 +1396,49 @@ static int opd_resolve(struct loadctx *c, struct esym *s)
  * by its section (sh_addr - sh_offset).  This applies to ET_DYN as well as
  * ET_EXEC, so segments with p_vaddr != p_offset are handled here.
  */
-static uint64_t rebase(const struct elf *run, uint64_t value, const struct shdr *sec)
+static uint64_t rebase(const struct loadctx *c, uint64_t value, const struct shdr *sec)
 {
-	struct phdr ph;
-	size_t i;
+	for (size_t i = 0; i < c->nr_loads; i++) {
+		const struct load_seg *g = &c->loads[i];
 
-	for (i = 0; i < run->phnum; i++) {
-		uint64_t sz;
-
-		read_phdr(run, i, &ph);
-		sz = ph.memsz > ph.filesz ? ph.memsz : ph.filesz;
-		if (ph.type != PT_LOAD || !sz)
-			continue;
-		if (value >= ph.vaddr && value < ph.vaddr + sz)
-			return value - (ph.vaddr - ph.offset);
+		if (value >= g->vaddr && value < g->vaddr + g->size)
+			return value - (g->vaddr - g->offset);
 	}
 	return value - (sec->addr - sec->offset);
+}
+
+/* The headers rebase and symbol_section use, read once. */
+static int loadctx_headers(struct loadctx *c)
+{
+	const struct elf *se = &c->syms->e, *re = &c->run->e;
+	struct phdr ph;
+
+	c->sh_syms = calloc(se->shnum ? se->shnum : 1, sizeof(*c->sh_syms));
+	c->sh_run = c->run == c->syms ? c->sh_syms : calloc(re->shnum ? re->shnum : 1, sizeof(*c->sh_run));
+	c->loads = calloc(re->phnum ? re->phnum : 1, sizeof(*c->loads));
+	if (!c->sh_syms || !c->sh_run || !c->loads)
+		return fail(c->msg, c->msglen, -ENOMEM, "%s: out of memory", se->path);
+	for (size_t i = 0; i < se->shnum; i++)
+		read_shdr(se, i, &c->sh_syms[i]);
+	for (size_t i = 0; c->sh_run != c->sh_syms && i < re->shnum; i++)
+		read_shdr(re, i, &c->sh_run[i]);
+	for (size_t i = 0; i < re->phnum; i++) {
+		read_phdr(re, i, &ph);
+		uint64_t sz = ph.memsz > ph.filesz ? ph.memsz : ph.filesz;
+		if (ph.type == PT_LOAD && sz)
+			c->loads[c->nr_loads++] = (struct load_seg){ ph.vaddr, ph.offset, sz };
+	}
+	return 0;
+}
+
+static void loadctx_free(struct loadctx *c)
+{
+	if (c->sh_run != c->sh_syms)
+		free(c->sh_run);
+	free(c->sh_syms);
+	free(c->loads);
+	c->sh_syms = c->sh_run = NULL;
+	c->loads = NULL;
 }
 
 /*
@@ -1422,14 +1455,14 @@ static int symbol_section(struct loadctx *c, const struct esym *s, int label, st
 
 	if (s->shndx >= se->shnum)
 		return fail(c->msg, c->msglen, -EINVAL, "%s: symbol in bad section %u", se->path, s->shndx);
-	read_shdr(se, s->shndx, sec);
+	*sec = c->sh_syms[s->shndx];
 	if (!(sec->flags & SHF_ALLOC))
 		return 0;
 	if (sec->type == SHT_NOBITS) {
 		if (s->shndx >= re->shnum)
 			return fail(c->msg, c->msglen, -EINVAL, "%s: no section %u in runtime image %s",
 				    se->path, s->shndx, re->path);
-		read_shdr(re, s->shndx, sec);
+		*sec = c->sh_run[s->shndx];
 		names = re->shstr;
 		names_size = re->shstr_size;
 	}
@@ -1445,7 +1478,7 @@ static int load_one(struct loadctx *c, struct esym *s, const uint8_t *strs, size
 	int label = is_label(s), r;
 	const char *name;
 	size_t len;
-	struct shdr sec;
+	struct shdr sec = { 0 };
 
 	if (!label && !is_function(s) && !is_object(s))
 		return 0;
@@ -1461,7 +1494,7 @@ static int load_one(struct loadctx *c, struct esym *s, const uint8_t *strs, size
 		return r;
 	if (se->machine == EM_ARM && ELF64_ST_TYPE(s->info) == STT_FUNC && (s->value & 1))
 		s->value--;                       /* Thumb functions have bit 0 set */
-	s->value = c->kernel ? s->value + c->reloc : rebase(&c->run->e, s->value, &sec);
+	s->value = c->kernel ? s->value + c->reloc : rebase(c, s->value, &sec);
 	if (insert_named(c->t, s->value, s->size, ELF64_ST_BIND(s->info), name, len))
 		return fail(c->msg, c->msglen, -ENOMEM, "%s: out of memory", se->path);
 	return 1;
@@ -1876,7 +1909,7 @@ static void pick_close(struct pick *pk)
 }
 
 /* perf's dso__load_sym + PLT pass over the chosen files. */
-static int load_symbols(struct loadctx *c)
+static int load_tables(struct loadctx *c)
 {
 	int nr = 0, r;
 
@@ -1891,6 +1924,16 @@ static int load_symbols(struct loadctx *c)
 		nr += r;
 	}
 	return nr > 0 ? synthesize_plt(c) : 0;
+}
+
+static int load_symbols(struct loadctx *c)
+{
+	int r = loadctx_headers(c);
+
+	if (!r)
+		r = load_tables(c);
+	loadctx_free(c);
+	return r;
 }
 
 static int load_elf(struct rb_symtab **out, const char *path, const struct rb_symtab_elf_opts *opts, int kernel,
@@ -1919,8 +1962,8 @@ static int load_elf(struct rb_symtab **out, const char *path, const struct rb_sy
 		if (!err)
 			err = table_from_tree(&t, path, kernel, out);   /* valid ELF, no symbols: empty table */
 	} else {
-		c = (struct loadctx){ &t, pk->syms ? pk->syms : pk->run, pk->run ? pk->run : pk->syms, msg, msglen,
-				      kernel, reloc };
+		c = (struct loadctx){ .t = &t, .syms = pk->syms ? pk->syms : pk->run, .run = pk->run ? pk->run : pk->syms,
+				      .msg = msg, .msglen = msglen, .kernel = kernel, .reloc = reloc };
 		err = load_symbols(&c);
 		if (!err && (err = table_from_tree(&t, c.syms->path, kernel, out)))
 			fail(msg, msglen, err, "%s: out of memory", path);
