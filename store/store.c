@@ -107,6 +107,7 @@ struct rb_store {
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint64_t rows[S_COUNT];
 	struct imap syms, paths;
+	uint64_t root_path;           /* the root call path's id once made (it never changes) */
 	struct imap trace_nr;         /* per trace queue (cpu, or tid when per thread): decoder restarts + 1 */
 	int failed;                   /* set by either thread (atomic) */
 	char err[512];
@@ -539,6 +540,8 @@ static const struct rb_sym *export_al(struct rb_store *st, const struct rb_addr_
 
 static uint64_t call_path_root(struct rb_store *st)
 {
+	if (st->root_path)
+		return st->root_path;
 	struct ikey *k = imap_get(&st->paths, 0, 0, 0);
 	if (!k)
 		return fail(st, "out of memory"), 0;
@@ -546,7 +549,7 @@ static uint64_t call_path_root(struct rb_store *st)
 		k->id = ++st->last[S_CALL_PATH];
 		ROW(st, S_CALL_PATH, I(k->id), I(0), I(0), I(0));
 	}
-	return k->id;
+	return st->root_path = k->id;
 }
 
 /* perf's call_path__findnew: the address is kept only when there is no symbol */
