@@ -80,7 +80,10 @@ static int fail(char *msg, size_t msglen, int err, const char *fmt, ...)
  * the shapes of the kernel's lib/rbtree.c.  The tree stays live after
  * loading because perf's exporter keeps inserting "unknown" symbols into
  * it, which reshapes it.  Nodes sit in fixed-size chunks so that pointers
- * handed out stay valid while the tree grows.
+ * handed out stay valid while the tree grows.  Symbol tables mostly come
+ * sorted (kallsyms always): a node starting at or past the last one is
+ * linked under it without a descent, and while every node came that way
+ * index order is tree order, so walks need no tree steps.
  */
 
 #define CHUNK_BITS 12
