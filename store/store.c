@@ -63,10 +63,20 @@ static const char *const STMT_SQL[S_COUNT] = {
 
 #define BATCH_ROWS 2048
 #define MAX_COLS 25
-#define QUEUE_BATCHES 4
+/*
+ * Up to 64k rows (13 MB) in flight: the decoding thread runs ahead of
+ * SQLite, and on a busy machine each thread goes on through the other's
+ * lost time slices instead of stalling on a full (or empty) short queue.
+ */
+#define QUEUE_BATCHES 32
 
-struct val { int text; int64_t i; const char *s; };   /* text: 0 integer, 1 string, 2 arena offset */
-struct qrow { uint8_t id, n; struct val v[MAX_COLS]; };
+struct val { int text; int64_t i; const char *s; };   /* text: 0 integer, 1 string */
+/* A row to bind: integers, and texts (bit i of @text) as pointers, or once queued as offsets into the batch's arena. */
+struct qrow {
+	uint8_t id, n;
+	uint32_t text;
+	union { int64_t i; const char *s; } v[MAX_COLS];
+};
 struct batch {
 	struct qrow rows[BATCH_ROWS];
 	int n;
@@ -232,29 +242,44 @@ static inline struct val T(const char *x) { return (struct val){ 1, 0, x }; }
 #define ROW(st, id, ...) run(st, id, (const struct val[]){ __VA_ARGS__ }, \
 			     sizeof((const struct val[]){ __VA_ARGS__ }) / sizeof(struct val))
 
-/* Bind and step one row; the caller owns the connection. */
-static int exec_row(struct rb_store *st, enum stmt_id id, const struct val *v, int n, const char *arena)
+static void pack_row(struct qrow *r, enum stmt_id id, const struct val *v, int n)
 {
-	sqlite3_stmt *s = st->st[id];
-	if (n != sqlite3_bind_parameter_count(s))
+	r->id = (uint8_t)id;
+	r->n = (uint8_t)n;
+	r->text = 0;
+	for (int i = 0; i < n && i < MAX_COLS; i++) {
+		if (v[i].text) {
+			r->text |= 1u << i;
+			r->v[i].s = v[i].s;
+		} else {
+			r->v[i].i = v[i].i;
+		}
+	}
+}
+
+/* Bind and step one row (its texts in @arena when queued, else NULL); the caller owns the connection. */
+static int exec_row(struct rb_store *st, const struct qrow *r, const char *arena)
+{
+	sqlite3_stmt *s = st->st[r->id];
+	if (r->n > MAX_COLS || r->n != sqlite3_bind_parameter_count(s))
 		return fail(st, "internal: wrong number of values for a row");
-	for (int i = 0; i < n; i++) {
-		int rc = v[i].text == 0 ? sqlite3_bind_int64(s, i + 1, v[i].i) :
-			 sqlite3_bind_text(s, i + 1, v[i].text == 1 ? v[i].s : arena + v[i].i, -1, SQLITE_STATIC);
+	for (int i = 0; i < r->n; i++) {
+		int rc = !(r->text >> i & 1) ? sqlite3_bind_int64(s, i + 1, r->v[i].i) :
+			 sqlite3_bind_text(s, i + 1, arena ? arena + r->v[i].i : r->v[i].s, -1, SQLITE_STATIC);
 		if (rc != SQLITE_OK)
 			return fail(st, "bind");
 	}
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
-		return fail(st, STMT_SQL[id]);
+		return fail(st, STMT_SQL[r->id]);
 	return 0;
 }
 
 /* ---------------------------------------------------------- writer thread */
 
 /*
- * While a session runs, rows go to a writer thread through a short queue of
+ * While a session runs, rows go to a writer thread through a queue of
  * batches, so that decoding and SQLite run on two cores; ids are still
  * assigned here, in the decoding thread, so nothing about the rows changes.
  * A batch copies the text values it carries (they may live on the stack).
@@ -320,7 +345,7 @@ static void *writer_main(void *arg)
 			st->full_tail = NULL;
 		pthread_mutex_unlock(&st->mu);
 		for (int i = 0; i < b->n && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE); i++)
-			exec_row(st, b->rows[i].id, b->rows[i].v, b->rows[i].n, b->arena);
+			exec_row(st, &b->rows[i], b->arena);
 		pthread_mutex_lock(&st->mu);
 		b->next = st->free_list;
 		st->free_list = b;
@@ -371,11 +396,9 @@ static int queue_row(struct rb_store *st, enum stmt_id id, const struct val *v, 
 			return fail(st, "out of memory");
 	}
 	struct qrow *r = &b->rows[b->n];
-	r->id = (uint8_t)id;
-	r->n = (uint8_t)n;
-	for (int i = 0; i < n; i++) {
-		r->v[i] = v[i];
-		if (v[i].text == 1) {
+	pack_row(r, id, v, n);
+	for (int i = 0; i < r->n && i < MAX_COLS; i++) {
+		if (r->text >> i & 1) {
 			size_t len = strlen(v[i].s) + 1;
 			if (b->arena_len + len > b->arena_cap) {
 				size_t cap = b->arena_cap ? 2 * b->arena_cap : 4096;
@@ -388,9 +411,7 @@ static int queue_row(struct rb_store *st, enum stmt_id id, const struct val *v, 
 				b->arena_cap = cap;
 			}
 			memcpy(b->arena + b->arena_len, v[i].s, len);
-			r->v[i].text = 2;            /* an offset into the batch's arena */
-			r->v[i].i = (int64_t)b->arena_len;
-			r->v[i].s = NULL;
+			r->v[i].i = (int64_t)b->arena_len;   /* an offset into the batch's arena */
 			b->arena_len += len;
 		}
 	}
@@ -402,7 +423,14 @@ static int run(struct rb_store *st, enum stmt_id id, const struct val *v, int n)
 {
 	if (__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
 		return -1;
-	int rc = st->threaded ? queue_row(st, id, v, n) : exec_row(st, id, v, n, NULL);
+	int rc;
+	if (st->threaded) {
+		rc = queue_row(st, id, v, n);
+	} else {
+		struct qrow r;
+		pack_row(&r, id, v, n);
+		rc = exec_row(st, &r, NULL);
+	}
 	if (rc == 0)
 		st->rows[id]++;
 	return rc;
