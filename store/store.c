@@ -75,7 +75,7 @@ struct val { int text; int64_t i; const char *s; };   /* text: 0 integer, 1 stri
 struct qrow {
 	uint8_t id, n;
 	uint32_t text;
-	union { int64_t i; const char *s; } v[MAX_COLS];
+	int64_t v[MAX_COLS];          /* a text's pointer is kept as an integer too */
 };
 struct batch {
 	struct qrow rows[BATCH_ROWS];
@@ -242,19 +242,16 @@ static inline struct val T(const char *x) { return (struct val){ 1, 0, x }; }
 #define ROW(st, id, ...) run(st, id, (const struct val[]){ __VA_ARGS__ }, \
 			     sizeof((const struct val[]){ __VA_ARGS__ }) / sizeof(struct val))
 
-static void pack_row(struct qrow *r, enum stmt_id id, const struct val *v, int n)
+static inline void pack_row(struct qrow *r, enum stmt_id id, const struct val *v, int n)
 {
+	uint32_t text = 0;
 	r->id = (uint8_t)id;
 	r->n = (uint8_t)n;
-	r->text = 0;
 	for (int i = 0; i < n && i < MAX_COLS; i++) {
-		if (v[i].text) {
-			r->text |= 1u << i;
-			r->v[i].s = v[i].s;
-		} else {
-			r->v[i].i = v[i].i;
-		}
+		r->v[i] = v[i].text ? (int64_t)(intptr_t)v[i].s : v[i].i;
+		text |= (uint32_t)(v[i].text != 0) << i;
 	}
+	r->text = text;
 }
 
 /* Bind and step one row (its texts in @arena when queued, else NULL); the caller owns the connection. */
@@ -264,8 +261,9 @@ static int exec_row(struct rb_store *st, const struct qrow *r, const char *arena
 	if (r->n > MAX_COLS || r->n != sqlite3_bind_parameter_count(s))
 		return fail(st, "internal: wrong number of values for a row");
 	for (int i = 0; i < r->n; i++) {
-		int rc = !(r->text >> i & 1) ? sqlite3_bind_int64(s, i + 1, r->v[i].i) :
-			 sqlite3_bind_text(s, i + 1, arena ? arena + r->v[i].i : r->v[i].s, -1, SQLITE_STATIC);
+		int rc = !(r->text >> i & 1) ? sqlite3_bind_int64(s, i + 1, r->v[i]) :
+			 sqlite3_bind_text(s, i + 1, arena ? arena + r->v[i] : (const char *)(intptr_t)r->v[i], -1,
+					   SQLITE_STATIC);
 		if (rc != SQLITE_OK)
 			return fail(st, "bind");
 	}
@@ -397,7 +395,7 @@ static int queue_row(struct rb_store *st, enum stmt_id id, const struct val *v, 
 	}
 	struct qrow *r = &b->rows[b->n];
 	pack_row(r, id, v, n);
-	for (int i = 0; i < r->n && i < MAX_COLS; i++) {
+	for (int i = 0; r->text && i < r->n && i < MAX_COLS; i++) {
 		if (r->text >> i & 1) {
 			size_t len = strlen(v[i].s) + 1;
 			if (b->arena_len + len > b->arena_cap) {
@@ -411,7 +409,7 @@ static int queue_row(struct rb_store *st, enum stmt_id id, const struct val *v, 
 				b->arena_cap = cap;
 			}
 			memcpy(b->arena + b->arena_len, v[i].s, len);
-			r->v[i].i = (int64_t)b->arena_len;   /* an offset into the batch's arena */
+			r->v[i] = (int64_t)b->arena_len;   /* an offset into the batch's arena */
 			b->arena_len += len;
 		}
 	}
@@ -1164,6 +1162,12 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		return -1;
 	}
 	close(fd);
+	/*
+	 * SQLite's memory statistics take a global mutex in every allocation (a
+	 * few per row inserted), and nothing reads them. Only possible before
+	 * the process's first SQLite call; later the call fails, changing nothing.
+	 */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(msg, msglen, "%s: cannot create the database: %s", st->tmp_path,
 			 st->db ? sqlite3_errmsg(st->db) : "out of memory");
