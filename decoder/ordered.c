@@ -1,6 +1,11 @@
 /*
  * ordered.c - see ordered.h. Pending items are kept unsorted and sorted at
  * each flush (rounds are short); released items' copies go back to a pool.
+ * The sort is a merge sort of the items themselves: a round is a few runs
+ * already in time order (each CPU's ring, and what the last round kept),
+ * and a merge of two halves already in order is skipped, so it costs little
+ * more than a pass; glibc's qsort, through its comparator, was most of the
+ * queue's time.
  */
 #include "config.h"
 #include <errno.h>
@@ -87,12 +92,58 @@ static int by_time(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* (time, seq) order; seq is unique, so every correct sort gives the same order. */
+static int before(const struct rb_oq_item *x, const struct rb_oq_item *y)
+{
+	return x->time < y->time || (x->time == y->time && x->seq < y->seq);
+}
+
+/* Sort v[0..n) using tmp (n / 2 items). */
+static void sort_items(struct rb_oq_item *v, struct rb_oq_item *tmp, size_t n)
+{
+	if (n < 16) {
+		for (size_t i = 1; i < n; i++) {
+			struct rb_oq_item x = v[i];
+			size_t j = i;
+			for (; j > 0 && before(&x, &v[j - 1]); j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+		return;
+	}
+	size_t h = n / 2, i = 0, j = h, k = 0;
+	sort_items(v, tmp, h);
+	sort_items(v + h, tmp, n - h);
+	if (!before(&v[h], &v[h - 1]))
+		return;              /* the halves are already in order */
+	memcpy(tmp, v, h * sizeof(*v));
+	while (i < h && j < n)
+		v[k++] = before(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
+	while (i < h)
+		v[k++] = tmp[i++];
+}
+
+static void sort_pending(struct rb_oq *q)
+{
+	size_t need = q->n / 2 + 1;
+	if (need > q->tmp_cap) {
+		struct rb_oq_item *t = realloc(q->tmp, need * sizeof(*t));
+		if (!t) {
+			qsort(q->v, q->n, sizeof(*q->v), by_time);   /* no memory for the merge: the same order */
+			return;
+		}
+		q->tmp = t;
+		q->tmp_cap = need;
+	}
+	sort_items(q->v, q->tmp, q->n);
+}
+
 /* Release items with time <= limit, in order; keep the rest. */
 static int release(struct rb_oq *q, uint64_t limit, rb_oq_deliver_fn fn, void *ctx)
 {
 	if (!q->n)
 		return 0;
-	qsort(q->v, q->n, sizeof(*q->v), by_time);
+	sort_pending(q);
 	size_t i = 0;
 	int rc = 0;
 	for (; i < q->n && q->v[i].time <= limit; i++) {
@@ -125,6 +176,7 @@ void rb_oq_free(struct rb_oq *q)
 	for (size_t i = 0; i < q->n; i++)
 		free(q->v[i].data);
 	free(q->v);
+	free(q->tmp);
 	for (unsigned c = 0; c < 11; c++) {
 		while (q->pool_n[c])
 			free(q->pool[c][--q->pool_n[c]]);

@@ -29,6 +29,8 @@ typedef int (*rb_oq_deliver_fn)(void *ctx, const struct rb_oq_item *it);
 struct rb_oq {
 	struct rb_oq_item *v;  /* pending items, unsorted */
 	size_t n, cap;
+	struct rb_oq_item *tmp;  /* the sort's merge buffer */
+	size_t tmp_cap;
 	uint64_t seq;
 	uint64_t max_time;     /* newest time queued so far */
 	uint64_t next_flush;   /* a round releases items with time <= this */

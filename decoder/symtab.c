@@ -80,7 +80,10 @@ static int fail(char *msg, size_t msglen, int err, const char *fmt, ...)
  * the shapes of the kernel's lib/rbtree.c.  The tree stays live after
  * loading because perf's exporter keeps inserting "unknown" symbols into
  * it, which reshapes it.  Nodes sit in fixed-size chunks so that pointers
- * handed out stay valid while the tree grows.
+ * handed out stay valid while the tree grows.  Symbol tables mostly come
+ * sorted (kallsyms always): a node starting at or past the last one is
+ * linked under it without a descent, and while every node came that way
+ * index order is tree order, so walks need no tree steps.
  */
 
 #define CHUNK_BITS 12
@@ -91,12 +94,16 @@ struct node {
 	size_t name;                 /* offset into the name arena while loading */
 	size_t left, right, parent;
 	uint8_t red;
+	uint8_t dead;                /* erased: off the tree, skipped by walks */
 };
 
 struct tree {
 	struct node **chunk;
 	size_t nchunks, chunk_cap;
 	size_t n, root, live;
+	size_t last;                 /* the node last in order when last_ok (rotations keep it last) */
+	int last_ok;                 /* 0: not known (empty tree, or last erased) */
+	int unsorted;                /* 0: every node was linked as the last, so index order is tree order */
 	char *str;                   /* name arena */
 	size_t slen, scap;
 };
@@ -244,14 +251,34 @@ static size_t insert_step(struct tree *t, size_t z)
 	return NONE;
 }
 
-/* Link node z (already filled in) below its place by start; equal starts go right. */
+/*
+ * Link node z (already filled in) below its place by start; equal starts go
+ * right. A start at or past the last node's descends right all the way to
+ * that node, so sorted input (kallsyms, most symbol tables) links there
+ * without the descent: the same place, the same tree.
+ */
 static void tree_link(struct tree *t, size_t z)
 {
 	size_t *link = &t->root, parent = NONE;
 
+	if (t->root != NONE && !t->last_ok) {
+		for (t->last = t->root; N(t, t->last).right != NONE;)
+			t->last = N(t, t->last).right;
+		t->last_ok = 1;
+	}
+	if (t->root != NONE && N(t, z).s.start >= N(t, t->last).s.start) {
+		parent = t->last;
+		link = &N(t, parent).right;
+	}
 	while (*link != NONE) {
 		parent = *link;
 		link = N(t, z).s.start < N(t, parent).s.start ? &N(t, parent).left : &N(t, parent).right;
+	}
+	if (t->root == NONE || N(t, z).s.start >= N(t, t->last).s.start) {
+		t->last = z;
+		t->last_ok = 1;
+	} else {
+		t->unsorted = 1;
 	}
 	*link = z;
 	N(t, z).parent = parent;
@@ -281,10 +308,20 @@ static int tree_insert(struct tree *t, uint64_t start, uint64_t len, uint8_t bin
 	return 0;
 }
 
+/* The first live node from index i on (index order is tree order while !t->unsorted). */
+static size_t live_from(const struct tree *t, size_t i)
+{
+	while (i < t->n && N(t, i).dead)
+		i++;
+	return i < t->n ? i : NONE;
+}
+
 static size_t tree_first(const struct tree *t)
 {
 	size_t i = t->n ? t->root : NONE;
 
+	if (!t->unsorted)
+		return live_from(t, 0);
 	while (i != NONE && N(t, i).left != NONE)
 		i = N(t, i).left;
 	return i;
@@ -294,6 +331,8 @@ static size_t tree_next(const struct tree *t, size_t i)
 {
 	size_t p;
 
+	if (!t->unsorted)
+		return live_from(t, i + 1);
 	if (N(t, i).right != NONE) {
 		i = N(t, i).right;
 		while (N(t, i).left != NONE)
@@ -341,6 +380,10 @@ static void tree_erase(struct tree *t, size_t z)
 {
 	size_t y = z, x, xp;
 	int y_red = N(t, z).red;
+
+	if (t->last_ok && t->last == z)
+		t->last_ok = 0;
+	N(t, z).dead = 1;
 
 	if (N(t, z).left == NONE || N(t, z).right == NONE) {
 		x = N(t, z).left == NONE ? N(t, z).right : N(t, z).left;
@@ -407,15 +450,22 @@ static uint64_t roundup_page(uint64_t x)
 static void fixup_end(struct tree *t, int kallsyms)
 {
 	size_t prev = tree_first(t), cur;
+	int prev_mod = -1, cur_mod;   /* the name has a "[module]" tag; -1: not looked at */
 
 	if (prev == NONE)
 		return;
-	for (cur = tree_next(t, prev); cur != NONE; prev = cur, cur = tree_next(t, cur)) {
+	for (cur = tree_next(t, prev); cur != NONE; prev = cur, cur = tree_next(t, cur), prev_mod = cur_mod) {
 		struct rb_sym *p = &N(t, prev).s;
 
+		cur_mod = -1;
 		if (p->end != p->start)
 			continue;
-		if (kallsyms && !strchr(node_name(t, prev), '[') != !strchr(node_name(t, cur), '['))
+		if (kallsyms) {
+			if (prev_mod < 0)
+				prev_mod = strchr(node_name(t, prev), '[') != NULL;
+			cur_mod = strchr(node_name(t, cur), '[') != NULL;
+		}
+		if (kallsyms && prev_mod != cur_mod)
 			p->end = roundup_page(p->end + PAGE);
 		else
 			p->end = N(t, cur).s.start;
@@ -1132,6 +1182,8 @@ static int symsrc_open(struct symsrc *ss, const char *path, char *msg, size_t ms
 /* ------------------------------------------------------------------ */
 /* loading ELF symbols (perf's dso__load_sym)                          */
 
+struct load_seg { uint64_t vaddr, offset, size; };
+
 struct loadctx {
 	struct tree *t;
 	struct symsrc *syms, *run;     /* symbol file, runtime image (may be the same) */
@@ -1139,6 +1191,10 @@ struct loadctx {
 	size_t msglen;
 	int kernel;                    /* a vmlinux: values stay addresses (the kernel map is the identity) */
 	uint64_t reloc;                /* kernel: added to every value (KASLR) */
+	/* read once for all the symbols (per symbol, reading them was most of an object's load) */
+	struct shdr *sh_syms, *sh_run; /* every section header of each file, by index */
+	struct load_seg *loads;        /* the runtime image's PT_LOAD segments of non-zero size, in order */
+	size_t nr_loads;
 };
 
 static int is_function(const struct esym *s)
@@ -1343,22 +1399,49 @@ static int opd_resolve(struct loadctx *c, struct esym *s)
  * by its section (sh_addr - sh_offset).  This applies to ET_DYN as well as
  * ET_EXEC, so segments with p_vaddr != p_offset are handled here.
  */
-static uint64_t rebase(const struct elf *run, uint64_t value, const struct shdr *sec)
+static uint64_t rebase(const struct loadctx *c, uint64_t value, const struct shdr *sec)
 {
-	struct phdr ph;
-	size_t i;
+	for (size_t i = 0; i < c->nr_loads; i++) {
+		const struct load_seg *g = &c->loads[i];
 
-	for (i = 0; i < run->phnum; i++) {
-		uint64_t sz;
-
-		read_phdr(run, i, &ph);
-		sz = ph.memsz > ph.filesz ? ph.memsz : ph.filesz;
-		if (ph.type != PT_LOAD || !sz)
-			continue;
-		if (value >= ph.vaddr && value < ph.vaddr + sz)
-			return value - (ph.vaddr - ph.offset);
+		if (value >= g->vaddr && value < g->vaddr + g->size)
+			return value - (g->vaddr - g->offset);
 	}
 	return value - (sec->addr - sec->offset);
+}
+
+/* The headers rebase and symbol_section use, read once. */
+static int loadctx_headers(struct loadctx *c)
+{
+	const struct elf *se = &c->syms->e, *re = &c->run->e;
+	struct phdr ph;
+
+	c->sh_syms = calloc(se->shnum ? se->shnum : 1, sizeof(*c->sh_syms));
+	c->sh_run = c->run == c->syms ? c->sh_syms : calloc(re->shnum ? re->shnum : 1, sizeof(*c->sh_run));
+	c->loads = calloc(re->phnum ? re->phnum : 1, sizeof(*c->loads));
+	if (!c->sh_syms || !c->sh_run || !c->loads)
+		return fail(c->msg, c->msglen, -ENOMEM, "%s: out of memory", se->path);
+	for (size_t i = 0; i < se->shnum; i++)
+		read_shdr(se, i, &c->sh_syms[i]);
+	for (size_t i = 0; c->sh_run != c->sh_syms && i < re->shnum; i++)
+		read_shdr(re, i, &c->sh_run[i]);
+	for (size_t i = 0; i < re->phnum; i++) {
+		read_phdr(re, i, &ph);
+		uint64_t sz = ph.memsz > ph.filesz ? ph.memsz : ph.filesz;
+		if (ph.type == PT_LOAD && sz)
+			c->loads[c->nr_loads++] = (struct load_seg){ ph.vaddr, ph.offset, sz };
+	}
+	return 0;
+}
+
+static void loadctx_free(struct loadctx *c)
+{
+	if (c->sh_run != c->sh_syms)
+		free(c->sh_run);
+	free(c->sh_syms);
+	free(c->loads);
+	c->sh_syms = c->sh_run = NULL;
+	c->loads = NULL;
 }
 
 /*
@@ -1375,14 +1458,14 @@ static int symbol_section(struct loadctx *c, const struct esym *s, int label, st
 
 	if (s->shndx >= se->shnum)
 		return fail(c->msg, c->msglen, -EINVAL, "%s: symbol in bad section %u", se->path, s->shndx);
-	read_shdr(se, s->shndx, sec);
+	*sec = c->sh_syms[s->shndx];
 	if (!(sec->flags & SHF_ALLOC))
 		return 0;
 	if (sec->type == SHT_NOBITS) {
 		if (s->shndx >= re->shnum)
 			return fail(c->msg, c->msglen, -EINVAL, "%s: no section %u in runtime image %s",
 				    se->path, s->shndx, re->path);
-		read_shdr(re, s->shndx, sec);
+		*sec = c->sh_run[s->shndx];
 		names = re->shstr;
 		names_size = re->shstr_size;
 	}
@@ -1398,7 +1481,7 @@ static int load_one(struct loadctx *c, struct esym *s, const uint8_t *strs, size
 	int label = is_label(s), r;
 	const char *name;
 	size_t len;
-	struct shdr sec;
+	struct shdr sec = { 0 };
 
 	if (!label && !is_function(s) && !is_object(s))
 		return 0;
@@ -1414,7 +1497,7 @@ static int load_one(struct loadctx *c, struct esym *s, const uint8_t *strs, size
 		return r;
 	if (se->machine == EM_ARM && ELF64_ST_TYPE(s->info) == STT_FUNC && (s->value & 1))
 		s->value--;                       /* Thumb functions have bit 0 set */
-	s->value = c->kernel ? s->value + c->reloc : rebase(&c->run->e, s->value, &sec);
+	s->value = c->kernel ? s->value + c->reloc : rebase(c, s->value, &sec);
 	if (insert_named(c->t, s->value, s->size, ELF64_ST_BIND(s->info), name, len))
 		return fail(c->msg, c->msglen, -ENOMEM, "%s: out of memory", se->path);
 	return 1;
@@ -1829,7 +1912,7 @@ static void pick_close(struct pick *pk)
 }
 
 /* perf's dso__load_sym + PLT pass over the chosen files. */
-static int load_symbols(struct loadctx *c)
+static int load_tables(struct loadctx *c)
 {
 	int nr = 0, r;
 
@@ -1844,6 +1927,16 @@ static int load_symbols(struct loadctx *c)
 		nr += r;
 	}
 	return nr > 0 ? synthesize_plt(c) : 0;
+}
+
+static int load_symbols(struct loadctx *c)
+{
+	int r = loadctx_headers(c);
+
+	if (!r)
+		r = load_tables(c);
+	loadctx_free(c);
+	return r;
 }
 
 static int load_elf(struct rb_symtab **out, const char *path, const struct rb_symtab_elf_opts *opts, int kernel,
@@ -1872,8 +1965,8 @@ static int load_elf(struct rb_symtab **out, const char *path, const struct rb_sy
 		if (!err)
 			err = table_from_tree(&t, path, kernel, out);   /* valid ELF, no symbols: empty table */
 	} else {
-		c = (struct loadctx){ &t, pk->syms ? pk->syms : pk->run, pk->run ? pk->run : pk->syms, msg, msglen,
-				      kernel, reloc };
+		c = (struct loadctx){ .t = &t, .syms = pk->syms ? pk->syms : pk->run, .run = pk->run ? pk->run : pk->syms,
+				      .msg = msg, .msglen = msglen, .kernel = kernel, .reloc = reloc };
 		err = load_symbols(&c);
 		if (!err && (err = table_from_tree(&t, c.syms->path, kernel, out)))
 			fail(msg, msglen, err, "%s: out of memory", path);
@@ -2100,30 +2193,42 @@ static void kskip_line(struct kin *in)
 		;
 }
 
+/* The value of a hex digit (either case), -1 for any other character. */
+static int hex_digit(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	ch |= 0x20;
+	return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
 /* Hex digits; returns the character that ended them, -2 if there were none, -1 at end of input. */
 static int kget_hex(struct kin *in, uint64_t *v)
 {
-	int ch, first = 1;
+	int ch, d, first = 1;
 
 	*v = 0;
 	for (;;) {
 		ch = kgetc(in);
 		if (ch < 0)
 			return ch;
-		if (!isxdigit(ch))
+		if ((d = hex_digit(ch)) < 0)
 			return first ? -2 : ch;
-		*v = (*v << 4) | (uint64_t)(isdigit(ch) ? ch - '0' : tolower(ch) - 'a' + 10);
+		*v = (*v << 4) | (uint64_t)d;
 		first = 0;
 	}
 }
 
-/* perf keeps text, weak, data and bss symbols (either case); 'W' alone is weak, upper case global. */
+/*
+ * perf keeps text, weak, data and bss symbols (either case); 'W' alone is
+ * weak, upper case global. @name has @len bytes, not terminated.
+ */
 static int kallsyms_add(struct tree *t, uint64_t addr, int type, const char *name, size_t len)
 {
-	int up = toupper(type);
-	uint8_t bind = type == 'W' ? STB_WEAK : isupper(type) ? STB_GLOBAL : STB_LOCAL;
+	int up = type >= 'a' && type <= 'z' ? type - 'a' + 'A' : type;
+	uint8_t bind = type == 'W' ? STB_WEAK : type >= 'A' && type <= 'Z' ? STB_GLOBAL : STB_LOCAL;
 
-	if ((up != 'T' && up != 'W' && up != 'D' && up != 'B') || name[0] == '$')
+	if ((up != 'T' && up != 'W' && up != 'D' && up != 'B') || (len && name[0] == '$'))
 		return 0;
 	return tree_insert(t, addr, 0, bind, name, len);
 }
@@ -2135,12 +2240,11 @@ static int kallsyms_add(struct tree *t, uint64_t addr, int type, const char *nam
  */
 static int kallsyms_parse(struct tree *t, struct kin *in)
 {
-	char name[KSYM_NAME_MAX + 1];
-
 	while (in->pos < in->n) {
 		uint64_t addr;
-		int type, ch;
-		size_t len;
+		int type;
+		size_t room, len;
+		const char *name, *nl;
 
 		if (kget_hex(in, &addr) != ' ') {
 			kskip_line(in);
@@ -2151,13 +2255,13 @@ static int kallsyms_parse(struct tree *t, struct kin *in)
 			kskip_line(in);
 			continue;
 		}
-		for (len = 0; len < KSYM_NAME_MAX; len++) {
-			if ((ch = kgetc(in)) < 0 || ch == '\n')
-				break;
-			name[len] = (char)ch;
-		}
-		name[len] = '\0';
-		if (kallsyms_add(t, addr, type, name, strlen(name)))
+		/* the name: up to the newline (consumed) or KSYM_NAME_MAX bytes, and a NUL ends it early */
+		name = in->p + in->pos;
+		room = in->n - in->pos < KSYM_NAME_MAX ? in->n - in->pos : KSYM_NAME_MAX;
+		nl = memchr(name, '\n', room);
+		len = nl ? (size_t)(nl - name) : room;
+		in->pos += len + (nl != NULL);
+		if (kallsyms_add(t, addr, type, name, strnlen(name, len)))
 			return -ENOMEM;
 	}
 	return 0;
@@ -2214,14 +2318,22 @@ static int slurp(const char *path, char **buf, size_t *len, char *msg, size_t ms
 static int kallsyms_tree(struct tree *t, const char *path, char *msg, size_t msglen)
 {
 	struct kin in = { NULL, 0, 0 };
+	struct mfile f = { NULL, 0 };
 	char *buf = NULL;
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	if ((err = slurp(path, &buf, &in.n, msg, msglen)))
+	/* a saved copy (perf's build-id cache) is mapped; /proc/kallsyms says size 0 and is read */
+	if (mfile_open(&f, path, NULL, 0) == 0) {
+		in.p = (const char *)f.p;
+		in.n = f.size;
+	} else if ((err = slurp(path, &buf, &in.n, msg, msglen))) {
 		return err;
-	in.p = buf;
+	} else {
+		in.p = buf;
+	}
 	err = kallsyms_parse(t, &in);
+	mfile_close(&f);
 	free(buf);
 	if (err)
 		return fail(msg, msglen, err, "%s: out of memory", path);

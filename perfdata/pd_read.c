@@ -602,7 +602,17 @@ int pd_reader_open_fd(struct pd_reader **out, int fd, const char *name, int own,
 		r->info.file_size = (uint64_t)st.st_size;
 		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	}
-	rc = fill(r, 16, err);
+	if (r->seekable) {
+		/* records of a regular file are read through mmap: only the magic and header size are read here */
+		size_t have = r->info.file_size < 16 ? (size_t)r->info.file_size : 16;
+		rc = pread_full(r, r->buf, have, 0, err);
+		if (!rc) {
+			r->end = have;
+			rc = have < 16;
+		}
+	} else {
+		rc = fill(r, 16, err);
+	}
 	if (rc) {
 		if (rc > 0)
 			rc = pd_fail(err, r->end ? PD_ERR_TRUNCATED : PD_ERR_MAGIC, 0, -1,

@@ -63,10 +63,20 @@ static const char *const STMT_SQL[S_COUNT] = {
 
 #define BATCH_ROWS 2048
 #define MAX_COLS 25
-#define QUEUE_BATCHES 4
+/*
+ * Up to 64k rows (13 MB) in flight: the decoding thread runs ahead of
+ * SQLite, and on a busy machine each thread goes on through the other's
+ * lost time slices instead of stalling on a full (or empty) short queue.
+ */
+#define QUEUE_BATCHES 32
 
-struct val { int text; int64_t i; const char *s; };   /* text: 0 integer, 1 string, 2 arena offset */
-struct qrow { uint8_t id, n; struct val v[MAX_COLS]; };
+struct val { int text; int64_t i; const char *s; };   /* text: 0 integer, 1 string */
+/* A row to bind: integers, and texts (bit i of @text) as pointers, or once queued as offsets into the batch's arena. */
+struct qrow {
+	uint8_t id, n;
+	uint32_t text;
+	int64_t v[MAX_COLS];          /* a text's pointer is kept as an integer too */
+};
 struct batch {
 	struct qrow rows[BATCH_ROWS];
 	int n;
@@ -107,6 +117,7 @@ struct rb_store {
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint64_t rows[S_COUNT];
 	struct imap syms, paths;
+	uint64_t root_path;           /* the root call path's id once made (it never changes) */
 	struct imap trace_nr;         /* per trace queue (cpu, or tid when per thread): decoder restarts + 1 */
 	int failed;                   /* set by either thread (atomic) */
 	char err[512];
@@ -231,29 +242,42 @@ static inline struct val T(const char *x) { return (struct val){ 1, 0, x }; }
 #define ROW(st, id, ...) run(st, id, (const struct val[]){ __VA_ARGS__ }, \
 			     sizeof((const struct val[]){ __VA_ARGS__ }) / sizeof(struct val))
 
-/* Bind and step one row; the caller owns the connection. */
-static int exec_row(struct rb_store *st, enum stmt_id id, const struct val *v, int n, const char *arena)
+static inline void pack_row(struct qrow *r, enum stmt_id id, const struct val *v, int n)
 {
-	sqlite3_stmt *s = st->st[id];
-	if (n != sqlite3_bind_parameter_count(s))
+	uint32_t text = 0;
+	r->id = (uint8_t)id;
+	r->n = (uint8_t)n;
+	for (int i = 0; i < n && i < MAX_COLS; i++) {
+		r->v[i] = v[i].text ? (int64_t)(intptr_t)v[i].s : v[i].i;
+		text |= (uint32_t)(v[i].text != 0) << i;
+	}
+	r->text = text;
+}
+
+/* Bind and step one row (its texts in @arena when queued, else NULL); the caller owns the connection. */
+static int exec_row(struct rb_store *st, const struct qrow *r, const char *arena)
+{
+	sqlite3_stmt *s = st->st[r->id];
+	if (r->n > MAX_COLS || r->n != sqlite3_bind_parameter_count(s))
 		return fail(st, "internal: wrong number of values for a row");
-	for (int i = 0; i < n; i++) {
-		int rc = v[i].text == 0 ? sqlite3_bind_int64(s, i + 1, v[i].i) :
-			 sqlite3_bind_text(s, i + 1, v[i].text == 1 ? v[i].s : arena + v[i].i, -1, SQLITE_STATIC);
+	for (int i = 0; i < r->n; i++) {
+		int rc = !(r->text >> i & 1) ? sqlite3_bind_int64(s, i + 1, r->v[i]) :
+			 sqlite3_bind_text(s, i + 1, arena ? arena + r->v[i] : (const char *)(intptr_t)r->v[i], -1,
+					   SQLITE_STATIC);
 		if (rc != SQLITE_OK)
 			return fail(st, "bind");
 	}
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
-		return fail(st, STMT_SQL[id]);
+		return fail(st, STMT_SQL[r->id]);
 	return 0;
 }
 
 /* ---------------------------------------------------------- writer thread */
 
 /*
- * While a session runs, rows go to a writer thread through a short queue of
+ * While a session runs, rows go to a writer thread through a queue of
  * batches, so that decoding and SQLite run on two cores; ids are still
  * assigned here, in the decoding thread, so nothing about the rows changes.
  * A batch copies the text values it carries (they may live on the stack).
@@ -319,7 +343,7 @@ static void *writer_main(void *arg)
 			st->full_tail = NULL;
 		pthread_mutex_unlock(&st->mu);
 		for (int i = 0; i < b->n && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE); i++)
-			exec_row(st, b->rows[i].id, b->rows[i].v, b->rows[i].n, b->arena);
+			exec_row(st, &b->rows[i], b->arena);
 		pthread_mutex_lock(&st->mu);
 		b->next = st->free_list;
 		st->free_list = b;
@@ -370,11 +394,9 @@ static int queue_row(struct rb_store *st, enum stmt_id id, const struct val *v, 
 			return fail(st, "out of memory");
 	}
 	struct qrow *r = &b->rows[b->n];
-	r->id = (uint8_t)id;
-	r->n = (uint8_t)n;
-	for (int i = 0; i < n; i++) {
-		r->v[i] = v[i];
-		if (v[i].text == 1) {
+	pack_row(r, id, v, n);
+	for (int i = 0; r->text && i < r->n && i < MAX_COLS; i++) {
+		if (r->text >> i & 1) {
 			size_t len = strlen(v[i].s) + 1;
 			if (b->arena_len + len > b->arena_cap) {
 				size_t cap = b->arena_cap ? 2 * b->arena_cap : 4096;
@@ -387,9 +409,7 @@ static int queue_row(struct rb_store *st, enum stmt_id id, const struct val *v, 
 				b->arena_cap = cap;
 			}
 			memcpy(b->arena + b->arena_len, v[i].s, len);
-			r->v[i].text = 2;            /* an offset into the batch's arena */
-			r->v[i].i = (int64_t)b->arena_len;
-			r->v[i].s = NULL;
+			r->v[i] = (int64_t)b->arena_len;   /* an offset into the batch's arena */
 			b->arena_len += len;
 		}
 	}
@@ -401,7 +421,14 @@ static int run(struct rb_store *st, enum stmt_id id, const struct val *v, int n)
 {
 	if (__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
 		return -1;
-	int rc = st->threaded ? queue_row(st, id, v, n) : exec_row(st, id, v, n, NULL);
+	int rc;
+	if (st->threaded) {
+		rc = queue_row(st, id, v, n);
+	} else {
+		struct qrow r;
+		pack_row(&r, id, v, n);
+		rc = exec_row(st, &r, NULL);
+	}
 	if (rc == 0)
 		st->rows[id]++;
 	return rc;
@@ -539,6 +566,8 @@ static const struct rb_sym *export_al(struct rb_store *st, const struct rb_addr_
 
 static uint64_t call_path_root(struct rb_store *st)
 {
+	if (st->root_path)
+		return st->root_path;
 	struct ikey *k = imap_get(&st->paths, 0, 0, 0);
 	if (!k)
 		return fail(st, "out of memory"), 0;
@@ -546,7 +575,7 @@ static uint64_t call_path_root(struct rb_store *st)
 		k->id = ++st->last[S_CALL_PATH];
 		ROW(st, S_CALL_PATH, I(k->id), I(0), I(0), I(0));
 	}
-	return k->id;
+	return st->root_path = k->id;
 }
 
 /* perf's call_path__findnew: the address is kept only when there is no symbol */
@@ -1155,6 +1184,12 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		return -1;
 	}
 	close(fd);
+	/*
+	 * SQLite's memory statistics take a global mutex in every allocation (a
+	 * few per row inserted), and nothing reads them. Only possible before
+	 * the process's first SQLite call; later the call fails, changing nothing.
+	 */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(msg, msglen, "%s: cannot create the database: %s", st->tmp_path,
 			 st->db ? sqlite3_errmsg(st->db) : "out of memory");
