@@ -63,6 +63,7 @@ static const char *const STMT_SQL[S_COUNT] = {
 
 #define BATCH_ROWS 2048
 #define MAX_COLS 25
+#define MULTI_ROWS 32         /* rows of one table in a run are inserted this many per statement */
 /*
  * Up to 64k rows (13 MB) in flight: the decoding thread runs ahead of
  * SQLite, and on a busy machine each thread goes on through the other's
@@ -101,6 +102,7 @@ struct rb_store {
 	char *final_path, *tmp_path;
 	sqlite3 *db;
 	sqlite3_stmt *st[S_COUNT];
+	sqlite3_stmt *multi[S_COUNT];    /* the same for MULTI_ROWS rows at once (NULL: rows one by one) */
 	struct rb_sink sink;
 	struct rb_ftrace_sink ftrace_sink;
 	int partial;                  /* rb_store_note(st, "partial", 1) was called */
@@ -255,23 +257,61 @@ static inline void pack_row(struct qrow *r, enum stmt_id id, const struct val *v
 }
 
 /* Bind and step one row (its texts in @arena when queued, else NULL); the caller owns the connection. */
-static int exec_row(struct rb_store *st, const struct qrow *r, const char *arena)
+static int bind_row(struct rb_store *st, sqlite3_stmt *s, int first, const struct qrow *r, const char *arena)
 {
-	sqlite3_stmt *s = st->st[r->id];
-	if (r->n > MAX_COLS || r->n != sqlite3_bind_parameter_count(s))
-		return fail(st, "internal: wrong number of values for a row");
 	for (int i = 0; i < r->n; i++) {
-		int rc = !(r->text >> i & 1) ? sqlite3_bind_int64(s, i + 1, r->v[i]) :
-			 sqlite3_bind_text(s, i + 1, arena ? arena + r->v[i] : (const char *)(intptr_t)r->v[i], -1,
+		int rc = !(r->text >> i & 1) ? sqlite3_bind_int64(s, first + i, r->v[i]) :
+			 sqlite3_bind_text(s, first + i, arena ? arena + r->v[i] : (const char *)(intptr_t)r->v[i], -1,
 					   SQLITE_STATIC);
 		if (rc != SQLITE_OK)
 			return fail(st, "bind");
 	}
+	return 0;
+}
+
+/* Rows @r[0, n) of one table: MULTI_ROWS or one (SQLite's work per statement is paid once for many rows). */
+static int exec_rows(struct rb_store *st, const struct qrow *r, int n, const char *arena)
+{
+	sqlite3_stmt *s = n == MULTI_ROWS ? st->multi[r->id] : st->st[r->id];
+	if (r->n > MAX_COLS || r->n * n != sqlite3_bind_parameter_count(s))
+		return fail(st, "internal: wrong number of values for a row");
+	for (int k = 0; k < n; k++)
+		if (bind_row(st, s, 1 + k * r->n, &r[k], arena))
+			return -1;
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
 		return fail(st, STMT_SQL[r->id]);
 	return 0;
+}
+
+static int exec_row(struct rb_store *st, const struct qrow *r, const char *arena)
+{
+	return exec_rows(st, r, 1, arena);
+}
+
+/* "INSERT INTO t VALUES (?, ?)" as MULTI_ROWS rows: "... VALUES (?, ?), (?, ?), ..." (NULL: not one) */
+static char *multi_sql(const char *sql)
+{
+	const char *v = strstr(sql, " VALUES (");
+	if (!v || strncmp(sql, "INSERT INTO ", 12))
+		return NULL;
+	size_t head = (size_t)(v - sql) + 8, tuple = strlen(v + 8);
+	char *m = malloc(head + MULTI_ROWS * (tuple + 2) + 1);
+	if (!m)
+		return NULL;
+	memcpy(m, sql, head);
+	char *p = m + head;
+	for (int k = 0; k < MULTI_ROWS; k++) {
+		if (k) {
+			memcpy(p, ", ", 2);
+			p += 2;
+		}
+		memcpy(p, v + 8, tuple);
+		p += tuple;
+	}
+	*p = 0;
+	return m;
 }
 
 /* ---------------------------------------------------------- writer thread */
@@ -342,8 +382,15 @@ static void *writer_main(void *arg)
 		if (!st->full_head)
 			st->full_tail = NULL;
 		pthread_mutex_unlock(&st->mu);
-		for (int i = 0; i < b->n && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE); i++)
-			exec_row(st, &b->rows[i], b->arena);
+		for (int i = 0; i < b->n && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE);) {
+			const struct qrow *r = &b->rows[i];
+			int run = 1;
+			while (run < MULTI_ROWS && i + run < b->n && r[run].id == r->id)
+				run++;
+			run = run == MULTI_ROWS && st->multi[r->id] ? MULTI_ROWS : 1;
+			exec_rows(st, r, run, b->arena);
+			i += run;
+		}
 		pthread_mutex_lock(&st->mu);
 		b->next = st->free_list;
 		st->free_list = b;
@@ -1199,9 +1246,14 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	exec_sql(st, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
 		     "PRAGMA cache_size = -4096; BEGIN", "pragmas");
 	exec_sql(st, SCHEMA, "schema");
-	for (int i = 0; i < S_COUNT && !st->failed; i++)
+	for (int i = 0; i < S_COUNT && !st->failed; i++) {
 		if (sqlite3_prepare_v3(st->db, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &st->st[i], NULL) != SQLITE_OK)
 			fail(st, STMT_SQL[i]);
+		char *m = multi_sql(STMT_SQL[i]);     /* not for INSERT OR REPLACE: rows one by one */
+		if (m && sqlite3_prepare_v3(st->db, m, -1, SQLITE_PREPARE_PERSISTENT, &st->multi[i], NULL) != SQLITE_OK)
+			st->multi[i] = NULL;
+		free(m);
+	}
 	if (!st->failed)
 		add_unknown_rows(st);
 	if (st->failed) {
@@ -1292,7 +1344,8 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 		exec_sql(st, FTRACE_INDEX, "indexes");
 	for (int i = 0; i < S_COUNT; i++) {
 		sqlite3_finalize(st->st[i]);
-		st->st[i] = NULL;
+		sqlite3_finalize(st->multi[i]);
+		st->st[i] = st->multi[i] = NULL;
 	}
 	if (sqlite3_close(st->db) != SQLITE_OK && !st->failed)
 		fail(st, "close");
@@ -1314,8 +1367,10 @@ void rb_store_abort(struct rb_store *st)
 	if (!st)
 		return;
 	writer_stop(st);
-	for (int i = 0; i < S_COUNT; i++)
+	for (int i = 0; i < S_COUNT; i++) {
 		sqlite3_finalize(st->st[i]);
+		sqlite3_finalize(st->multi[i]);
+	}
 	if (st->db)
 		sqlite3_close(st->db);
 	if (st->tmp_path)

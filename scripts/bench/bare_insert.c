@@ -1,8 +1,9 @@
 /*
  * bare_insert.c - the limit for the SQLite benchmark: read every row of
  * every table of a database rbdecode made into memory, then build the same
- * database again with nothing but SQLite: the same tables, one prepared
- * statement per table reused for all its rows, one transaction, then the
+ * database again with nothing but SQLite: the same tables, prepared
+ * statements per table reused for all its rows (32 rows per statement, and
+ * the rest one by one, as rbdecode's writer does), one transaction, then the
  * same indexes; and SQLite set up as rbdecode sets it up (journaling and
  * syncing off, 64 KiB pages, 4 MiB of cache, no memory statistics, no
  * per-connection mutex), so that the limit is not slower for settings.
@@ -71,6 +72,39 @@ static int load(sqlite3 *src, struct table *t)
 	return t->cells ? 0 : -1;
 }
 
+#define MULTI 32
+
+/* INSERT of @rows rows of table @t at once. */
+static sqlite3_stmt *prepare(sqlite3 *db, const struct table *t, int rows)
+{
+	static char q[65536];
+	sqlite3_stmt *st;
+	int n = snprintf(q, sizeof(q), "INSERT INTO \"%s\" VALUES ", t->name);
+	for (int k = 0; k < rows && n < (int)sizeof(q) - 8; k++)
+		for (int c = 0; c < t->ncol && n < (int)sizeof(q) - 8; c++)
+			n += snprintf(q + n, sizeof(q) - (size_t)n, "%s%s%s", c ? "" : k ? ", (" : "(", c ? ",?" : "?",
+				      c == t->ncol - 1 ? ")" : "");
+	if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "bare_insert: %.200s: %s\n", q, sqlite3_errmsg(db));
+		return NULL;
+	}
+	return st;
+}
+
+/* Row @r of @t into parameters @first + 1 ... of @st. */
+static void bind_row(sqlite3_stmt *st, int first, const struct table *t, size_t r)
+{
+	const struct cell *cl = &t->cells[r * (size_t)t->ncol];
+	for (int c = 0; c < t->ncol; c++) {
+		if (cl[c].type == SQLITE_INTEGER)
+			sqlite3_bind_int64(st, first + c + 1, cl[c].v);
+		else if (cl[c].type == SQLITE_TEXT)
+			sqlite3_bind_text(st, first + c + 1, arena + cl[c].v, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, first + c + 1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int samples_only = argc == 3 && !strcmp(argv[1], "--samples");
@@ -125,29 +159,25 @@ int main(int argc, char **argv)
 	sqlite3_exec(dst, "BEGIN", NULL, NULL, NULL);
 	for (int i = 0; i < nt; i++) {
 		struct table *t = &tabs[i];
-		char q[4096];
-		int n = snprintf(q, sizeof(q), "INSERT INTO \"%s\" VALUES (", t->name);
-		for (int c = 0; c < t->ncol && n < (int)sizeof(q) - 4; c++)
-			n += snprintf(q + n, sizeof(q) - (size_t)n, c ? ",?" : "?");
-		snprintf(q + n, sizeof(q) - (size_t)n, ")");
-		if (sqlite3_prepare_v2(dst, q, -1, &st, NULL) != SQLITE_OK) {
-			fprintf(stderr, "bare_insert: %s: %s\n", q, sqlite3_errmsg(dst));
+		sqlite3_stmt *one = prepare(dst, t, 1), *many = prepare(dst, t, MULTI);
+		if (!one || !many)
 			return 1;
+		size_t r = 0;
+		for (; r + MULTI <= t->nrows; r += MULTI) {   /* MULTI rows per statement, as rbdecode's writer */
+			for (int k = 0; k < MULTI; k++)
+				bind_row(many, k * t->ncol, t, r + (size_t)k);
+			if (sqlite3_step(many) != SQLITE_DONE)
+				return fprintf(stderr, "bare_insert: %s: %s\n", t->name, sqlite3_errmsg(dst)), 1;
+			sqlite3_reset(many);
 		}
-		for (size_t r = 0; r < t->nrows; r++) {
-			const struct cell *cl = &t->cells[r * (size_t)t->ncol];
-			for (int c = 0; c < t->ncol; c++) {
-				if (cl[c].type == SQLITE_INTEGER)
-					sqlite3_bind_int64(st, c + 1, cl[c].v);
-				else if (cl[c].type == SQLITE_TEXT)
-					sqlite3_bind_text(st, c + 1, arena + cl[c].v, -1, SQLITE_STATIC);
-				else
-					sqlite3_bind_null(st, c + 1);
-			}
-			sqlite3_step(st);
-			sqlite3_reset(st);
+		for (; r < t->nrows; r++) {
+			bind_row(one, 0, t, r);
+			if (sqlite3_step(one) != SQLITE_DONE)
+				return fprintf(stderr, "bare_insert: %s: %s\n", t->name, sqlite3_errmsg(dst)), 1;
+			sqlite3_reset(one);
 		}
-		sqlite3_finalize(st);
+		sqlite3_finalize(one);
+		sqlite3_finalize(many);
 	}
 	sqlite3_exec(dst, "COMMIT", NULL, NULL, NULL);
 	for (int i = 0; i < ni; i++)
