@@ -92,6 +92,23 @@ struct held {                     /* an event not yet proven by a packet */
 
 struct ptq;
 
+/*
+ * A point where one decoder can hand over to another (see "Segments"):
+ * a branch emitted at a trace offset, and the state around it that the
+ * next decoder could not know from its own start.
+ */
+struct handoff {
+	uint64_t off, from, to;
+	unsigned ord;
+	uint32_t flags;
+	int need_begin, nawait, pwre_blocks, status;
+	uint64_t tsc;                    /* libipt's time there, and what it lost (its calibration) */
+	uint32_t lost_mtc, lost_cyc;
+	unsigned cbr;
+	int32_t pid_now, tid_now, cpu_pid, cpu_tid;
+	size_t tl_pos;
+};
+
 struct proc_image {               /* a process's memory as one queue's decoder sees it */
 	int32_t pid;
 	struct pt_image *img;
@@ -198,6 +215,24 @@ struct ptq {
 	int nawait;
 	int pwre_blocks;                 /* blocks a PWRE has waited for an MWAIT (at most PWRE_WAIT) */
 	unsigned cbr;                    /* the last core:bus ratio reported (0: none yet) */
+	/* segments (see "Segments" above) */
+	uint64_t dec_base;               /* offset in the run of the decoder's first byte */
+	uint64_t emit_off;               /* trace offset of the last branch emitted, and how many */
+	unsigned emit_ord;               /*   were emitted at that offset before it */
+	struct ptq *lanes;               /* a queue: lanes decoding later segments of its run, in order */
+	struct ptq *next;                /* a lane: the one after it */
+	struct ptq *target;              /* the lane whose start this decoder stops at (NULL: none) */
+	uint64_t seg_last;               /* a queue: the last segment boundary looked at in its run */
+	uint64_t seg_next, seg_next_tsc; /* the next one (0: not found yet, UINT64_MAX: none) and its TSC */
+	int is_lane, seek, no_start;     /* a lane; looking for its start; gave up looking */
+	uint64_t seek_limit, seek_end;   /* a seeking lane gives up at this TSC (a map change) or offset */
+	uint64_t seek_from;              /* and starts only past this offset (the PSB after its first) */
+	unsigned blocks;                 /* blocks since the lane synchronized (counted to PWRE_WAIT + 1) */
+	int proved;                      /* a packet proved code since the lane synchronized */
+	struct handoff start;            /* a lane: where its output starts */
+	int stopped;                     /* reached its target's start: what came after is the target's */
+	size_t stop_keep;                /* items (from out_head) and counts at that point */
+	uint64_t stop_n[4], stop_time, stop_tsc;
 };
 
 struct pool {                     /* -j N: N - 1 threads besides the session's */
@@ -206,9 +241,11 @@ struct pool {                     /* -j N: N - 1 threads besides the session's *
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
 	uint64_t gen;                    /* a new window to decode */
-	size_t next;                     /* next queue to take */
+	size_t next;                     /* next task to take */
 	int busy;                        /* threads still decoding this window */
 	uint64_t limit;                  /* the window's end, TSC */
+	struct ptq **tasks;              /* queues and lanes to decode in this phase */
+	size_t nr_tasks, cap_tasks;
 	int quit;
 };
 
@@ -242,6 +279,10 @@ struct rb_pt {
 	pthread_mutex_t mlock;           /* the session's machine, for decoding threads */
 	struct pool pool;
 	int failed;                      /* a sink returned non-zero, or decoding ran out of memory */
+	uint64_t seg_size;               /* runs are split in segments of about this many bytes (0: not) */
+	uint64_t win_events;             /* events a window should produce */
+	uint64_t handoffs;               /* lanes taken over by their queues */
+	int phase_seek;                  /* lanes are looking for their starts (and nothing else runs) */
 	uint64_t cbr2khz;                /* kHz per unit of core:bus ratio (perf's: TSC Hz / max non-turbo / 1000) */
 	unsigned max_nonturbo;
 };
@@ -859,23 +900,22 @@ static struct proc_image *proc_image(struct rb_pt *pt, struct ptq *q, int32_t pi
 /* An exec: the process's images are gone (no queue is decoding: the session calls between windows). */
 static void drop_image(struct rb_pt *pt, int32_t pid)
 {
-	for (size_t i = 0; i < pt->nr_q; i++) {
-		struct ptq *q = &pt->q[i];
-		for (struct proc_image **pp = &q->images; *pp; pp = &(*pp)->next) {
-			struct proc_image *p = *pp;
-			if (p->pid != pid)
-				continue;
-			if (q->img == p) {
-				if (q->dec)
-					dec_set_image(pt, q->dec, NULL);
-				q->img = NULL;
+	for (size_t i = 0; i < pt->nr_q; i++)
+		for (struct ptq *q = &pt->q[i]; q; q = q == &pt->q[i] ? pt->q[i].lanes : q->next)
+			for (struct proc_image **pp = &q->images; *pp; pp = &(*pp)->next) {
+				struct proc_image *p = *pp;
+				if (p->pid != pid)
+					continue;
+				if (q->img == p) {
+					if (q->dec)
+						dec_set_image(pt, q->dec, NULL);
+					q->img = NULL;
+				}
+				*pp = p->next;
+				pt_image_free(p->img);
+				free(p);
+				break;
 			}
-			*pp = p->next;
-			pt_image_free(p->img);
-			free(p);
-			break;
-		}
-	}
 }
 
 /*
@@ -1003,6 +1043,8 @@ static int emit(struct rb_pt *pt, struct ptq *q, const struct held *h)
 	return 0;
 }
 
+static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags);
+
 static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
 {
 	struct held h = { .kind = RB_EV_BRANCH, .from = from, .to = to, .time = q->time, .insns = q->since,
@@ -1010,7 +1052,11 @@ static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 	q->since = 0;
 	if (!q->unproven)
 		q->since_proven = 0;
-	return emit(pt, q, &h);
+	if (emit(pt, q, &h))
+		return q->err;
+	if (pt->seg_size)
+		at_handoff(pt, q, from, to, flags);
+	return 0;
 }
 
 /* A packet proved what was decoded since the last one: count it, and let its events out. */
@@ -1018,6 +1064,7 @@ static int prove(struct rb_pt *pt, struct ptq *q)
 {
 	q->n_insns += q->unproven;
 	q->unproven = 0;
+	q->proved = 1;
 	q->since_proven = q->since;
 	q->insn_left_proven = q->insn_left;
 	for (size_t i = 0; i < q->nheld; i++)
@@ -1213,6 +1260,113 @@ static int dec_next(const struct rb_pt *pt, void *d, struct pt_block *b)
 	return st;
 }
 
+/* ------------------------------------------------------------ hand-over points */
+
+static void handoff_of(const struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags,
+		       struct handoff *h)
+{
+	uint64_t off = q->dec_base + dec_offset(pt, q->dec, 0);
+	if (off != q->emit_off) {
+		q->emit_off = off;
+		q->emit_ord = 0;
+	} else {
+		q->emit_ord++;
+	}
+	memset(h, 0, sizeof(*h));
+	h->off = off;
+	h->ord = q->emit_ord;
+	h->from = from;
+	h->to = to;
+	h->flags = flags;
+	h->need_begin = q->need_begin;
+	h->nawait = q->nawait;
+	h->pwre_blocks = q->pwre_blocks;
+	h->status = q->status;
+	h->cbr = q->cbr;
+	h->pid_now = q->pid_now;
+	h->tid_now = q->tid_now;
+	h->cpu_pid = q->cpu_pid;
+	h->cpu_tid = q->cpu_tid;
+	h->tl_pos = q->tl_pos;
+	if (pt->insn_period)
+		pt_insn_time(q->dec, &h->tsc, &h->lost_mtc, &h->lost_cyc);
+	else
+		pt_blk_time(q->dec, &h->tsc, &h->lost_mtc, &h->lost_cyc);
+}
+
+static int handoff_same_place(const struct handoff *a, const struct handoff *b)
+{
+	return a->off == b->off && a->ord == b->ord && a->from == b->from && a->to == b->to && a->flags == b->flags;
+}
+
+static int handoff_same_state(const struct handoff *a, const struct handoff *b)
+{
+	return a->need_begin == b->need_begin && a->nawait == b->nawait && a->pwre_blocks == b->pwre_blocks &&
+	       a->status == b->status && a->cbr == b->cbr && a->pid_now == b->pid_now && a->tid_now == b->tid_now &&
+	       a->cpu_pid == b->cpu_pid && a->cpu_tid == b->cpu_tid && a->tl_pos == b->tl_pos && a->tsc == b->tsc &&
+	       a->lost_mtc == b->lost_mtc && a->lost_cyc == b->lost_cyc;
+}
+
+/* Items from @from on are dropped. */
+static void drop_items(struct ptq *q, size_t from)
+{
+	for (size_t j = from; j < q->out_n; j++) {
+		free(q->out[j].gap);
+		q->out[j].gap = NULL;
+	}
+	if (from < q->out_n)
+		q->out_n = from;
+	if (q->out_head > q->out_n)
+		q->out_head = q->out_n;
+}
+
+/*
+ * A branch was emitted with nothing unproven or pending behind it: a lane
+ * looking for its start takes the first such point after it has seen
+ * PWRE_WAIT blocks and a packet proving code (everything before is its
+ * predecessor's); a decoder with a target stops where that lane started,
+ * if it stands there in the same state (what follows is the lane's).
+ */
+static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
+{
+	if (!q->dec || q->stopped)
+		return;
+	struct handoff h;
+	handoff_of(pt, q, from, to, flags, &h);
+	if (q->unproven || q->nheld || q->nheld_count[0] || q->nheld_count[1] || q->pending)
+		return;
+	if (q->seek) {
+		if (q->blocks <= PWRE_WAIT || !q->proved || q->nawait || q->need_begin || h.off <= q->seek_from)
+			return;
+		q->start = h;
+		q->seek = 0;
+		drop_items(q, q->out_head);
+		q->out_head = q->out_n = 0;
+		q->n_insns = q->n_branches = q->n_insn_samples = q->n_gaps = 0;
+		return;
+	}
+	if (pt->phase_seek)
+		return;      /* lanes that found their starts wait for the others' */
+	struct ptq *t = q->target;
+	while (t && (t->no_start || h.off > t->start.off))
+		t = t->next;
+	q->target = t;
+	if (!t || !handoff_same_place(&h, &t->start))
+		return;
+	if (!handoff_same_state(&h, &t->start)) {
+		q->target = t->next;
+		return;
+	}
+	q->stopped = 1;
+	q->stop_keep = q->out_n - q->out_head;
+	q->stop_n[0] = q->n_insns;
+	q->stop_n[1] = q->n_branches;
+	q->stop_n[2] = q->n_insn_samples;
+	q->stop_n[3] = q->n_gaps;
+	q->stop_time = q->time;
+	q->stop_tsc = q->tsc;
+}
+
 /*
  * The time a run's decoding first needs memory: the newest TSC before its
  * first packet that carries an IP or branch outside PSB+ (TIP.PGE, TIP,
@@ -1245,6 +1399,32 @@ static uint64_t first_tsc(const struct pt_config *c)
 	return tsc;
 }
 
+/* A decoder's configuration for @run from its offset @from to its end. */
+static void run_config(const struct rb_pt *pt, const struct ptq *q, const struct run *run, uint64_t from,
+		       struct pt_config *c)
+{
+	pt_config_init(c);
+	c->begin = q->buf + run->buf_off + from;
+	c->end = q->buf + run->buf_off + run->size;
+	if (pt->have_cpu) {
+		c->cpu = pt->cpu;
+		pt_cpu_errata(&c->errata, &c->cpu);
+	}
+	if (pt->nr_priv > P_TSC_CTC_D) {
+		c->cpuid_0x15_eax = (uint32_t)pt->priv[P_TSC_CTC_D];
+		c->cpuid_0x15_ebx = (uint32_t)pt->priv[P_TSC_CTC_N];
+		uint64_t bits = pt->priv[P_MTC_FREQ_BITS];
+		if (bits)
+			c->mtc_freq = (uint8_t)((pt->config & bits) >> __builtin_ctzll(bits));
+	}
+	if (pt->nr_priv > P_MAX_NONTURBO_RATIO)
+		c->nom_freq = (uint8_t)pt->priv[P_MAX_NONTURBO_RATIO];
+	if (!pt->insn_period) {         /* the same bits mean other things to the instruction decoder */
+		c->flags.variant.block.end_on_call = 1;
+		c->flags.variant.block.end_on_jump = 1;
+	}
+}
+
 static int start_run(struct rb_pt *pt, struct ptq *q)
 {
 	if (q->dec) {
@@ -1259,26 +1439,10 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	int first = q->cur_run == 1;
 	uint64_t t_end = q->done_time;   /* last decoded time of the previous run */
 	struct pt_config c;
-	pt_config_init(&c);
-	c.begin = q->buf + run->buf_off;
-	c.end = c.begin + run->size;
-	if (pt->have_cpu) {
-		c.cpu = pt->cpu;
-		pt_cpu_errata(&c.errata, &c.cpu);
-	}
-	if (pt->nr_priv > P_TSC_CTC_D) {
-		c.cpuid_0x15_eax = (uint32_t)pt->priv[P_TSC_CTC_D];
-		c.cpuid_0x15_ebx = (uint32_t)pt->priv[P_TSC_CTC_N];
-		uint64_t bits = pt->priv[P_MTC_FREQ_BITS];
-		if (bits)
-			c.mtc_freq = (uint8_t)((pt->config & bits) >> __builtin_ctzll(bits));
-	}
-	if (pt->nr_priv > P_MAX_NONTURBO_RATIO)
-		c.nom_freq = (uint8_t)pt->priv[P_MAX_NONTURBO_RATIO];
-	if (!pt->insn_period) {         /* the same bits mean other things to the instruction decoder */
-		c.flags.variant.block.end_on_call = 1;
-		c.flags.variant.block.end_on_jump = 1;
-	}
+	run_config(pt, q, run, 0, &c);
+	q->dec_base = 0;
+	q->seg_last = q->seg_next = 0;
+	q->target = NULL;               /* lanes of the run before are no one's */
 	uint64_t t = first_tsc(&c);
 	if (t > q->tsc) {
 		q->tsc = t;
@@ -1360,7 +1524,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 {
 	char detail[800];
 	uint64_t off = 0, t0 = q->time;
-	off = dec_offset(pt, q->dec, 0);
+	off = q->dec_base + dec_offset(pt, q->dec, 0);
 	const char *reason = "decoder lost sync";
 	if (err == -pte_nomap) {
 		reason = "no image";
@@ -1388,7 +1552,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 	int st = dec_sync_forward(pt, q->dec);
 	uint64_t off2 = off;
 	if (st >= 0) {
-		off2 = dec_offset(pt, q->dec, 1);
+		off2 = q->dec_base + dec_offset(pt, q->dec, 1);
 		update_time(pt, q);
 		q->status = st;
 		q->state = Q_DECODE;
@@ -1584,7 +1748,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT);
 	case ptev_overflow: {
 		char detail[120];
-		uint64_t off = dec_offset(pt, q->dec, 0);
+		uint64_t off = q->dec_base + dec_offset(pt, q->dec, 0);
 		snprintf(detail, sizeof(detail), "overflow packet at trace offset %#" PRIx64 " (queue %u): trace lost",
 			 off, q->idx);
 		q->pending = 0;
@@ -1617,6 +1781,8 @@ static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 
 static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 {
+	if (q->blocks <= PWRE_WAIT)
+		q->blocks++;
 	if (resolve_pending(pt, q, b->ip))
 		return q->err;
 	if (q->nawait && flush_await(pt, q, b->ip, ++q->pwre_blocks <= PWRE_WAIT))
@@ -1703,14 +1869,22 @@ static inline int catch_up(struct rb_pt *pt, struct ptq *q, uint64_t x, uint64_t
 	return catch_up_tl(pt, q, x, limit);
 }
 
-/* Decode queue @q up to the end of the window, @limit (TSC). */
-static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
+/* Decode queue or lane @q up to the end of the window, @window (TSC). */
+static int step(struct rb_pt *pt, struct ptq *q, uint64_t window)
 {
 	while (!q->err) {
+		/* a lane looking for its start goes on to the next map change, then gives up */
+		uint64_t limit = q->seek ? q->seek_limit : window;
+		if (q->stopped)
+			return 0;
+		if (q->seek && q->dec && q->dec_base + dec_offset(pt, q->dec, 0) > q->seek_end)
+			return 0;
 		switch (q->state) {
 		case Q_DONE:
 			return 0;
 		case Q_NEXT_RUN:
+			if (q->is_lane)         /* the end of the run: the queue goes on when it has taken the lane */
+				return 0;
 			/* the data ended before the last branch's target: it is not known, so not reported */
 			if (q->nawait && flush_await(pt, q, 0, 0))
 				return q->err;
@@ -1832,7 +2006,7 @@ static uint64_t next_bound(const struct rb_pt *pt, uint64_t t)
 	return lo < pt->nr_bounds ? pt->bounds[lo] : UINT64_MAX;
 }
 
-/* Queues taken one at a time, by whichever thread asks first, until none is left. */
+/* Tasks (queues, lanes) taken one at a time, by whichever thread asks first, until none is left. */
 static void decode_some(struct rb_pt *pt)
 {
 	struct pool *pl = &pt->pool;
@@ -1841,10 +2015,266 @@ static void decode_some(struct rb_pt *pt)
 		size_t i = pl->next++;
 		uint64_t limit = pl->limit;
 		pthread_mutex_unlock(&pl->mu);
-		if (i >= pt->nr_q)
+		if (i >= pl->nr_tasks)
 			return;
-		step(pt, &pt->q[i], limit);
+		step(pt, pl->tasks[i], limit);
 	}
+}
+
+/* ------------------------------------------------------------ segments */
+
+#define SEGMENT_BYTES (UINT64_C(64) << 10)   /* default segment size */
+#define WARM_BYTES 4096                      /* a lane's decoder runs this far before it may start */
+
+/* What a queue or lane decodes with (not its data, runs or events). */
+static void free_decoding(const struct rb_pt *pt, struct ptq *q)
+{
+	if (q->dec)
+		dec_free(pt, q->dec);
+	q->dec = NULL;
+	while (q->images) {
+		struct proc_image *p = q->images;
+		q->images = p->next;
+		pt_image_free(p->img);
+		free(p);
+	}
+	q->img = NULL;
+	if (q->iscache)
+		pt_iscache_free(q->iscache);
+	q->iscache = NULL;
+	free(q->held);
+	q->held = NULL;
+	free(q->kinds);
+	q->kinds = NULL;
+}
+
+static void free_lane(const struct rb_pt *pt, struct ptq *l)
+{
+	free_decoding(pt, l);
+	drop_items(l, l->out_head);
+	free(l->out);
+	free(l);
+}
+
+/* A lane for the segment of @q's run from offset @base, whose decoding first needs memory at @tsc. */
+static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base, uint64_t tsc)
+{
+	struct ptq *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->idx = q->idx;
+	l->cpu = q->cpu;
+	l->tid = q->tid;
+	l->buf = q->buf;
+	l->len = q->len;
+	l->runs = q->runs;
+	l->nr_runs = q->nr_runs;
+	l->cur_run = q->cur_run;
+	l->spool_fd = -1;
+	l->pid_now = l->tid_now = -1;
+	/* the queue's place in the timeline is behind the lane's start: the lane catches up from there */
+	l->cpu_pid = q->cpu_pid;
+	l->cpu_tid = q->cpu_tid;
+	l->tl_pos = q->tl_pos;
+	l->tl_end = q->tl_end;
+	l->is_lane = l->seek = 1;
+	l->dec_base = base;
+	const struct run *run = &q->runs[q->cur_run - 1];
+	l->seek_from = next_psb(q->buf + run->buf_off, run->size, base + WARM_BYTES);
+	l->seek_end = base + pt->seg_size;
+	l->tsc = tsc;
+	l->time = tsc_to_perf(pt, tsc);
+	uint64_t b = next_bound(pt, l->time);
+	l->seek_limit = b == UINT64_MAX ? UINT64_MAX : perf_to_tsc(pt, b);
+	struct pt_config c;
+	run_config(pt, q, run, base, &c);
+	l->iscache = pt_iscache_alloc("rbdecode");
+	l->dec = l->iscache ? (pt->insn_period ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c))
+			    : NULL;
+	if (!l->dec) {
+		free_lane(pt, l);
+		return NULL;
+	}
+	l->state = Q_SYNC;
+	return l;
+}
+
+/*
+ * Lanes for the segments of @q's run that start within the window (their
+ * first TSC up to @window) and ahead of the queue's decoder.
+ */
+static int add_lanes(struct rb_pt *pt, struct ptq *q, uint64_t window)
+{
+	if (!q->dec || !q->cur_run || (q->state != Q_SYNC && q->state != Q_DECODE))
+		return 0;
+	const struct run *run = &q->runs[q->cur_run - 1];
+	struct ptq **tail = &q->lanes;
+	while (*tail)
+		tail = &(*tail)->next;
+	for (;;) {
+		if (!q->seg_next) {
+			uint64_t from = q->seg_last + pt->seg_size;
+			uint64_t b = from < run->size ? next_psb(q->buf + run->buf_off, run->size, from) : run->size;
+			if (b >= run->size) {
+				q->seg_next = UINT64_MAX;
+				return 0;
+			}
+			struct pt_config c;
+			run_config(pt, q, run, b, &c);
+			q->seg_next = b;
+			q->seg_next_tsc = first_tsc(&c);
+		}
+		if (q->seg_next == UINT64_MAX || q->seg_next_tsc > window)
+			return 0;
+		uint64_t at = q->seg_next;
+		q->seg_last = at;
+		q->seg_next = 0;
+		if (q->dec_base + dec_offset(pt, q->dec, 0) >= at)
+			continue;          /* the queue is there already */
+		struct ptq *l = new_lane(pt, q, at, q->seg_next_tsc);
+		if (!l)
+			return q->err = -ENOMEM;
+		/* the queue and lanes that have nothing to stop at stop at this one's start */
+		for (struct ptq *o = q; o; o = o == q ? q->lanes : o->next)
+			if (!o->target)
+				o->target = l;
+		*tail = l;
+		tail = &l->next;
+	}
+}
+
+/*
+ * Queue @q takes over the lane whose start it stopped at: its events up to
+ * there, the lane's after, the lane's decoder and state. The lane's times
+ * are never earlier than the queue's (the decoder's time only grows).
+ */
+static int adopt(struct rb_pt *pt, struct ptq *q)
+{
+	struct ptq *l = q->lanes;
+	drop_items(q, q->out_head + q->stop_keep);
+	size_t n = l->stopped ? l->stop_keep : l->out_n - l->out_head;
+	if (q->out_n + n > q->out_cap) {
+		size_t cap = q->out_cap ? q->out_cap : 256;
+		while (cap < q->out_n + n)
+			cap *= 2;
+		struct item *v = realloc(q->out, cap * sizeof(*v));
+		if (!v)
+			return q->err = -ENOMEM;
+		q->out = v;
+		q->out_cap = cap;
+	}
+	uint64_t t = q->stop_time;
+	for (size_t j = 0; j < n; j++) {
+		struct item *it = &q->out[q->out_n++];
+		*it = l->out[l->out_head + j];
+		l->out[l->out_head + j].gap = NULL;
+		if (it->key < t)
+			it->key = t;
+		if (it->gap) {
+			if (it->gap->g.time_start < t)
+				it->gap->g.time_start = t;
+			if (it->gap->g.time_end < t)
+				it->gap->g.time_end = t;
+		} else if ((it->h.kind == RB_EV_BRANCH || it->h.kind == RB_EV_INSTRUCTION) && it->h.time < t) {
+			it->h.time = t;
+		}
+	}
+	uint64_t cnt[4] = { q->stop_n[0] + (l->stopped ? l->stop_n[0] : l->n_insns),
+			    q->stop_n[1] + (l->stopped ? l->stop_n[1] : l->n_branches),
+			    q->stop_n[2] + (l->stopped ? l->stop_n[2] : l->n_insn_samples),
+			    q->stop_n[3] + (l->stopped ? l->stop_n[3] : l->n_gaps) };
+	uint64_t tsc = q->stop_tsc;
+	struct ptq keep = *q;
+	free_decoding(pt, q);
+	drop_items(l, l->out_head);
+	free(l->out);
+	*q = *l;
+	free(l);
+	q->idx = keep.idx;
+	q->cpu = keep.cpu;
+	q->tid = keep.tid;
+	q->buf = keep.buf;
+	q->len = keep.len;
+	q->cap = keep.cap;
+	q->spool_fd = keep.spool_fd;
+	q->map_len = keep.map_len;
+	q->released = keep.released;
+	q->chunks = keep.chunks;
+	q->nr_chunks = keep.nr_chunks;
+	q->cap_chunks = keep.cap_chunks;
+	q->runs = keep.runs;
+	q->nr_runs = keep.nr_runs;
+	q->cur_run = keep.cur_run;
+	q->out = keep.out;
+	q->out_head = keep.out_head;
+	q->out_n = keep.out_n;
+	q->out_cap = keep.out_cap;
+	q->seg_last = keep.seg_last;
+	q->seg_next = keep.seg_next;
+	q->seg_next_tsc = keep.seg_next_tsc;
+	q->lanes = q->next;
+	q->next = NULL;
+	q->is_lane = 0;
+	q->n_insns = cnt[0];
+	q->n_branches = cnt[1];
+	q->n_insn_samples = cnt[2];
+	q->n_gaps = cnt[3];
+	if (q->stopped) {
+		q->stop_keep = q->out_n - q->out_head;
+		memcpy(q->stop_n, cnt, sizeof(cnt));
+		if (q->stop_tsc < tsc) {
+			q->stop_tsc = tsc;
+			q->stop_time = t;
+		}
+	}
+	if (q->tsc < tsc) {
+		q->tsc = tsc;
+		q->time = t;
+	}
+	if (q->done_time < t)
+		q->done_time = t;
+	for (struct proc_image *p = q->images; p; p = p->next)
+		p->q = q;
+	pt->handoffs++;
+	return 0;
+}
+
+/* After a window: lanes no decoder stops at any more go; a queue that stopped takes its lane over. */
+static int settle(struct rb_pt *pt, struct ptq *q)
+{
+	for (;;) {
+		while (q->lanes && q->lanes != q->target) {
+			struct ptq *l = q->lanes;
+			q->lanes = l->next;
+			free_lane(pt, l);
+		}
+		if (!q->stopped || !q->lanes)
+			return 0;
+		if (adopt(pt, q))
+			return q->err;
+	}
+}
+
+/* The tasks of a phase: lanes looking for their start, or every queue and lane that decodes. */
+static int make_tasks(struct rb_pt *pt, int seek)
+{
+	struct pool *pl = &pt->pool;
+	pl->nr_tasks = 0;
+	for (size_t i = 0; i < pt->nr_q; i++)
+		for (struct ptq *q = &pt->q[i]; q; q = q == &pt->q[i] ? pt->q[i].lanes : q->next) {
+			if (seek ? !q->seek : q->seek || q->no_start)
+				continue;
+			if (pl->nr_tasks == pl->cap_tasks) {
+				size_t n = pl->cap_tasks ? 2 * pl->cap_tasks : 64;
+				struct ptq **v = realloc(pl->tasks, n * sizeof(*v));
+				if (!v)
+					return -ENOMEM;
+				pl->tasks = v;
+				pl->cap_tasks = n;
+			}
+			pl->tasks[pl->nr_tasks++] = q;
+		}
+	return 0;
 }
 
 static void *pool_thread(void *arg)
@@ -1877,7 +2307,7 @@ static void release_decoded(struct rb_pt *pt, struct ptq *q)
 	uint64_t pos = q->len;
 	if (q->state != Q_DONE) {   /* the decoder's position, else the start of the run it takes next */
 		if (q->dec && q->cur_run)
-			pos = q->runs[q->cur_run - 1].buf_off + dec_offset(pt, q->dec, 0);
+			pos = q->runs[q->cur_run - 1].buf_off + q->dec_base + dec_offset(pt, q->dec, 0);
 		else if (q->cur_run < q->nr_runs)
 			pos = q->runs[q->cur_run].buf_off;
 		else if (q->cur_run)
@@ -1892,13 +2322,13 @@ static void release_decoded(struct rb_pt *pt, struct ptq *q)
 	}
 }
 
-/* Every queue decoded up to TSC @limit: by this thread alone, or with the pool's. */
-static int decode_window(struct rb_pt *pt, uint64_t limit, uint64_t *made)
+/* The tasks decoded up to TSC @limit: by this thread alone, or with the pool's. */
+static void run_tasks(struct rb_pt *pt, uint64_t limit)
 {
 	struct pool *pl = &pt->pool;
 	if (!pl->n) {
-		for (size_t i = 0; i < pt->nr_q; i++)
-			step(pt, &pt->q[i], limit);
+		for (size_t i = 0; i < pl->nr_tasks; i++)
+			step(pt, pl->tasks[i], limit);
 	} else {
 		pthread_mutex_lock(&pl->mu);
 		pl->limit = limit;
@@ -1913,8 +2343,44 @@ static int decode_window(struct rb_pt *pt, uint64_t limit, uint64_t *made)
 			pthread_cond_wait(&pl->done, &pl->mu);
 		pthread_mutex_unlock(&pl->mu);
 	}
+}
+
+/*
+ * Every queue decoded up to TSC @limit. With segments, in two phases: the
+ * window's new lanes find their starts (everything before a lane's start
+ * is its predecessor's), then queues and lanes decode, each stopping at the
+ * start of the lane after it, and queues take over the lanes they reached.
+ */
+static int decode_window(struct rb_pt *pt, uint64_t limit, uint64_t *made)
+{
+	struct pool *pl = &pt->pool;
+	if (pt->seg_size) {
+		for (size_t i = 0; i < pt->nr_q; i++)
+			if (add_lanes(pt, &pt->q[i], limit) && !pt->failed)
+				pt->failed = pt->q[i].err;
+		if (pt->failed)
+			return pt->failed;
+		if (make_tasks(pt, 1))
+			return pt->failed = -ENOMEM;
+		pt->phase_seek = 1;
+		run_tasks(pt, 0);
+		pt->phase_seek = 0;
+		for (size_t i = 0; i < pl->nr_tasks; i++)
+			if (pl->tasks[i]->seek) {
+				pl->tasks[i]->seek = 0;
+				pl->tasks[i]->no_start = 1;
+			}
+	}
+	if (make_tasks(pt, 0))
+		return pt->failed = -ENOMEM;
+	run_tasks(pt, limit);
 	for (size_t i = 0; i < pt->nr_q; i++) {
 		struct ptq *q = &pt->q[i];
+		for (struct ptq *l = q->lanes; l; l = l->next)
+			if (l->err && !pt->failed)
+				pt->failed = l->err;
+		if (settle(pt, q) && !pt->failed)
+			pt->failed = q->err;
 		struct rb_session_stats *st = pt->env.st;
 		st->instructions += q->n_insns;
 		st->branches += q->n_branches;
@@ -2052,7 +2518,7 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 		/* the next window as long as makes about WINDOW_EVENTS events at this one's rate */
 		uint64_t d = pt->delta;
 		if (made)
-			d = (uint64_t)((double)d * WINDOW_EVENTS / (double)made);
+			d = (uint64_t)((double)d * (double)pt->win_events / (double)made);
 		else if (!jumped)
 			d *= 2;
 		if (d < pt->delta / 8)
@@ -2207,6 +2673,21 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		return PD_ERR_NOMEM;
 	}
 	setup_timelines(pt);
+	/*
+	 * Segments: RBDECODE_PT_SEGMENT bytes (0: none). With threads, windows
+	 * are made to hold about a segment's worth of events per thread (a
+	 * segment makes fewer events than it has bytes), so that there is
+	 * work for each.
+	 */
+	const char *seg = getenv("RBDECODE_PT_SEGMENT");
+	pt->seg_size = seg && *seg ? strtoull(seg, NULL, 10) : SEGMENT_BYTES;
+	if (pt->insn_period || pt->timeless)
+		pt->seg_size = 0;
+	if (pt->seg_size && pt->seg_size < 4096)
+		pt->seg_size = 4096;
+	pt->win_events = WINDOW_EVENTS;
+	if (pt->seg_size && env->jobs > 1 && pt->win_events < (uint64_t)env->jobs * pt->seg_size)
+		pt->win_events = (uint64_t)env->jobs * pt->seg_size;
 	for (size_t i = 0; i < pt->nr_q; i++)
 		pt->q[i].state = pt->q[i].nr_runs ? Q_NEXT_RUN : Q_DONE;
 	*out = pt;
@@ -2231,9 +2712,17 @@ void rb_pt_free(struct rb_pt *pt)
 		pthread_cond_destroy(&pl->go);
 		pthread_cond_destroy(&pl->done);
 	}
+	if (getenv("RBDECODE_PT_DEBUG"))
+		fprintf(stderr, "rbdecode: intel_pt: %" PRIu64 " lanes taken over\n", pt->handoffs);
 	free(pl->th);
+	free(pl->tasks);
 	for (size_t i = 0; i < pt->nr_q; i++) {
 		struct ptq *q = &pt->q[i];
+		while (q->lanes) {
+			struct ptq *l = q->lanes;
+			q->lanes = l->next;
+			free_lane(pt, l);
+		}
 		if (q->dec)
 			dec_free(pt, q->dec);
 		if (q->map_len)
