@@ -102,6 +102,7 @@ struct handoff {
 	unsigned ord;
 	uint32_t flags;
 	int need_begin, nawait, pwre_blocks, status;
+	uint64_t qtsc;                   /* the decoder's time (the newest it saw: not compared, see at_handoff) */
 	uint64_t tsc;                    /* libipt's time there, and what it lost (its calibration) */
 	uint32_t lost_mtc, lost_cyc;
 	unsigned cbr;
@@ -1288,6 +1289,7 @@ static void handoff_of(const struct rb_pt *pt, struct ptq *q, uint64_t from, uin
 	h->cpu_pid = q->cpu_pid;
 	h->cpu_tid = q->cpu_tid;
 	h->tl_pos = q->tl_pos;
+	h->qtsc = q->tsc;
 	if (pt->insn_period)
 		pt_insn_time(q->dec, &h->tsc, &h->lost_mtc, &h->lost_cyc);
 	else
@@ -1340,6 +1342,7 @@ static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 			return;
 		q->start = h;
 		q->seek = 0;
+		if (getenv("DBG")) fprintf(stderr, "lane base %#lx start off %#lx ord %u %lx->%lx out %zu time %lu tsc %lx htsc %lx\n", q->dec_base, h.off, h.ord, from, to, q->out_n - q->out_head, q->time, q->tsc, h.tsc);
 		drop_items(q, q->out_head);
 		q->out_head = q->out_n = 0;
 		q->n_insns = q->n_branches = q->n_insn_samples = q->n_gaps = 0;
@@ -1353,10 +1356,16 @@ static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 	q->target = t;
 	if (!t || !handoff_same_place(&h, &t->start))
 		return;
-	if (!handoff_same_state(&h, &t->start)) {
+	/*
+	 * The lane's time is the newest it saw, this decoder's the newest
+	 * of a longer past: the lane's events are dated no earlier than this
+	 * decoder's time (adopt), which is right if the lane's is not later.
+	 */
+	if (!handoff_same_state(&h, &t->start) || t->start.qtsc > h.qtsc) {
 		q->target = t->next;
 		return;
 	}
+	if (getenv("DBG")) fprintf(stderr, "q%u base %#lx stop at %#lx ord %u lane %#lx, out %zu time %lu tsc %lx htsc %lx\n", q->idx, q->dec_base, h.off, h.ord, t->dec_base, q->out_n - q->out_head, q->time, q->tsc, h.tsc);
 	q->stopped = 1;
 	q->stop_keep = q->out_n - q->out_head;
 	q->stop_n[0] = q->n_insns;
@@ -2024,7 +2033,6 @@ static void decode_some(struct rb_pt *pt)
 /* ------------------------------------------------------------ segments */
 
 #define SEGMENT_BYTES (UINT64_C(64) << 10)   /* default segment size */
-#define WARM_BYTES 4096                      /* a lane's decoder runs this far before it may start */
 
 /* What a queue or lane decodes with (not its data, runs or events). */
 static void free_decoding(const struct rb_pt *pt, struct ptq *q)
@@ -2056,7 +2064,47 @@ static void free_lane(const struct rb_pt *pt, struct ptq *l)
 	free(l);
 }
 
-/* A lane for the segment of @q's run from offset @base, whose decoding first needs memory at @tsc. */
+/*
+ * Where a decoder started at the PSB at run offset @base (config @c) keeps
+ * time as one that came from further back does: libipt's time calibration
+ * takes the cycles between two MTCs (and TSCs in PSB+), so past two PSBs,
+ * and two MTCs that followed CYCs when the trace has CYCs (UINT64_MAX if
+ * not before @end). Whether times then agree is checked again at the
+ * hand-over.
+ */
+static uint64_t warm_end(const struct pt_config *c, uint64_t base, uint64_t end)
+{
+	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(c);
+	uint64_t at = UINT64_MAX;
+	int psbs = 0, mtcs = 0, good_mtcs = 0, cyc = 0, any_cyc = 0;
+	if (!d)
+		return end;
+	if (pt_pkt_sync_set(d, 0) >= 0) {
+		struct pt_packet k;
+		uint64_t off = 0;
+		while (base + off < end && pt_pkt_next(d, &k, sizeof(k)) >= 0) {
+			if (k.type == ppt_psb) {
+				psbs++;
+			} else if (k.type == ppt_cyc) {
+				cyc = any_cyc = 1;
+			} else if (k.type == ppt_mtc) {
+				good_mtcs += mtcs && cyc;
+				mtcs++;
+				cyc = 0;
+			}
+			if (pt_pkt_get_offset(d, &off) < 0)
+				break;
+			if (psbs >= 2 && (any_cyc ? good_mtcs >= 2 : mtcs >= 1)) {
+				at = base + off;
+				break;
+			}
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return at;
+}
+
+/* A lane for the segment of @q's run from the PSB at offset @base, whose TSC is @tsc. */
 static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base, uint64_t tsc)
 {
 	struct ptq *l = calloc(1, sizeof(*l));
@@ -2080,14 +2128,14 @@ static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base
 	l->is_lane = l->seek = 1;
 	l->dec_base = base;
 	const struct run *run = &q->runs[q->cur_run - 1];
-	l->seek_from = next_psb(q->buf + run->buf_off, run->size, base + WARM_BYTES);
 	l->seek_end = base + pt->seg_size;
+	struct pt_config c;
+	run_config(pt, q, run, base, &c);
+	l->seek_from = warm_end(&c, base, l->seek_end);
 	l->tsc = tsc;
 	l->time = tsc_to_perf(pt, tsc);
 	uint64_t b = next_bound(pt, l->time);
 	l->seek_limit = b == UINT64_MAX ? UINT64_MAX : perf_to_tsc(pt, b);
-	struct pt_config c;
-	run_config(pt, q, run, base, &c);
 	l->iscache = pt_iscache_alloc("rbdecode");
 	l->dec = l->iscache ? (pt->insn_period ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c))
 			    : NULL;
@@ -2119,10 +2167,8 @@ static int add_lanes(struct rb_pt *pt, struct ptq *q, uint64_t window)
 				q->seg_next = UINT64_MAX;
 				return 0;
 			}
-			struct pt_config c;
-			run_config(pt, q, run, b, &c);
 			q->seg_next = b;
-			q->seg_next_tsc = first_tsc(&c);
+			q->seg_next_tsc = psb_tsc(q->buf + run->buf_off, run->size, b);
 		}
 		if (q->seg_next == UINT64_MAX || q->seg_next_tsc > window)
 			return 0;
@@ -2151,6 +2197,7 @@ static int add_lanes(struct rb_pt *pt, struct ptq *q, uint64_t window)
 static int adopt(struct rb_pt *pt, struct ptq *q)
 {
 	struct ptq *l = q->lanes;
+	if (getenv("DBG")) fprintf(stderr, "adopt q%u: keep %zu of %zu, lane %#lx %s keep %zu of %zu\n", q->idx, q->stop_keep, q->out_n - q->out_head, l->dec_base, l->stopped ? "stopped" : "", l->stop_keep, l->out_n - l->out_head);
 	drop_items(q, q->out_head + q->stop_keep);
 	size_t n = l->stopped ? l->stop_keep : l->out_n - l->out_head;
 	if (q->out_n + n > q->out_cap) {
@@ -2683,8 +2730,8 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	pt->seg_size = seg && *seg ? strtoull(seg, NULL, 10) : SEGMENT_BYTES;
 	if (pt->insn_period || pt->timeless)
 		pt->seg_size = 0;
-	if (pt->seg_size && pt->seg_size < 4096)
-		pt->seg_size = 4096;
+	if (pt->seg_size && pt->seg_size < 256)
+		pt->seg_size = 256;
 	pt->win_events = WINDOW_EVENTS;
 	if (pt->seg_size && env->jobs > 1 && pt->win_events < (uint64_t)env->jobs * pt->seg_size)
 		pt->win_events = (uint64_t)env->jobs * pt->seg_size;
