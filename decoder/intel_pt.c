@@ -1342,7 +1342,6 @@ static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 			return;
 		q->start = h;
 		q->seek = 0;
-		if (getenv("DBG")) fprintf(stderr, "lane base %#lx start off %#lx ord %u %lx->%lx out %zu time %lu tsc %lx htsc %lx\n", q->dec_base, h.off, h.ord, from, to, q->out_n - q->out_head, q->time, q->tsc, h.tsc);
 		drop_items(q, q->out_head);
 		q->out_head = q->out_n = 0;
 		q->n_insns = q->n_branches = q->n_insn_samples = q->n_gaps = 0;
@@ -1365,7 +1364,6 @@ static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 		q->target = t->next;
 		return;
 	}
-	if (getenv("DBG")) fprintf(stderr, "q%u base %#lx stop at %#lx ord %u lane %#lx, out %zu time %lu tsc %lx htsc %lx\n", q->idx, q->dec_base, h.off, h.ord, t->dec_base, q->out_n - q->out_head, q->time, q->tsc, h.tsc);
 	q->stopped = 1;
 	q->stop_keep = q->out_n - q->out_head;
 	q->stop_n[0] = q->n_insns;
@@ -2197,7 +2195,6 @@ static int add_lanes(struct rb_pt *pt, struct ptq *q, uint64_t window)
 static int adopt(struct rb_pt *pt, struct ptq *q)
 {
 	struct ptq *l = q->lanes;
-	if (getenv("DBG")) fprintf(stderr, "adopt q%u: keep %zu of %zu, lane %#lx %s keep %zu of %zu\n", q->idx, q->stop_keep, q->out_n - q->out_head, l->dec_base, l->stopped ? "stopped" : "", l->stop_keep, l->out_n - l->out_head);
 	drop_items(q, q->out_head + q->stop_keep);
 	size_t n = l->stopped ? l->stop_keep : l->out_n - l->out_head;
 	if (q->out_n + n > q->out_cap) {
