@@ -23,6 +23,41 @@
  *     time order (queue index breaks ties). Nothing depends on which thread
  *     decoded what or when, so the output is the same for every N.
  *
+ *     Segments: a long run of one queue is split too. Boundaries are the
+ *     first PSB after every RBDECODE_PT_SEGMENT bytes (64 KiB) of the run,
+ *     chosen from the data alone, and the segments are decoded the same way
+ *     whatever N is. A lane (a ptq of its own: decoder, images, section
+ *     cache, thread, events) decodes from its PSB. A decoder started at a
+ *     PSB does not know what the one before it held there (unproven code,
+ *     held events, a pending branch, the last CBR, the PTWRITE / power
+ *     events waiting for an address, libipt's time calibration, the time
+ *     it had reached), so a lane first seeks its start: the first branch
+ *     it emits with nothing unproven, held, pending or waiting, after
+ *     PWRE_WAIT blocks and a packet that proved code, past two PSBs and
+ *     two MTCs that ended cycles (warm_end), before the next map change
+ *     and within a segment's bytes. From there on the queue's decoder,
+ *     which came from further back, is in the same state, and the lane's
+ *     events are the ones it would make. Everything the lane made before
+ *     is dropped. The decoder before it stops at that branch (the same
+ *     trace offset, branch, and count of branches at that offset) if its
+ *     state there is the lane's (need_begin, awaited events, CBR, status,
+ *     thread and timeline place, libipt's time and lost MTC / CYC counts,
+ *     and a newest time not earlier than the lane's); what it makes after
+ *     is dropped, and the queue takes the lane over (adopt): its events,
+ *     dated no earlier than the queue's time, its decoder and state. A
+ *     lane that finds no start, or a decoder that passes a lane's start
+ *     or stands there in another state, just goes on: the lane is
+ *     dropped and the output is still the unsegmented one. A window first
+ *     adds lanes for the boundaries whose PSB's TSC is within it and that
+ *     the queue has not reached, lets them seek (phase one, nothing else
+ *     runs), then decodes queues and lanes to its end (phase two); with N
+ *     threads windows hold about a segment's worth of events per thread.
+ *     Gaps are a decoder's like any event: one in a lane's seek is its
+ *     predecessor's, so none is lost or doubled. Instruction samples
+ *     (--itrace=i) count instructions from the start of the trace, which a
+ *     lane cannot know: with them, and without timestamps, runs are decoded
+ *     whole.
+ *
  *  3. Memory: one libipt image per process and queue. Sections are added on first
  *     miss: the image's read callback finds the mapping in the session's
  *     machine (maps as of now in the decode), locates the object's file
