@@ -1473,6 +1473,7 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 		dec_free(pt, q->dec);
 		q->dec = NULL;
 	}
+	q->target = NULL;               /* lanes of the run before are no one's */
 	if (q->cur_run >= q->nr_runs) {
 		q->state = Q_DONE;
 		return 0;
@@ -1484,7 +1485,6 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	run_config(pt, q, run, 0, &c);
 	q->dec_base = 0;
 	q->seg_last = q->seg_next = 0;
-	q->target = NULL;               /* lanes of the run before are no one's */
 	uint64_t t = first_tsc(&c);
 	if (t > q->tsc) {
 		q->tsc = t;
