@@ -248,7 +248,7 @@ static void l_loc(struct line *l, uint64_t ip, const struct rb_addr_loc *al)
  * (the event's fields padded to 34 columns, then the ip), after the same
  * thread, CPU and time columns as a branch.
  */
-static const char *const power_names[] = { "cbr", "mwait", "pwre", "exstop", "pwrx" };
+static const char *const power_names[RB_PWR_COUNT] = { "cbr", "mwait", "pwre", "exstop", "pwrx", "psb" };
 
 static void power_text(const struct rb_trace_ev *ev, char *buf, size_t n)
 {
@@ -285,6 +285,9 @@ static void power_text(const struct rb_trace_ev *ev, char *buf, size_t n)
 			break;
 		case RB_PWR_EXSTOP:
 			len = snprintf(buf, n, " IP: %u ", (unsigned)v[0]);
+			break;
+		case RB_PWR_PSB:
+			len = snprintf(buf, n, " psb offs: %#" PRIx64 " ", v[0]);
 			break;
 		default:
 			len = snprintf(buf, n, " deepest cstate: %u last cstate: %u wake reason: %#x ", (unsigned)v[0],
@@ -328,7 +331,7 @@ static int script_branch(void *ctx, const struct rb_trace_ev *ev)
 	l_str(&l, ": ", 1000);
 	if (ev->kind == RB_EV_PTWRITE || ev->kind == RB_EV_POWER) {
 		char text[160];
-		l_pad(&l, ev->kind == RB_EV_PTWRITE ? "ptwrite" : power_names[ev->power % 5], 20, 0);
+		l_pad(&l, ev->kind == RB_EV_PTWRITE ? "ptwrite" : power_names[ev->power % RB_PWR_COUNT], 20, 0);
 		l_str(&l, ": ", 1000);
 		power_text(ev, text, sizeof(text));
 		l_str(&l, text, 1000);

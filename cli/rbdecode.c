@@ -63,7 +63,7 @@ static void usage(FILE *f)
 		"        AUX trace covers (data present and not in a gap)\n"
 		"  elements [--pkt-mon | --packets] [--src-addr-n] [--dstream-format] [--multi-session] SNAPSHOT_DIR\n"
 		"        CoreSight trace snapshot packets and elements, as trc_pkt_lister -decode\n"
-		"  dump --packets FILE\n"
+		"  dump --packets [--queue N] FILE\n"
 		"        the Intel PT packets of every AUX chunk, as perf report -D shows them\n"
 		"  elements [--symfs DIR] PERF.DATA                  the CoreSight elements of its AUX trace\n"
 		"  autofdo [--symfs DIR] PERF.DATA                   instruction-range and branch counts\n"

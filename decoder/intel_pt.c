@@ -13,8 +13,10 @@
  *
  *  2. Decoding (rb_pt_run_until): per queue, a libipt block decoder over
  *     the current run, configured from AUXTRACE_INFO (mtc period, TSC/CTC
- *     ratio, nominal frequency) and the CPU's errata. Blocks end at every
- *     taken branch (end_on_call / end_on_jump), so a branch is the last
+ *     ratio, nominal frequency, address filters placed by pt_filter.c) and
+ *     the CPU's errata (a filtered trace of a CPU with erratum SKL014 takes
+ *     the instruction decoder: see rb_pt_open). Blocks end at every taken
+ *     branch (end_on_call / end_on_jump), so a branch is the last
  *     instruction of a block and its target the first of the next one.
  *     Decoding goes in time windows that never cross a map-changing record:
  *     within a window the queues are independent (each follows its CPU's
@@ -80,6 +82,7 @@
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -89,6 +92,7 @@
 #include <intel-pt.h>
 #include "intel_pt.h"
 #include "spool.h"
+#include "pt_filter.h"
 
 #define PT_AUXTRACE_TYPE 1
 
@@ -101,6 +105,10 @@ enum {   /* priv[] indexes (facts file 4.1) */
 
 struct chunk {
 	uint64_t buf_off, size, aux_offset, reference, file_offset;
+	uint64_t rec_size;               /* the AUXTRACE record's size (padding included) */
+	uint64_t perf_pos;               /* where its data is in perf's decoder's stream (PSB offsets are
+					    given so): the sizes of the chunks before it, padding included,
+					    a snapshot's repeat of the previous one's end not */
 };
 
 struct run {                     /* trace decoded as one stream */
@@ -136,7 +144,8 @@ struct handoff {
 	uint64_t off, from, to;
 	unsigned ord;
 	uint32_t flags;
-	int need_begin, nawait, pwre_blocks, status;
+	int need_begin, nawait, pwre_blocks, status, psb_wait;
+	uint64_t psb_next;
 	uint64_t qtsc;                   /* the decoder's time (the newest it saw: not compared, see at_handoff) */
 	uint64_t tsc;                    /* libipt's time there, and what it lost (its calibration) */
 	uint32_t lost_mtc, lost_cyc;
@@ -182,6 +191,12 @@ struct item {                     /* a decoded event, waiting for the session to
 };
 
 enum qstate { Q_NEXT_RUN, Q_SYNC, Q_DECODE, Q_DONE };
+
+struct psb_info {                 /* what a PSB+ says */
+	uint64_t tsc;                    /* its TSC (0: none) */
+	uint64_t fup;                    /* its FUP: where execution stood (0: none, tracing was off) */
+	int complete;                    /* PSBEND came before the data ended */
+};
 
 #define AWAIT_MAX 8
 #define PWRE_WAIT 16                 /* blocks to the MWAIT's FUP: a PWRE without MWAIT is not held longer */
@@ -251,6 +266,10 @@ struct ptq {
 	int nawait;
 	int pwre_blocks;                 /* blocks a PWRE has waited for an MWAIT (at most PWRE_WAIT) */
 	unsigned cbr;                    /* the last core:bus ratio reported (0: none yet) */
+	/* psb events: the next PSB not reported (position in buf), one waiting for its FUP's address */
+	uint64_t psb_next, psb_pos;
+	struct psb_info psb;
+	int psb_wait;
 	/* segments (see "Segments" above) */
 	uint64_t dec_base;               /* offset in the run of the decoder's first byte */
 	uint64_t emit_off;               /* trace offset of the last branch emitted, and how many */
@@ -292,7 +311,9 @@ struct rb_pt {
 	uint64_t config;                 /* the intel_pt evsel's attr.config */
 	int have_config;
 	int timeless;
-	uint64_t insn_period;            /* instruction samples every N instructions (0: none, block decoder) */
+	uint64_t insn_period;            /* instruction samples every N instructions (0: none) */
+	int insn_dec;                    /* libipt's instruction decoder (samples, or erratum SKL014 with
+					    address filters: see rb_pt_open), else its block decoder */
 	char mods[4];                    /* perf's name modifier from the intel_pt event (":u", ":k", "") */
 	int user_only;                   /* the trace excludes the kernel: a thread can change only while
 					    tracing is off, so only enable / disable events wait for sideband */
@@ -321,6 +342,7 @@ struct rb_pt {
 	int phase_seek;                  /* lanes are looking for their starts (and nothing else runs) */
 	uint64_t cbr2khz;                /* kHz per unit of core:bus ratio (perf's: TSC Hz / max non-turbo / 1000) */
 	unsigned max_nonturbo;
+	struct rb_pt_filters filt;       /* address filters (perf record --filter), placed by the sideband */
 };
 
 /* ------------------------------------------------------------ time */
@@ -445,6 +467,20 @@ static int spool_map(struct ptq *q, struct pd_error *err)
 	return rc;
 }
 
+static void warn(struct rb_pt *pt, int code, uint64_t offset, uint32_t rec_type, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void warn(struct rb_pt *pt, int code, uint64_t offset, uint32_t rec_type, const char *fmt, ...)
+{
+	if (!pt->env.warn)
+		return;
+	struct pd_error w = { .code = code, .offset = offset, .rec_type = rec_type };
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w.msg, sizeof(w.msg), fmt, ap);
+	va_end(ap);
+	pt->env.warn(pt->env.warn_ctx, &w);
+}
+
 static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_event *ev, uint64_t file_offset,
 		     struct pd_error *err)
 {
@@ -467,14 +503,9 @@ static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_even
 		q->len -= pad;
 	}
 	int64_t got = 0;
-	if (pt->spool && (got = spool_payload(pt, q, r, size, err)) == 1 && !pt->spool) {
-		if (pt->env.warn) {
-			struct pd_error w = { .code = PD_ERR_IO, .offset = file_offset, .rec_type = PD_RECORD_AUXTRACE };
-			snprintf(w.msg, sizeof(w.msg), "no spool file can be made in %s (%s): the AUX data is held in "
-				 "memory", rb_spool_dir(), strerror(errno));
-			pt->env.warn(pt->env.warn_ctx, &w);
-		}
-	}
+	if (pt->spool && (got = spool_payload(pt, q, r, size, err)) == 1 && !pt->spool)
+		warn(pt, PD_ERR_IO, file_offset, PD_RECORD_AUXTRACE, "no spool file can be made in %s (%s): the AUX "
+		     "data is held in memory", rb_spool_dir(), strerror(errno));
 	if (!pt->spool) {
 		if (q->len + size > q->cap) {
 			uint64_t cap = q->cap ? q->cap : 65536;
@@ -499,7 +530,7 @@ static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_even
 		q->cap_chunks = n;
 	}
 	q->chunks[q->nr_chunks++] = (struct chunk){ .buf_off = q->len, .size = (uint64_t)got,
-						    .aux_offset = ev->u.auxtrace.offset,
+						    .aux_offset = ev->u.auxtrace.offset, .rec_size = (uint64_t)got,
 						    .reference = ev->u.auxtrace.reference, .file_offset = file_offset };
 	q->cpu = (int32_t)ev->u.auxtrace.cpu;
 	q->tid = (int32_t)ev->u.auxtrace.tid;
@@ -544,37 +575,71 @@ static int is_psb(const uint8_t *p, uint64_t n)
 	return 1;
 }
 
-/* Offset of the next PSB at or after @from, or @n. */
+/*
+ * Offset of the next PSB at or after @from, or @n. A packet before it may
+ * end in the PSB's own bytes (02 82): in a longer run of them the PSB is
+ * the last 16 bytes (what follows a PSB is never 02 82).
+ */
 static uint64_t next_psb(const uint8_t *p, uint64_t n, uint64_t from)
 {
 	for (uint64_t i = from; i + PSB_LEN <= n; i++)
-		if (p[i] == 0x02 && is_psb(p + i, n - i))
+		if (p[i] == 0x02 && is_psb(p + i, n - i)) {
+			while (i + PSB_LEN + 2 <= n && p[i + PSB_LEN] == 0x02 && p[i + PSB_LEN + 1] == 0x82)
+				i += 2;
 			return i;
+		}
 	return n;
 }
 
-/* The TSC in the PSB+ at @pos (0 if it has none or ends before PSBEND). */
-static uint64_t psb_tsc(const uint8_t *p, uint64_t n, uint64_t pos)
+/* An IP packet's address in a PSB+ (the last IP is 0 after a PSB). */
+static uint64_t psb_ip(const struct pt_packet_ip *ip)
+{
+	switch (ip->ipc) {
+	case pt_ipc_update_16:
+		return ip->ip & 0xffff;
+	case pt_ipc_update_32:
+		return ip->ip & 0xffffffff;
+	case pt_ipc_update_48:
+		return ip->ip & 0xffffffffffffull;
+	case pt_ipc_sext_48:
+		return (uint64_t)((int64_t)(ip->ip << 16) >> 16);
+	case pt_ipc_full:
+		return ip->ip;
+	default:
+		return 0;
+	}
+}
+
+/* The PSB+ at @pos of @p[0, n). */
+static void scan_psb(const uint8_t *p, uint64_t n, uint64_t pos, struct psb_info *pi)
 {
 	struct pt_config c;
 	pt_config_init(&c);
 	c.begin = (uint8_t *)p;
 	c.end = (uint8_t *)p + n;
+	memset(pi, 0, sizeof(*pi));
 	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(&c);
-	uint64_t tsc = 0;
-	int done = 0;
 	if (!d)
-		return 0;
+		return;
 	if (pt_pkt_sync_set(d, pos) >= 0) {
 		struct pt_packet k;
-		for (int i = 0; i < 64 && !done && pt_pkt_next(d, &k, sizeof(k)) >= 0; i++) {
+		for (int i = 0; i < 64 && !pi->complete && pt_pkt_next(d, &k, sizeof(k)) >= 0; i++) {
 			if (k.type == ppt_tsc)
-				tsc = k.payload.tsc.tsc;
-			done = k.type == ppt_psbend;
+				pi->tsc = k.payload.tsc.tsc;
+			else if (k.type == ppt_fup)
+				pi->fup = psb_ip(&k.payload.ip);
+			pi->complete = k.type == ppt_psbend;
 		}
 	}
 	pt_pkt_free_decoder(d);
-	return done ? tsc : 0;
+}
+
+/* The TSC in the PSB+ at @pos (0 if it has none or ends before PSBEND). */
+static uint64_t psb_tsc(const uint8_t *p, uint64_t n, uint64_t pos)
+{
+	struct psb_info pi;
+	scan_psb(p, n, pos, &pi);
+	return pi.complete ? pi.tsc : 0;
 }
 
 /*
@@ -656,6 +721,7 @@ static int build_runs(struct rb_pt *pt, struct ptq *q)
 	uint64_t w = 0;              /* compacted end of the data kept */
 	uint64_t prev_end = 0;       /* AUX offset where the previous chunk's data ended */
 	uint64_t prev_start = 0;     /* compacted offset of the previous chunk's data */
+	uint64_t perf_pos = 0;
 	for (size_t i = 0; i < q->nr_chunks; i++) {
 		struct chunk *c = &q->chunks[i];
 		uint64_t skip = 0, cut;
@@ -703,6 +769,8 @@ static int build_runs(struct rb_pt *pt, struct ptq *q)
 		}
 		c->buf_off = start;
 		c->size -= skip;
+		c->perf_pos = perf_pos;
+		perf_pos += c->rec_size - skip;
 		prev_start = start;
 		prev_end = c->aux_offset + skip + c->size;
 		w += c->size;
@@ -711,12 +779,35 @@ static int build_runs(struct rb_pt *pt, struct ptq *q)
 	return 0;
 }
 
-static void take_info(struct rb_pt *pt, const struct pd_event *ev)
+static void take_info(struct rb_pt *pt, const struct pd_event *ev, int swapped, uint64_t offset)
 {
 	size_t n = ev->u.auxtrace_info.nr_priv < P_MAX ? (size_t)ev->u.auxtrace_info.nr_priv : P_MAX;
 	for (size_t i = 0; i < n; i++)
 		pt->priv[i] = pd_u64_at(ev->u.auxtrace_info.priv, i);
 	pt->nr_priv = n;
+	char s[1024], why[512];
+	uint64_t end;
+	int rc = pd_pt_filter_string(ev->u.auxtrace_info.priv, ev->u.auxtrace_info.nr_priv, swapped, s, sizeof(s), &end);
+	if (rc < 0)
+		warn(pt, PD_ERR_RECORD, offset, PD_RECORD_AUXTRACE_INFO, "the address filter string runs past the "
+		     "record: decoding without the filters");
+	else if (rc > 0 && rb_pt_filters_parse(&pt->filt, s, why, sizeof(why)) < 0)
+		warn(pt, PD_ERR_RECORD, offset, PD_RECORD_AUXTRACE_INFO, "address filter %s: decoding without the "
+		     "filters", why);
+}
+
+/* Filters of objects that no mapping placed: the decoder cannot use them. */
+static void check_filters(struct rb_pt *pt)
+{
+	for (int i = 0; i < pt->filt.n; i++) {
+		if (pt->filt.f[i].placed)
+			continue;
+		char f[320];
+		rb_pt_filter_str(&pt->filt.f[i], f, sizeof(f));
+		warn(pt, PD_ERR_UNSUPPORTED, 0, PD_RECORD_AUXTRACE_INFO, "address filter '%s': the recording maps "
+		     "no part of %s there, so the filter is not given to the decoder (where a direct jump or call "
+		     "leaves it on a CPU with erratum SKL014, where tracing stopped is not known)", f, pt->filt.f[i].file);
+	}
 }
 
 /* "GenuineIntel,6,85,4" */
@@ -835,13 +926,19 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 		if (pd_event_parse(r, &rec, &ev, NULL) < 0)
 			continue;
 		if (side) {
+			if (ev.type == PD_RECORD_MMAP2 && (ev.u.mmap2.prot & 4 /* PROT_EXEC */))
+				rb_pt_filters_mmap(&pt->filt, ev.u.mmap2.filename, ev.u.mmap2.start, ev.u.mmap2.len,
+						   ev.u.mmap2.pgoff);
+			else if (ev.type == PD_RECORD_MMAP)
+				rb_pt_filters_mmap(&pt->filt, ev.u.mmap.filename, ev.u.mmap.start, ev.u.mmap.len,
+						   ev.u.mmap.pgoff);
 			if ((rc = add_sideband(pt, side, &ev)) < 0)
 				break;
 			continue;
 		}
 		if (rec.type == PD_RECORD_AUXTRACE_INFO) {
 			if (ev.u.auxtrace_info.type == PT_AUXTRACE_TYPE && !found) {
-				take_info(pt, &ev);
+				take_info(pt, &ev, pd_reader_info(r)->swapped, rec.offset);
 				found = 1;
 			}
 		} else if (rec.type == PD_RECORD_TIME_CONV) {
@@ -870,6 +967,7 @@ static int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 	}
 	if (found) {
 		take_cpuid(pt, r);
+		check_filters(pt);
 		for (size_t i = 0; i < pd_reader_nr_evsels(r); i++) {
 			const struct pd_evsel *es = pd_reader_evsel(r, i);
 			if (es->attr.type == pt->priv[P_PMU_TYPE] && !pt->have_config) {
@@ -1190,6 +1288,31 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len, in
  * instruction's bytes only when it straddles sections, so they are read
  * from the image (the section cache, or the process image's callback).
  */
+/*
+ * The target of the direct jump or call at @ip (0: not one, or its bytes
+ * cannot be read): where tracing stopped when a filter region is left by it
+ * and the TIP.PGD has no IP (erratum SKL014). perf shows that target too.
+ */
+static uint64_t direct_target(struct rb_pt *pt, struct ptq *q, uint64_t ip)
+{
+	uint8_t raw[pt_max_insn_size];
+	int n = q->img ? read_memory(raw, sizeof(raw), NULL, ip, q->img) : -1;
+	unsigned len;
+	int direct;
+	if (n <= 0 || !branch_kind(raw, (unsigned)n, &len, &direct) || !direct)
+		return 0;
+	unsigned i = 0;
+	while (i < (unsigned)n && raw[i] != 0xe8 && raw[i] != 0xe9 && raw[i] != 0xeb)
+		i++;           /* the prefixes branch_kind skipped */
+	if (raw[i] == 0xeb && i + 2 <= (unsigned)n)
+		return ip + i + 2 + (uint64_t)(int64_t)(int8_t)raw[i + 1];
+	if (i + 5 > (unsigned)n)
+		return 0;
+	int32_t d;
+	memcpy(&d, raw + i + 1, 4);
+	return ip + i + 5 + (uint64_t)(int64_t)d;
+}
+
 static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_block *b, unsigned *len, int *direct)
 {
 	uint8_t raw[pt_max_insn_size];
@@ -1235,7 +1358,7 @@ static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_bl
  */
 static void dec_free(const struct rb_pt *pt, void *d)
 {
-	if (pt->insn_period)
+	if (pt->insn_dec)
 		pt_insn_free_decoder(d);
 	else
 		pt_blk_free_decoder(d);
@@ -1243,7 +1366,7 @@ static void dec_free(const struct rb_pt *pt, void *d)
 
 static void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img)
 {
-	if (pt->insn_period)
+	if (pt->insn_dec)
 		pt_insn_set_image(d, img);
 	else
 		pt_blk_set_image(d, img);
@@ -1252,13 +1375,13 @@ static void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img)
 static int dec_time(const struct rb_pt *pt, void *d, uint64_t *tsc)
 {
 	uint32_t lost_mtc, lost_cyc;
-	return pt->insn_period ? pt_insn_time(d, tsc, &lost_mtc, &lost_cyc) : pt_blk_time(d, tsc, &lost_mtc, &lost_cyc);
+	return pt->insn_dec ? pt_insn_time(d, tsc, &lost_mtc, &lost_cyc) : pt_blk_time(d, tsc, &lost_mtc, &lost_cyc);
 }
 
 static uint64_t dec_offset(const struct rb_pt *pt, void *d, int sync)
 {
 	uint64_t off = 0;
-	if (pt->insn_period)
+	if (pt->insn_dec)
 		(sync ? pt_insn_get_sync_offset : pt_insn_get_offset)(d, &off);
 	else
 		(sync ? pt_blk_get_sync_offset : pt_blk_get_offset)(d, &off);
@@ -1267,17 +1390,17 @@ static uint64_t dec_offset(const struct rb_pt *pt, void *d, int sync)
 
 static int dec_sync_forward(const struct rb_pt *pt, void *d)
 {
-	return pt->insn_period ? pt_insn_sync_forward(d) : pt_blk_sync_forward(d);
+	return pt->insn_dec ? pt_insn_sync_forward(d) : pt_blk_sync_forward(d);
 }
 
 static int dec_event(const struct rb_pt *pt, void *d, struct pt_event *ev)
 {
-	return pt->insn_period ? pt_insn_event(d, ev, sizeof(*ev)) : pt_blk_event(d, ev, sizeof(*ev));
+	return pt->insn_dec ? pt_insn_event(d, ev, sizeof(*ev)) : pt_blk_event(d, ev, sizeof(*ev));
 }
 
 static int dec_next(const struct rb_pt *pt, void *d, struct pt_block *b)
 {
-	if (!pt->insn_period)
+	if (!pt->insn_dec)
 		return pt_blk_next(d, b, sizeof(*b));      /* libipt zeroes the block first, errors included */
 	memset(b, 0, sizeof(*b));
 	struct pt_insn in;
@@ -1325,7 +1448,9 @@ static void handoff_of(const struct rb_pt *pt, struct ptq *q, uint64_t from, uin
 	h->cpu_tid = q->cpu_tid;
 	h->tl_pos = q->tl_pos;
 	h->qtsc = q->tsc;
-	if (pt->insn_period)
+	h->psb_wait = q->psb_wait;
+	h->psb_next = pt->env.pwr_events ? q->psb_next : 0;   /* followed only for psb events */
+	if (pt->insn_dec)
 		pt_insn_time(q->dec, &h->tsc, &h->lost_mtc, &h->lost_cyc);
 	else
 		pt_blk_time(q->dec, &h->tsc, &h->lost_mtc, &h->lost_cyc);
@@ -1341,7 +1466,8 @@ static int handoff_same_state(const struct handoff *a, const struct handoff *b)
 	return a->need_begin == b->need_begin && a->nawait == b->nawait && a->pwre_blocks == b->pwre_blocks &&
 	       a->status == b->status && a->cbr == b->cbr && a->pid_now == b->pid_now && a->tid_now == b->tid_now &&
 	       a->cpu_pid == b->cpu_pid && a->cpu_tid == b->cpu_tid && a->tl_pos == b->tl_pos && a->tsc == b->tsc &&
-	       a->lost_mtc == b->lost_mtc && a->lost_cyc == b->lost_cyc;
+	       a->lost_mtc == b->lost_mtc && a->lost_cyc == b->lost_cyc && a->psb_wait == b->psb_wait &&
+	       a->psb_next == b->psb_next;
 }
 
 /* Items from @from on are dropped. */
@@ -1373,7 +1499,8 @@ static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 	if (q->unproven || q->nheld || q->nheld_count[0] || q->nheld_count[1] || q->pending)
 		return;
 	if (q->seek) {
-		if (q->blocks <= PWRE_WAIT || !q->proved || q->nawait || q->need_begin || h.off <= q->seek_from)
+		if (q->blocks <= PWRE_WAIT || !q->proved || q->nawait || q->psb_wait || q->need_begin ||
+		    h.off <= q->seek_from)
 			return;
 		q->start = h;
 		q->seek = 0;
@@ -1461,7 +1588,8 @@ static void run_config(const struct rb_pt *pt, const struct ptq *q, const struct
 	}
 	if (pt->nr_priv > P_MAX_NONTURBO_RATIO)
 		c->nom_freq = (uint8_t)pt->priv[P_MAX_NONTURBO_RATIO];
-	if (!pt->insn_period) {         /* the same bits mean other things to the instruction decoder */
+	rb_pt_filters_config(&pt->filt, &c->addr_filter);
+	if (!pt->insn_dec) {            /* the same bits mean other things to the instruction decoder */
 		c->flags.variant.block.end_on_call = 1;
 		c->flags.variant.block.end_on_jump = 1;
 	}
@@ -1513,7 +1641,7 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 		if (emit_gap(pt, q, "overlap trimmed", q->time, q->time, 0, detail))
 			return q->err;
 	}
-	q->dec = pt->insn_period ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
+	q->dec = pt->insn_dec ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
 	if (!q->dec)
 		return q->err = -ENOMEM;
 	if (q->img)
@@ -1521,6 +1649,8 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	q->pending = 0;
 	q->have_stash = 0;
 	q->state = Q_SYNC;
+	q->psb_wait = 0;
+	q->psb_next = run->buf_off + next_psb(c.begin, run->size, 0);
 	return 0;
 }
 
@@ -1562,6 +1692,8 @@ static int set_thread(struct rb_pt *pt, struct ptq *q)
 	return 0;
 }
 
+static int emit_psb(struct rb_pt *pt, struct ptq *q);
+
 static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 {
 	char detail[800];
@@ -1584,6 +1716,8 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 			return q->err;
 	}
 	drop_unproven(q);       /* the loss starts after the last packet */
+	if (q->psb_wait && emit_psb(pt, q))
+		return q->err;
 	if (q->pending) {   /* the branch's target is not known: it ends the trace */
 		q->pending = 0;
 		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END))
@@ -1595,6 +1729,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 	uint64_t off2 = off;
 	if (st >= 0) {
 		off2 = q->dec_base + dec_offset(pt, q->dec, 1);
+		q->psb_next = q->runs[q->cur_run - 1].buf_off + off2;   /* the PSBs skipped were not decoded */
 		update_time(pt, q);
 		q->status = st;
 		q->state = Q_DECODE;
@@ -1734,8 +1869,64 @@ static int power_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *e
 	return 0;
 }
 
+/*
+ * perf's "psb" events (--itrace=p): one per PSB+ decoded, dated by its TSC,
+ * at its FUP's address (0 when tracing was off), with the PSB's offset in the
+ * queue's data. libipt has no PSB event; the status updates it reports from a
+ * PSB+ (CBR, and MODE.Exec once the blocks reached the FUP's address) show
+ * that the decoder passed one, which is then found in the buffer
+ * (q->psb_next). Its offset is perf's: the position in the queue's data,
+ * its AUXTRACE payloads one after the other. As perf does, the event comes
+ * when decoding has reached the FUP's address: after the branches before it.
+ */
+static uint64_t perf_pos_of(const struct ptq *q, uint64_t pos)
+{
+	for (size_t i = q->nr_chunks; i-- > 0;)
+		if (q->chunks[i].buf_off <= pos)
+			return q->chunks[i].perf_pos + (pos - q->chunks[i].buf_off);
+	return pos;
+}
+
+static int emit_psb(struct rb_pt *pt, struct ptq *q)
+{
+	struct held h = { .kind = RB_EV_POWER, .power = RB_PWR_PSB, .from = q->psb.fup,
+			  .time = q->psb.tsc ? tsc_to_perf(pt, q->psb.tsc) : q->time };
+	h.payload[0] = perf_pos_of(q, q->psb_pos);
+	q->psb_wait = 0;
+	if (q->psb.fup && resolve_pending(pt, q, q->psb.fup))
+		return q->err;
+	return emit(pt, q, &h);
+}
+
+/* Before libipt's event @ev, or the block at @ip (@ev NULL): the PSBs passed. */
+static int psb_passed(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev, uint64_t ip)
+{
+	if (!pt->env.pwr_events)
+		return 0;
+	int at_fup = ev ? !ev->status_update || ev->type == ptev_exec_mode : ip == q->psb.fup;
+	if (q->psb_wait && at_fup && emit_psb(pt, q))
+		return q->err;
+	if (!ev || q->psb_wait)
+		return 0;
+	const struct run *run = &q->runs[q->cur_run - 1];
+	uint64_t end = run->buf_off + q->dec_base + dec_offset(pt, q->dec, 0);
+	while (q->psb_next < end) {
+		q->psb_pos = q->psb_next;
+		q->psb_next = run->buf_off + next_psb(q->buf + run->buf_off, run->size, q->psb_pos - run->buf_off + PSB_LEN);
+		scan_psb(q->buf + run->buf_off, run->size, q->psb_pos - run->buf_off, &q->psb);
+		q->psb_wait = 1;
+		/* the last one passed, with a FUP, is reported when the blocks reach its address */
+		if (q->psb_next < end || !q->psb.fup || !ev->status_update || ev->type == ptev_exec_mode)
+			if (emit_psb(pt, q))
+				return q->err;
+	}
+	return 0;
+}
+
 static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 {
+	if (psb_passed(pt, q, ev, 0))
+		return q->err;
 	uint64_t t_before = q->done_time > q->time ? q->time : q->done_time;
 	if (ev->has_tsc && ev->tsc > q->tsc) {
 		q->tsc = ev->tsc;
@@ -1765,7 +1956,8 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 		return emit_branch(pt, q, 0, ev->variant.enabled.ip, RB_IP_FLAG_BRANCH | RB_IP_FLAG_TRACE_BEGIN);
 	case ptev_disabled: {
 		/* the branch that left the traced region: its target is in the packet, if not suppressed */
-		uint64_t to = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
+		uint64_t to = ev->ip_suppressed ? (q->pending ? direct_target(pt, q, q->pend_from) : 0)
+						: ev->variant.disabled.ip;
 		if (prove(pt, q))
 			return q->err;
 		if (!q->pending)
@@ -1825,6 +2017,8 @@ static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 {
 	if (q->blocks <= PWRE_WAIT)
 		q->blocks++;
+	if (q->psb_wait && psb_passed(pt, q, NULL, b->ip))
+		return q->err;
 	if (resolve_pending(pt, q, b->ip))
 		return q->err;
 	if (q->nawait && flush_await(pt, q, b->ip, ++q->pwre_blocks <= PWRE_WAIT))
@@ -1929,6 +2123,8 @@ static int step(struct rb_pt *pt, struct ptq *q, uint64_t window)
 				return 0;
 			/* the data ended before the last branch's target: it is not known, so not reported */
 			if (q->nawait && flush_await(pt, q, 0, 0))
+				return q->err;
+			if (q->psb_wait && emit_psb(pt, q))
 				return q->err;
 			q->pending = 0;
 			drop_unproven(q);
@@ -2148,6 +2344,8 @@ static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base
 	l->tid = q->tid;
 	l->buf = q->buf;
 	l->len = q->len;
+	l->chunks = q->chunks;           /* the queue's, as the data and runs: a lane frees none of them */
+	l->nr_chunks = q->nr_chunks;
 	l->runs = q->runs;
 	l->nr_runs = q->nr_runs;
 	l->cur_run = q->cur_run;
@@ -2170,13 +2368,14 @@ static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base
 	uint64_t b = next_bound(pt, l->time);
 	l->seek_limit = b == UINT64_MAX ? UINT64_MAX : perf_to_tsc(pt, b);
 	l->iscache = pt_iscache_alloc("rbdecode");
-	l->dec = l->iscache ? (pt->insn_period ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c))
+	l->dec = l->iscache ? (pt->insn_dec ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c))
 			    : NULL;
 	if (!l->dec) {
 		free_lane(pt, l);
 		return NULL;
 	}
 	l->state = Q_SYNC;
+	l->psb_next = run->buf_off + base;
 	return l;
 }
 
@@ -2710,6 +2909,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		return PD_ERR_NOMEM;
 	pt->env = *env;
 	pt->insn_period = env->insn_period;
+	pt->insn_dec = env->insn_period != 0;
 	/* 100 us to begin with; RBDECODE_PT_WINDOW (ns) lets tests show that windows do not change the output */
 	const char *w = getenv("RBDECODE_PT_WINDOW");
 	pt->delta = w && strtoull(w, NULL, 10) >= 1000 ? strtoull(w, NULL, 10) : 100000;
@@ -2719,6 +2919,18 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		rb_pt_free(pt);
 		return rc;
 	}
+	/*
+	 * Erratum SKL014 (a direct jump or call out of a filter region gives
+	 * TIP.PGD without IP): libipt 2.0's block decoder, ending blocks at
+	 * jumps as ours do, binds such a TIP.PGD to the first direct jump inside
+	 * the region on the way; its instruction decoder finds the jump or call
+	 * that leaves. Filtered traces of those CPUs take the instruction decoder.
+	 */
+	struct pt_errata er;
+	struct pt_conf_addr_filter af;
+	memset(&af, 0, sizeof(af));
+	if (pt->have_cpu && pt_cpu_errata(&er, &pt->cpu) >= 0 && er.skl014 && rb_pt_filters_config(&pt->filt, &af))
+		pt->insn_dec = 1;
 	if (pt->nr_priv > P_TIME_ZERO && pt->priv[P_TIME_MULT] &&
 	    (pt->nr_priv <= P_CAP_USER_TIME_ZERO || pt->priv[P_CAP_USER_TIME_ZERO])) {
 		pt->time_shift = pt->priv[P_TIME_SHIFT];
@@ -2953,14 +3165,14 @@ static int dump_buffer(const uint8_t *buf, size_t len, FILE *out)
 	return ferror(out) ? PD_ERR_IO : 0;
 }
 
-int rb_pt_dump_packets(const char *path, FILE *out, struct pd_error *err)
+int rb_pt_dump_packets(const char *path, long queue, FILE *out, struct pd_error *err)
 {
 	struct pd_reader *r;
 	int rc = pd_reader_open(&r, path, NULL, err);
 	if (rc < 0)
 		return rc;
 	struct pd_record rec;
-	int is_pt = 0, more, found = 0;
+	int is_pt = 0, more, found = 0, dumped = 0;
 	uint8_t *buf = NULL;
 	while ((more = pd_reader_next(r, &rec, err)) == 1) {
 		struct pd_event ev;
@@ -2972,8 +3184,9 @@ int rb_pt_dump_packets(const char *path, FILE *out, struct pd_error *err)
 			found |= is_pt;
 			continue;
 		}
-		if (!is_pt || ev.u.auxtrace.size > ((uint64_t)1 << 32))
+		if (!is_pt || ev.u.auxtrace.size > ((uint64_t)1 << 32) || (queue >= 0 && ev.u.auxtrace.idx != (uint32_t)queue))
 			continue;
+		dumped = 1;
 		uint8_t *b = realloc(buf, (size_t)ev.u.auxtrace.size + 1);
 		if (!b) {
 			rc = PD_ERR_NOMEM;
@@ -2998,5 +3211,5 @@ int rb_pt_dump_packets(const char *path, FILE *out, struct pd_error *err)
 		return rc;
 	if (more < 0)
 		return more;
-	return found;
+	return !found ? 0 : dumped || queue < 0 ? 1 : 2;
 }

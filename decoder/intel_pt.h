@@ -58,7 +58,11 @@ int rb_pt_owns_aux(const struct rb_pt *pt, int32_t cpu, int32_t tid);
 
 void rb_pt_free(struct rb_pt *pt);
 
-/* Packets of every queue, as text (rbdecode dump --packets). */
-int rb_pt_dump_packets(const char *path, FILE *out, struct pd_error *err);
+/*
+ * Packets of every queue, or of queue @queue (>= 0: the AUXTRACE idx), as
+ * text (rbdecode dump --packets). 1: done, 0: no Intel PT trace, 2: none of
+ * that queue, or a pd error.
+ */
+int rb_pt_dump_packets(const char *path, long queue, FILE *out, struct pd_error *err);
 
 #endif

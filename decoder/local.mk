@@ -9,7 +9,7 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/session.h %D%/session.c \
 	%D%/unpack.h %D%/unpack.c \
 	%D%/intel_pt.h %D%/intel_pt.c \
-	%D%/spool.h %D%/spool.c \
+	%D%/spool.h %D%/spool.c %D%/pt_filter.h %D%/pt_filter.c \
 	%D%/imc.h %D%/imc.c %D%/imc_perf.h %D%/imc_perf.c \
 	%D%/ftrace.h %D%/ftrace.c %D%/tracedat.h %D%/tracedat.c \
 	%D%/cs_snapshot.h %D%/cs_snapshot.c %D%/cs_decode.h %D%/cs_decode.c \

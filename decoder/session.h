@@ -91,10 +91,12 @@ enum { RB_EV_BRANCH, RB_EV_INSTRUCTION, RB_EV_PTWRITE, RB_EV_POWER };
  *   RB_PWR_EXSTOP  execution stopped: payload[0] 1 if from is exact (FUP)
  *   RB_PWR_PWRX    C-state exit: deepest cstate, last cstate, wake reason (1 interrupt,
  *                  4 monitored store, 8 hardware: perf's bits)
+ *   RB_PWR_PSB     a PSB+ (Intel PT): payload[0] the PSB's offset in the AUX area; time its TSC,
+ *                  from its FUP (0: tracing was off)
  * Events without an IP of their own carry the address where the decoder
  * stood (0 before tracing starts), as perf's samples do.
  */
-enum { RB_PWR_CBR, RB_PWR_MWAIT, RB_PWR_PWRE, RB_PWR_EXSTOP, RB_PWR_PWRX };
+enum { RB_PWR_CBR, RB_PWR_MWAIT, RB_PWR_PWRE, RB_PWR_EXSTOP, RB_PWR_PWRX, RB_PWR_PSB, RB_PWR_COUNT };
 struct rb_trace_ev {
 	int kind;                     /* RB_EV_BRANCH, or RB_EV_INSTRUCTION: an instruction sample at from
 					 (perf's "instructions" event), insn_count the sampling period;

@@ -468,6 +468,12 @@ typedef void (*pd_kv_fn)(void *ctx, const char *key, uint64_t value, const char 
 const char *pd_auxtrace_info_describe(const struct pd_event *ev, int swapped_file,
 				      pd_kv_fn fn, void *ctx);
 const char *pd_auxtrace_type_name(uint32_t type);
+/*
+ * Intel PT's address filter string (priv[16] its length, the bytes from
+ * priv[17], facts 4.1) into @out (cut to @outsz); *end the index of the
+ * word after it. 1: a string, 0: none, -1: it runs past the @n words.
+ */
+int pd_pt_filter_string(const uint8_t *priv, uint64_t n, int swapped, char *out, size_t outsz, uint64_t *end);
 
 /* ----------------------------------------------------------------- writer */
 

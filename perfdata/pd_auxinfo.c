@@ -29,6 +29,33 @@ static const char *const pt_names[] = {
 	"max_nonturbo_ratio", "filter_str_len",
 };
 
+int pd_pt_filter_string(const uint8_t *priv, uint64_t n, int swapped, char *out, size_t outsz, uint64_t *end)
+{
+	if (outsz)
+		out[0] = 0;
+	*end = n < 17 ? n : 17;
+	if (n < 17)
+		return 0;
+	uint64_t len = pd_u64_at(priv, 16);
+	if (!len)
+		return 0;
+	uint64_t words = (len + 1 + 7) / 8;
+	if (words > n - 17)
+		return -1;
+	size_t k = 0;
+	for (uint64_t w = 0; w < words; w++) {
+		uint64_t v = pd_u64_at(priv, 17 + w);
+		if (swapped)   /* string bytes were swapped as u64 words with the rest */
+			v = bswap_64(v);
+		for (int b = 0; b < 8 && k + 1 < outsz; b++)
+			out[k++] = (char)((const uint8_t *)&v)[b];
+	}
+	if (outsz)
+		out[k < len ? k : len] = 0;
+	*end = 17 + words;
+	return 1;
+}
+
 static void describe_pt(const uint8_t *priv, uint64_t n, int swapped, pd_kv_fn fn, void *ctx)
 {
 	uint64_t i;
@@ -38,26 +65,14 @@ static void describe_pt(const uint8_t *priv, uint64_t n, int swapped, pd_kv_fn f
 		fn(ctx, "error", n, "intel_pt AUXTRACE_INFO has fewer than 10 words");
 	if (n < 17)
 		return;
-	uint64_t len = pd_u64_at(priv, 16);
-	if (len) {
-		uint64_t words = (len + 1 + 7) / 8;
-		if (words > n - 17) {
-			fn(ctx, "error", len, "intel_pt filter string runs past the record");
-			return;
-		}
-		char s[1024];
-		size_t k = 0;
-		for (uint64_t w = 0; w < words; w++) {
-			uint64_t v = pd_u64_at(priv, 17 + w);
-			if (swapped)   /* string bytes were swapped as u64 words with the rest */
-				v = bswap_64(v);
-			for (int b = 0; b < 8 && k < sizeof(s) - 1; b++)
-				s[k++] = (char)((const uint8_t *)&v)[b];
-		}
-		s[k < len ? k : len] = 0;
-		fn(ctx, "filter", len, s);
-		i = 17 + words;
+	char s[1024];
+	int rc = pd_pt_filter_string(priv, n, swapped, s, sizeof(s), &i);
+	if (rc < 0) {
+		fn(ctx, "error", pd_u64_at(priv, 16), "intel_pt filter string runs past the record");
+		return;
 	}
+	if (rc > 0)
+		fn(ctx, "filter", pd_u64_at(priv, 16), s);
 	if (i < n)
 		fn(ctx, "cap_event_trace", pd_u64_at(priv, i), NULL);
 }

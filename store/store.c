@@ -601,6 +601,11 @@ static int sink_end(void *ctx)
 	return st->failed ? -1 : 0;
 }
 
+struct cstack;
+static struct cstack *cstack_of(struct rb_store *st, uint64_t thread_id);
+static void calls_branch(struct rb_store *st, struct cstack *cs, const struct rb_trace_ev *ev, uint64_t ref,
+			 uint64_t comm_id, uint64_t from_sym, uint64_t to_sym, uint64_t to_off);
+
 static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_store *st = ctx;
@@ -614,7 +619,8 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	int64_t cpu = (s->type & PD_SAMPLE_CPU) ? (int64_t)(int32_t)s->cpu : -1;
 	/* perf's defaults for what the sample does not carry */
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
-	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src : PERF_MEM_DATA_SRC_NONE;
+	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src :
+			    ev->synth_name ? 0 : PERF_MEM_DATA_SRC_NONE;   /* perf's synthesized samples have none */
 	/* a branch: its target, and perf's branch type (the flags PERF_BRANCH_MASK keeps) */
 	uint64_t to_dso = 0, to_sym = 0, to_off = 0, to_ip = 0;
 	if (ev->synth_name && (s->type & PD_SAMPLE_ADDR)) {
@@ -622,6 +628,20 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 		export_al(st, &ev->to_al, ev->to_al.addr, &to_dso, &to_sym, &to_off);
 	}
 	uint32_t branch_type = ev->flags & 0x1bff, in_tx = !!(ev->flags & 0x400);
+	if (ev->synth_name && ev->flags) {
+		/* a branch from hardware trace that comes as a sample (CoreSight): calls as sink_branch builds them */
+		struct rb_trace_ev te = { .kind = RB_EV_BRANCH, .time = s->time, .cpu = (int32_t)cpu, .thread = ev->thread,
+					  .main_thread = ev->main_thread, .from = s->ip, .to = to_ip, .flags = ev->flags };
+		struct cstack *cs = cstack_of(st, ev->thread->db_id);
+		if (!cs)
+			return fail(st, "out of memory");
+		if (st->o.calls_only) {
+			--st->last[S_SAMPLE];
+			calls_branch(st, cs, &te, 0, comm ? comm->db_id : 0, sym_id, to_sym, to_off);
+			return st->failed ? -1 : 0;
+		}
+		calls_branch(st, cs, &te, id, comm ? comm->db_id : 0, sym_id, to_sym, to_off);
+	}
 	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(ev->thread->db_id), I(comm ? comm->db_id : 0), I(dso_id),
 	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(to_dso), I(to_sym), I(to_off), I(to_ip), I(period),
 	    I(s->weight), I(s->transaction), I(data_src), I(branch_type), I(in_tx), I(cp), I(0), I(0), I(ev->flags));
@@ -897,8 +917,8 @@ static int sink_insn(struct rb_store *st, const struct rb_trace_ev *ev)
  */
 static int sink_power(struct rb_store *st, const struct rb_trace_ev *ev)
 {
-	static const char *const names[] = { "cbr", "mwait", "pwre", "exstop", "pwrx" };
-	const char *name = ev->kind == RB_EV_PTWRITE ? "ptwrite" : names[ev->power % 5];
+	static const char *const names[RB_PWR_COUNT] = { "cbr", "mwait", "pwre", "exstop", "pwrx", "psb" };
+	const char *name = ev->kind == RB_EV_PTWRITE ? "ptwrite" : names[ev->power % RB_PWR_COUNT];
 	uint64_t evsel_id = export_synth_evsel(st, name);
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t dso_id, sym_id, off;
@@ -924,6 +944,8 @@ static int sink_power(struct rb_store *st, const struct rb_trace_ev *ev)
 		break;
 	case RB_PWR_EXSTOP:
 		ROW(st, S_EXSTOP, I(id), I(v[0]));
+		break;
+	case RB_PWR_PSB:            /* a sample only, as perf's */
 		break;
 	default:
 		ROW(st, S_PWRX, I(id), I(v[0]), I(v[1]), I(v[2]));

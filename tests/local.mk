@@ -32,9 +32,12 @@ SHELL_TESTS = \
 	tests/pt_damaged.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
-TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc
-check_PROGRAMS += tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc
+TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc tests/unit/test_pt_filter
+check_PROGRAMS += tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc tests/unit/test_pt_filter
 endif
+tests_unit_test_pt_filter_SOURCES = tests/unit/test_pt_filter.c tests/unit/tap.h
+tests_unit_test_pt_filter_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_pt_filter_LDADD = $(DECODER_LIBS)
 tests_unit_test_imc_SOURCES = tests/unit/test_imc.c tests/unit/tap.h
 tests_unit_test_imc_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
 tests_unit_test_imc_LDADD = $(DECODER_LIBS)

@@ -8,7 +8,10 @@
  * instruction address is printed. An AUX record flagged TRUNCATED ends a
  * segment: the data after it is decoded by a fresh decoder (the trace was
  * cut there). Decode errors resynchronise at the next PSB and are counted on
- * stderr, as a decoder reports a gap.
+ * stderr, as a decoder reports a gap. A recording with an address filter
+ * (the generator's own form, "filter 0xOFF/0xSIZE@FILE") gets it placed in
+ * the text segment and the CPU's errata (SKL014 binds TIP.PGD without IP
+ * through the filter).
  */
 #include "config.h"
 #include <intel-pt.h>
@@ -18,7 +21,14 @@
 #include "pd.h"
 #include "ptgen.h"
 
-static int load_queue(const char *path, int queue, uint8_t **data, size_t *len, size_t *cuts, int *ncuts)
+struct check_cfg {
+	struct pt_cpu cpu;
+	int have_cpu;
+	uint64_t filt_off, filt_size;    /* the filter range as a file offset (size 0: none) */
+};
+
+static int load_queue(const char *path, int queue, uint8_t **data, size_t *len, size_t *cuts, int *ncuts,
+		      struct check_cfg *cc)
 {
 	struct pd_reader *r;
 	struct pd_error err;
@@ -30,8 +40,25 @@ static int load_queue(const char *path, int queue, uint8_t **data, size_t *len, 
 	size_t cap = 0, n = 0;
 	struct pd_record rec;
 	int rc;
+	const uint8_t *feat;
+	size_t fsize;
+	unsigned fam, model, step;
+	if (pd_reader_feature(r, PD_FEAT_CPUID, &feat, &fsize, NULL) && fsize > 4 &&
+	    sscanf((const char *)feat + 4, "GenuineIntel,%u,%u,%u", &fam, &model, &step) == 3) {
+		cc->cpu.vendor = pcv_intel;
+		cc->cpu.family = (uint16_t)fam;
+		cc->cpu.model = (uint8_t)model;
+		cc->cpu.stepping = (uint8_t)step;
+		cc->have_cpu = 1;
+	}
 	while ((rc = pd_reader_next(r, &rec, &err)) > 0) {
 		struct pd_event ev;
+		char fs[512];
+		uint64_t fend;
+		if (rec.type == PD_RECORD_AUXTRACE_INFO && pd_event_parse(r, &rec, &ev, &err) == 0 &&
+		    pd_pt_filter_string(ev.u.auxtrace_info.priv, ev.u.auxtrace_info.nr_priv, 0, fs, sizeof(fs), &fend) > 0 &&
+		    sscanf(fs, "filter %" SCNx64 "/%" SCNx64, &cc->filt_off, &cc->filt_size) != 2)
+			fprintf(stderr, "ptgen: %s: a filter string ptgen does not write: %s\n", path, fs);
 		if (rec.type == PD_RECORD_AUX && pd_event_parse(r, &rec, &ev, &err) == 0 &&
 		    (int)ev.sid.cpu == queue && (ev.u.aux.flags & 1) && *ncuts < 8)
 			cuts[(*ncuts)++] = ev.u.aux.aux_offset + ev.u.aux.aux_size;
@@ -69,8 +96,8 @@ static int load_queue(const char *path, int queue, uint8_t **data, size_t *len, 
 }
 
 /* Decode [begin, end) with a fresh decoder; returns instructions, counts errors. */
-static unsigned long decode_segment(uint8_t *begin, uint8_t *end, struct image *im, FILE *out,
-				    unsigned long *errors)
+static unsigned long decode_segment(uint8_t *begin, uint8_t *end, struct image *im, const struct check_cfg *cc,
+				    FILE *out, unsigned long *errors)
 {
 	struct pt_config c;
 	pt_config_init(&c);
@@ -80,6 +107,15 @@ static unsigned long decode_segment(uint8_t *begin, uint8_t *end, struct image *
 	c.cpuid_0x15_ebx = 100;
 	c.mtc_freq = 3;
 	c.nom_freq = 24;
+	if (cc->have_cpu) {
+		c.cpu = cc->cpu;
+		pt_cpu_errata(&c.errata, &c.cpu);
+	}
+	if (cc->filt_size) {
+		c.addr_filter.config.ctl.addr0_cfg = 1;        /* FilterEn */
+		c.addr_filter.addr0_a = cc->filt_off - im->text_offset + im->text_vaddr;
+		c.addr_filter.addr0_b = c.addr_filter.addr0_a + cc->filt_size - 1;
+	}
 	struct pt_insn_decoder *d = pt_insn_alloc_decoder(&c);
 	if (!d) {
 		(*errors)++;
@@ -126,7 +162,9 @@ int ipt_decode(const char *perfdata, struct image *im, int queue, FILE *out)
 	uint8_t *data;
 	size_t len, cuts[8];
 	int ncuts = 0;
-	if (load_queue(perfdata, queue, &data, &len, cuts, &ncuts) < 0)
+	struct check_cfg cc;
+	memset(&cc, 0, sizeof(cc));
+	if (load_queue(perfdata, queue, &data, &len, cuts, &ncuts, &cc) < 0)
 		return -1;
 	if (!len) {
 		fprintf(stderr, "ptgen: %s: no trace in queue %d\n", perfdata, queue);
@@ -138,7 +176,7 @@ int ipt_decode(const char *perfdata, struct image *im, int queue, FILE *out)
 	for (int k = 0; k <= ncuts; k++) {
 		size_t to = k < ncuts && cuts[k] < len ? cuts[k] : len;
 		if (to > from)
-			insns += decode_segment(data + from, data + to, im, out, &errors);
+			insns += decode_segment(data + from, data + to, im, &cc, out, &errors);
 		from = to;
 	}
 	fprintf(stderr, "ptgen: libipt: queue %d: %lu instructions, %d segments, %lu decode errors\n", queue, insns,

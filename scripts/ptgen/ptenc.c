@@ -30,6 +30,11 @@
  *                             CBR, MWAIT + PWRE + EXSTOP(IP) + FUP, TSC +
  *                             TMA + PWRX; the CBR of later PSB+ repeats the current
  *                             ratio
+ *   IP filtering              (cfg->filt_a..filt_b) a branch into the region:
+ *                             TSC (+TMA), MODE.Exec, TIP.PGE(target); a branch
+ *                             out of it: TIP.PGD(target), its IP suppressed
+ *                             for a direct jump or call with cfg->skl014
+ *                             (erratum SKL014); nothing outside the region
  *   PSB+                      every cfg->psb_bytes: PSB, TSC, TMA, CBR,
  *                             MODE.Exec + FUP(current IP) when enabled, PSBEND
  *   time                      one core cycle per instruction, CBR = max
@@ -322,8 +327,52 @@ static void mtc_due(struct ptstream *s)
 	}
 }
 
+static int in_filter(const struct ptcfg *c, uint64_t ip)
+{
+	return ip >= c->filt_a && ip <= c->filt_b;
+}
+
+/* IP filtering: @in, with tracing on, leaves the region for @next. */
+static void leave_filter(struct ptstream *s, const struct insn *in, uint64_t next)
+{
+	if (in->kind == IK_JCC || in->kind == IK_SYSCALL || in->kind == IK_SYSRET || in->kind == IK_OTHER ||
+	    in->kind == IK_PTWRITE) {
+		fprintf(stderr, "ptgen: the flow leaves the filter region at 0x%llx other than by a jump, call or "
+			"return\n", (unsigned long long)in->ip);
+		exit(4);
+	}
+	ps_flush(s);
+	emit_cyc(s);
+	int direct = in->kind == IK_JMP || in->kind == IK_CALL;
+	if (direct && s->cfg->skl014)
+		emit_ip(s, ppt_tip_pgd, 0, 1);
+	else
+		emit_ip(s, ppt_tip_pgd, next, 0);
+	s->enabled = 0;
+	rs_clear(s);
+}
+
+/* IP filtering: instruction @in leaves or enters the region (1: handled here, nothing else to emit). */
+static int filter_insn(struct ptstream *s, const struct insn *in, uint64_t next)
+{
+	if (!s->cfg->filt_b)
+		return 0;
+	if (s->enabled && (!next || in_filter(s->cfg, next)))
+		return 0;
+	if (s->enabled)
+		leave_filter(s, in, next);
+	s->tsc++;
+	s->index++;
+	s->cur_ip = next;
+	if (next && in_filter(s->cfg, next))
+		ps_enable(s, next);
+	return 1;
+}
+
 void ps_insn(struct ptstream *s, const struct insn *in, uint64_t next)
 {
+	if (filter_insn(s, in, next))
+		return;
 	s->cur_ip = in->ip;
 	if (s->enabled && !s->dropping && s->len >= s->next_psb)
 		ps_psb(s);

@@ -118,7 +118,10 @@ static size_t write_branches(struct gen *g, int t, FILE *out)
 		struct insn in;
 		insn_at(g, th->ip[i], &in);
 		const char *k = branch_kind(in.kind);
-		if (in.kind == IK_SYSCALL && !g->cfg.kernel) {
+		if (fl[i] & TF_LEAVE) {
+			fprintf(out, "%" PRIx64 " %" PRIx64 " tr_end_%s\n", th->ip[i], th->ip[i + 1], k);
+			nb++;
+		} else if (in.kind == IK_SYSCALL && !g->cfg.kernel) {
 			fprintf(out, "%" PRIx64 " 0 tr_end_syscall\n", th->ip[i]);
 			nb++;
 		} else if (k && i + 1 < th->n && !(in.kind == IK_JCC && th->ip[i + 1] == th->ip[i] + in.size)) {
@@ -907,6 +910,55 @@ static void variant_ptw(struct gen *g, const char *out)
 	finish_single(g, w, &s, 0);
 }
 
+/*
+ * IP filtering (perf record --filter): only the work function is traced, on
+ * a Skylake (erratum SKL014): tracing starts at each branch into it
+ * (TIP.PGE) and stops at each branch out (TIP.PGD); leaving by a direct call
+ * the TIP.PGD has no IP, and only the filter (AUXTRACE_INFO's string, as
+ * perf record writes it: a file offset and size in the object) says where
+ * tracing stopped.
+ */
+static void variant_filter(struct gen *g, const char *out)
+{
+	static char filter[600];
+	const uint64_t a = 0x4010f0, size = 0x7d;   /* work.isra.0 in rbfix/loops */
+	struct insn first;
+	insn_at(g, a, &first);
+	g->cfg.filt_a = a;
+	g->cfg.filt_b = a + size - 1;
+	g->cfg.skl014 = 1;
+	g->cfg.cpuid = "GenuineIntel,6,78,3";
+	snprintf(filter, sizeof(filter), "filter 0x%" PRIx64 "/0x%" PRIx64 "@%s",
+		 a - g->im.text_vaddr + g->im.text_offset, size, g->recname);
+	g->cfg.filter = filter;
+	struct ptstream s;
+	struct wrap *w = open_wrap(g, out, 1, 0, 2);
+	process_start(g, w, START_TSC);
+	stream_init(g, &s, 600);
+	const struct thread_flow *th = &g->fl.th[0];
+	s.thread = 0;
+	s.index = 0;
+	if (th->ip[0] >= g->cfg.filt_a && th->ip[0] <= g->cfg.filt_b)
+		enable_at(g, &s, 0, 0);
+	for (size_t i = 0; i < th->n; i++) {
+		struct insn in;
+		insn_at(g, th->ip[i], &in);
+		uint64_t next = i + 1 < th->n ? th->ip[i + 1] : 0;
+		int was = s.enabled;
+		if (was && in.kind == IK_SYSCALL)
+			die(4, "%s", "a system call inside the filter region");
+		g->tr.tsc[0][i] = s.tsc;
+		ps_insn(&s, &in, next);
+		if (!was)
+			g->tr.flags[0][i] &= (uint8_t)~TF_VISIBLE;
+		else if (!s.enabled)
+			g->tr.flags[0][i] |= TF_LEAVE;
+		if (!was && s.enabled)
+			g->tr.flags[0][i + 1] |= TF_BEGIN;
+	}
+	finish_single(g, w, &s, 0);
+}
+
 struct variant {
 	const char *name;
 	void (*run)(struct gen *g, const char *out);
@@ -932,6 +984,8 @@ static const struct variant variants[] = {
 	{ "power", variant_power,
 	  "PTWRITE (with FUP) and power events: CBR changes, C-states (MWAIT, PWRE, EXSTOP, PWRX); no CYC" },
 	{ "ptw", variant_ptw, "PTWRITE instructions traced without FUP (config ptw, not fup_on_ptw)" },
+	{ "filter", variant_filter,
+	  "IP filtering on a Skylake: only work.isra.0 traced; leaving by a direct call, TIP.PGD has no IP (SKL014)" },
 	{ "one-cpu", variant_one_cpu,
 	  "two threads taking turns on one CPU (SWITCH_CPU_WIDE), one preemption by an interrupt" },
 	{ "kernel", variant_kernel,

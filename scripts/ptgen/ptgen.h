@@ -118,6 +118,11 @@ struct ptcfg {
 	uint64_t syscall_cycles;   /* time spent in the kernel per system call */
 	uint64_t irq_cycles;       /* time spent in the kernel per interrupt */
 	int kernel;                /* the kernel is traced too: system calls and returns are TIPs */
+	uint64_t filt_a, filt_b;   /* IP filtering: only [filt_a, filt_b] is traced (0, 0: off) */
+	int skl014;                /* erratum SKL014: a direct jump / call leaving the filter region
+				      gives TIP.PGD without its target IP */
+	const char *filter;        /* perf's filter string in AUXTRACE_INFO (NULL: none) */
+	const char *cpuid;         /* the CPUID feature (NULL: ptgen's default CPU) */
 };
 
 struct psb_mark {
@@ -134,6 +139,7 @@ enum {
 	TF_BEGIN = 2,        /* trace (re)starts at it: a trace-begin branch 0 -> ip */
 	TF_ASYNC_AFTER = 4,  /* an interrupt is taken right after it (FUP next ip, TIP.PGD) */
 	TF_LOSS = 8,         /* trace was lost just before it */
+	TF_LEAVE = 16,       /* a branch out of the filter region: tracing stops (TIP.PGD) */
 };
 
 struct gap {

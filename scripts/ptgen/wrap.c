@@ -120,7 +120,7 @@ static void set_features(struct wrap *w)
 	set_string(w, PD_FEAT_VERSION, "6.1.ptgen");
 	set_string(w, PD_FEAT_ARCH, "x86_64");
 	set_string(w, PD_FEAT_CPUDESC, "Synthetic Intel PT fixture (ptgen)");
-	set_string(w, PD_FEAT_CPUID, "GenuineIntel,6,140,1");
+	set_string(w, PD_FEAT_CPUID, w->cfg.pt->cpuid ? w->cfg.pt->cpuid : "GenuineIntel,6,140,1");
 	memset(&b, 0, sizeof(b));
 	pd_buf_u32(&b, (uint32_t)w->cfg.ncpus);
 	pd_buf_u32(&b, (uint32_t)w->cfg.ncpus);
@@ -170,7 +170,13 @@ static void write_auxtrace_info(struct wrap *w)
 	u64(&r, 1);                 /* tsc_ctc_ratio_d (CPUID.15H EAX) */
 	u64(&r, PT_CYC_BIT);
 	u64(&r, pt->nom_ratio);     /* max_non_turbo_ratio */
-	u64(&r, 0);                 /* filter string length */
+	size_t flen = pt->filter ? strlen(pt->filter) : 0;
+	u64(&r, flen);              /* filter string length; the string, NUL-terminated, padded to 8 */
+	for (size_t i = 0; flen && i < (flen + 1 + 7) / 8; i++) {
+		uint64_t v = 0;
+		memcpy(&v, pt->filter + 8 * i, flen + 1 - 8 * i < 8 ? flen + 1 - 8 * i : 8);
+		u64(&r, v);
+	}
 	write_rec(w, &r, NULL, 0);
 }
 
