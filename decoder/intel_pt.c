@@ -1424,15 +1424,8 @@ static int dec_next(const struct rb_pt *pt, void *d, struct pt_block *b)
 static void handoff_of(const struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags,
 		       struct handoff *h)
 {
-	uint64_t off = q->dec_base + dec_offset(pt, q->dec, 0);
-	if (off != q->emit_off) {
-		q->emit_off = off;
-		q->emit_ord = 0;
-	} else {
-		q->emit_ord++;
-	}
 	memset(h, 0, sizeof(*h));
-	h->off = off;
+	h->off = q->emit_off;
 	h->ord = q->emit_ord;
 	h->from = from;
 	h->to = to;
@@ -1492,16 +1485,24 @@ static void drop_items(struct ptq *q, size_t from)
  */
 static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
 {
-	if (!q->dec || q->stopped)
+	/* branches are counted per trace offset from when a lane start is looked for, or at */
+	if (!q->dec || q->stopped || (!q->seek && !q->target))
 		return;
-	struct handoff h;
-	handoff_of(pt, q, from, to, flags, &h);
+	uint64_t off = q->dec_base + dec_offset(pt, q->dec, 0);
+	if (off != q->emit_off) {
+		q->emit_off = off;
+		q->emit_ord = 0;
+	} else {
+		q->emit_ord++;
+	}
 	if (q->unproven || q->nheld || q->nheld_count[0] || q->nheld_count[1] || q->pending)
 		return;
+	struct handoff h;
 	if (q->seek) {
 		if (q->blocks <= PWRE_WAIT || !q->proved || q->nawait || q->psb_wait || q->need_begin ||
-		    h.off <= q->seek_from)
+		    off <= q->seek_from)
 			return;
+		handoff_of(pt, q, from, to, flags, &h);
 		q->start = h;
 		q->seek = 0;
 		drop_items(q, q->out_head);
@@ -1512,10 +1513,13 @@ static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 	if (pt->phase_seek)
 		return;      /* lanes that found their starts wait for the others' */
 	struct ptq *t = q->target;
-	while (t && (t->no_start || h.off > t->start.off))
+	while (t && (t->no_start || off > t->start.off))
 		t = t->next;
 	q->target = t;
-	if (!t || !handoff_same_place(&h, &t->start))
+	if (!t || off != t->start.off)
+		return;
+	handoff_of(pt, q, from, to, flags, &h);
+	if (!handoff_same_place(&h, &t->start))
 		return;
 	/*
 	 * The lane's time is the newest it saw, this decoder's the newest
