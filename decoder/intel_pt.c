@@ -25,6 +25,41 @@
  *     time order (queue index breaks ties). Nothing depends on which thread
  *     decoded what or when, so the output is the same for every N.
  *
+ *     Segments: a long run of one queue is split too. Boundaries are the
+ *     first PSB after every RBDECODE_PT_SEGMENT bytes (64 KiB) of the run,
+ *     chosen from the data alone, and the segments are decoded the same way
+ *     whatever N is. A lane (a ptq of its own: decoder, images, section
+ *     cache, thread, events) decodes from its PSB. A decoder started at a
+ *     PSB does not know what the one before it held there (unproven code,
+ *     held events, a pending branch, the last CBR, the PTWRITE / power
+ *     events waiting for an address, libipt's time calibration, the time
+ *     it had reached), so a lane first seeks its start: the first branch
+ *     it emits with nothing unproven, held, pending or waiting, after
+ *     PWRE_WAIT blocks and a packet that proved code, past two PSBs and
+ *     two MTCs that ended cycles (warm_end), before the next map change
+ *     and within a segment's bytes. From there on the queue's decoder,
+ *     which came from further back, is in the same state, and the lane's
+ *     events are the ones it would make. Everything the lane made before
+ *     is dropped. The decoder before it stops at that branch (the same
+ *     trace offset, branch, and count of branches at that offset) if its
+ *     state there is the lane's (need_begin, awaited events, CBR, status,
+ *     thread and timeline place, libipt's time and lost MTC / CYC counts,
+ *     and a newest time not earlier than the lane's); what it makes after
+ *     is dropped, and the queue takes the lane over (adopt): its events,
+ *     dated no earlier than the queue's time, its decoder and state. A
+ *     lane that finds no start, or a decoder that passes a lane's start
+ *     or stands there in another state, just goes on: the lane is
+ *     dropped and the output is still the unsegmented one. A window first
+ *     adds lanes for the boundaries whose PSB's TSC is within it and that
+ *     the queue has not reached, lets them seek (phase one, nothing else
+ *     runs), then decodes queues and lanes to its end (phase two); with N
+ *     threads windows hold about a segment's worth of events per thread.
+ *     Gaps are a decoder's like any event: one in a lane's seek is its
+ *     predecessor's, so none is lost or doubled. Instruction samples
+ *     (--itrace=i) count instructions from the start of the trace, which a
+ *     lane cannot know: with them, and without timestamps, runs are decoded
+ *     whole.
+ *
  *  3. Memory: one libipt image per process and queue. Sections are added on first
  *     miss: the image's read callback finds the mapping in the session's
  *     machine (maps as of now in the decode), locates the object's file
@@ -104,6 +139,28 @@ struct held {                     /* an event not yet proven by a packet */
 };
 
 struct ptq;
+
+/*
+ * A point where one decoder can hand over to another (see "Segments"):
+ * a branch emitted at a trace offset, and the state around it that the
+ * next decoder could not know from its own start.
+ */
+struct handoff {
+	uint64_t off, from, to;
+	unsigned ord;
+	uint32_t flags;
+	int need_begin, nawait, pwre_blocks, status, psb_wait;
+	uint64_t psb_next;
+	uint64_t qtsc;                   /* the decoder's time (the newest it saw: not compared, see at_handoff) */
+	uint64_t tsc;                    /* libipt's time there, and what it lost (its calibration) */
+	uint32_t lost_mtc, lost_cyc;
+	unsigned cbr;
+	int32_t pid_now, tid_now, cpu_pid, cpu_tid;
+	size_t tl_pos;
+	int have_clk;                    /* the packet clock there (pt_clock.h), and what it dated last */
+	struct ptclock clk;
+	uint64_t clk_base, clk_time;
+};
 
 struct proc_image {               /* a process's memory as one queue's decoder sees it */
 	int32_t pid;
@@ -229,6 +286,24 @@ struct ptq {
 	uint64_t psb_next, psb_pos;
 	struct psb_info psb;
 	int psb_wait;
+	/* segments (see "Segments" above) */
+	uint64_t dec_base;               /* offset in the run of the decoder's first byte */
+	uint64_t emit_off;               /* trace offset of the last branch emitted, and how many */
+	unsigned emit_ord;               /*   were emitted at that offset before it */
+	struct ptq *lanes;               /* a queue: lanes decoding later segments of its run, in order */
+	struct ptq *next;                /* a lane: the one after it */
+	struct ptq *target;              /* the lane whose start this decoder stops at (NULL: none) */
+	uint64_t seg_last;               /* a queue: the last segment boundary looked at in its run */
+	uint64_t seg_next, seg_next_tsc; /* the next one (0: not found yet, UINT64_MAX: none) and its TSC */
+	int is_lane, seek, no_start;     /* a lane; looking for its start; gave up looking */
+	uint64_t seek_limit, seek_end;   /* a seeking lane gives up at this TSC (a map change) or offset */
+	uint64_t seek_from;              /* and starts only past this offset (the PSB after its first) */
+	unsigned blocks;                 /* blocks since the lane synchronized (counted to PWRE_WAIT + 1) */
+	int proved;                      /* a packet proved code since the lane synchronized */
+	struct handoff start;            /* a lane: where its output starts */
+	int stopped;                     /* reached its target's start: what came after is the target's */
+	size_t stop_keep;                /* items (from out_head) and counts at that point */
+	uint64_t stop_n[4], stop_time, stop_tsc;
 };
 
 struct pool {                     /* -j N: N - 1 threads besides the session's */
@@ -237,9 +312,11 @@ struct pool {                     /* -j N: N - 1 threads besides the session's *
 	pthread_mutex_t mu;
 	pthread_cond_t go, done;
 	uint64_t gen;                    /* a new window to decode */
-	size_t next;                     /* next queue to take */
+	size_t next;                     /* next task to take */
 	int busy;                        /* threads still decoding this window */
 	uint64_t limit;                  /* the window's end, TSC */
+	struct ptq **tasks;              /* queues and lanes to decode in this phase */
+	size_t nr_tasks, cap_tasks;
 	int quit;
 };
 
@@ -275,6 +352,10 @@ struct rb_pt {
 	pthread_mutex_t mlock;           /* the session's machine, for decoding threads */
 	struct pool pool;
 	int failed;                      /* a sink returned non-zero, or decoding ran out of memory */
+	uint64_t seg_size;               /* runs are split in segments of about this many bytes (0: not) */
+	uint64_t win_events;             /* events a window should produce */
+	uint64_t handoffs;               /* lanes taken over by their queues */
+	int phase_seek;                  /* lanes are looking for their starts (and nothing else runs) */
 	uint64_t cbr2khz;                /* kHz per unit of core:bus ratio (perf's: TSC Hz / max non-turbo / 1000) */
 	unsigned max_nonturbo;
 	struct rb_pt_filters filt;       /* address filters (perf record --filter), placed by the sideband */
@@ -969,23 +1050,22 @@ static struct proc_image *proc_image(struct rb_pt *pt, struct ptq *q, int32_t pi
 /* An exec: the process's images are gone (no queue is decoding: the session calls between windows). */
 static void drop_image(struct rb_pt *pt, int32_t pid)
 {
-	for (size_t i = 0; i < pt->nr_q; i++) {
-		struct ptq *q = &pt->q[i];
-		for (struct proc_image **pp = &q->images; *pp; pp = &(*pp)->next) {
-			struct proc_image *p = *pp;
-			if (p->pid != pid)
-				continue;
-			if (q->img == p) {
-				if (q->dec)
-					dec_set_image(pt, q->dec, NULL);
-				q->img = NULL;
+	for (size_t i = 0; i < pt->nr_q; i++)
+		for (struct ptq *q = &pt->q[i]; q; q = q == &pt->q[i] ? pt->q[i].lanes : q->next)
+			for (struct proc_image **pp = &q->images; *pp; pp = &(*pp)->next) {
+				struct proc_image *p = *pp;
+				if (p->pid != pid)
+					continue;
+				if (q->img == p) {
+					if (q->dec)
+						dec_set_image(pt, q->dec, NULL);
+					q->img = NULL;
+				}
+				*pp = p->next;
+				pt_image_free(p->img);
+				free(p);
+				break;
 			}
-			*pp = p->next;
-			pt_image_free(p->img);
-			free(p);
-			break;
-		}
-	}
 }
 
 /*
@@ -1113,6 +1193,8 @@ static int emit(struct rb_pt *pt, struct ptq *q, const struct held *h)
 	return 0;
 }
 
+static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags);
+
 static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags, uint64_t time)
 {
 	struct held h = { .kind = RB_EV_BRANCH, .from = from, .to = to, .time = time, .insns = q->since,
@@ -1120,7 +1202,11 @@ static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 	q->since = 0;
 	if (!q->unproven)
 		q->since_proven = 0;
-	return emit(pt, q, &h);
+	if (emit(pt, q, &h))
+		return q->err;
+	if (pt->seg_size)
+		at_handoff(pt, q, from, to, flags);
+	return 0;
 }
 
 /* A packet proved what was decoded since the last one: count it, and let its events out. */
@@ -1128,6 +1214,7 @@ static int prove(struct rb_pt *pt, struct ptq *q)
 {
 	q->n_insns += q->unproven;
 	q->unproven = 0;
+	q->proved = 1;
 	q->since_proven = q->since;
 	q->insn_left_proven = q->insn_left;
 	for (size_t i = 0; i < q->nheld; i++)
@@ -1348,6 +1435,134 @@ static int dec_next(const struct rb_pt *pt, void *d, struct pt_block *b)
 	return st;
 }
 
+/* ------------------------------------------------------------ hand-over points */
+
+static void handoff_of(const struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags,
+		       struct handoff *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->off = q->emit_off;
+	h->ord = q->emit_ord;
+	h->from = from;
+	h->to = to;
+	h->flags = flags;
+	h->need_begin = q->need_begin;
+	h->nawait = q->nawait;
+	h->pwre_blocks = q->pwre_blocks;
+	h->status = q->status;
+	h->cbr = q->cbr;
+	h->pid_now = q->pid_now;
+	h->tid_now = q->tid_now;
+	h->cpu_pid = q->cpu_pid;
+	h->cpu_tid = q->cpu_tid;
+	h->tl_pos = q->tl_pos;
+	h->qtsc = q->tsc;
+	h->psb_wait = q->psb_wait;
+	h->psb_next = pt->env.pwr_events ? q->psb_next : 0;   /* followed only for psb events */
+	h->have_clk = q->have_clk;
+	if (q->have_clk) {
+		h->clk = q->clk;
+		h->clk_base = q->dec_base;
+		h->clk_time = q->clk_time;
+	}
+	if (pt->insn_dec)
+		pt_insn_time(q->dec, &h->tsc, &h->lost_mtc, &h->lost_cyc);
+	else
+		pt_blk_time(q->dec, &h->tsc, &h->lost_mtc, &h->lost_cyc);
+}
+
+static int handoff_same_place(const struct handoff *a, const struct handoff *b)
+{
+	return a->off == b->off && a->ord == b->ord && a->from == b->from && a->to == b->to && a->flags == b->flags;
+}
+
+static int handoff_same_state(const struct handoff *a, const struct handoff *b)
+{
+	return a->need_begin == b->need_begin && a->nawait == b->nawait && a->pwre_blocks == b->pwre_blocks &&
+	       a->status == b->status && a->cbr == b->cbr && a->pid_now == b->pid_now && a->tid_now == b->tid_now &&
+	       a->cpu_pid == b->cpu_pid && a->cpu_tid == b->cpu_tid && a->tl_pos == b->tl_pos && a->tsc == b->tsc &&
+	       a->lost_mtc == b->lost_mtc && a->lost_cyc == b->lost_cyc && a->psb_wait == b->psb_wait &&
+	       a->psb_next == b->psb_next && a->have_clk == b->have_clk &&
+	       (!a->have_clk || (a->clk_time == b->clk_time && ptclock_agree(&a->clk, a->clk_base, &b->clk, b->clk_base)));
+}
+
+/* Items from @from on are dropped. */
+static void drop_items(struct ptq *q, size_t from)
+{
+	for (size_t j = from; j < q->out_n; j++) {
+		free(q->out[j].gap);
+		q->out[j].gap = NULL;
+	}
+	if (from < q->out_n)
+		q->out_n = from;
+	if (q->out_head > q->out_n)
+		q->out_head = q->out_n;
+}
+
+/*
+ * A branch was emitted with nothing unproven or pending behind it: a lane
+ * looking for its start takes the first such point after it has seen
+ * PWRE_WAIT blocks and a packet proving code (everything before is its
+ * predecessor's); a decoder with a target stops where that lane started,
+ * if it stands there in the same state (what follows is the lane's).
+ */
+static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags)
+{
+	/* branches are counted per trace offset from when a lane start is looked for, or at */
+	if (!q->dec || q->stopped || (!q->seek && !q->target))
+		return;
+	uint64_t off = q->dec_base + dec_offset(pt, q->dec, 0);
+	if (off != q->emit_off) {
+		q->emit_off = off;
+		q->emit_ord = 0;
+	} else {
+		q->emit_ord++;
+	}
+	if (q->unproven || q->nheld || q->nheld_count[0] || q->nheld_count[1] || q->pending)
+		return;
+	struct handoff h;
+	if (q->seek) {
+		if (q->blocks <= PWRE_WAIT || !q->proved || q->nawait || q->psb_wait || q->need_begin ||
+		    off <= q->seek_from)
+			return;
+		handoff_of(pt, q, from, to, flags, &h);
+		q->start = h;
+		q->seek = 0;
+		drop_items(q, q->out_head);
+		q->out_head = q->out_n = 0;
+		q->n_insns = q->n_branches = q->n_insn_samples = q->n_gaps = 0;
+		return;
+	}
+	if (pt->phase_seek)
+		return;      /* lanes that found their starts wait for the others' */
+	struct ptq *t = q->target;
+	while (t && (t->no_start || off > t->start.off))
+		t = t->next;
+	q->target = t;
+	if (!t || off != t->start.off)
+		return;
+	handoff_of(pt, q, from, to, flags, &h);
+	if (!handoff_same_place(&h, &t->start))
+		return;
+	/*
+	 * The lane's time is the newest it saw, this decoder's the newest
+	 * of a longer past: the lane's events are dated no earlier than this
+	 * decoder's time (adopt), which is right if the lane's is not later.
+	 */
+	if (!handoff_same_state(&h, &t->start) || t->start.qtsc > h.qtsc) {
+		q->target = t->next;
+		return;
+	}
+	q->stopped = 1;
+	q->stop_keep = q->out_n - q->out_head;
+	q->stop_n[0] = q->n_insns;
+	q->stop_n[1] = q->n_branches;
+	q->stop_n[2] = q->n_insn_samples;
+	q->stop_n[3] = q->n_gaps;
+	q->stop_time = q->time;
+	q->stop_tsc = q->tsc;
+}
+
 /*
  * The time a run's decoding first needs memory: the newest TSC before its
  * first packet that carries an IP or branch outside PSB+ (TIP.PGE, TIP,
@@ -1380,6 +1595,46 @@ static uint64_t first_tsc(const struct pt_config *c)
 	return tsc;
 }
 
+/* A decoder's configuration for @run from its offset @from to its end. */
+static void run_config(const struct rb_pt *pt, const struct ptq *q, const struct run *run, uint64_t from,
+		       struct pt_config *c)
+{
+	pt_config_init(c);
+	c->begin = q->buf + run->buf_off + from;
+	c->end = q->buf + run->buf_off + run->size;
+	if (pt->have_cpu) {
+		c->cpu = pt->cpu;
+		pt_cpu_errata(&c->errata, &c->cpu);
+	}
+	if (pt->nr_priv > P_TSC_CTC_D) {
+		c->cpuid_0x15_eax = (uint32_t)pt->priv[P_TSC_CTC_D];
+		c->cpuid_0x15_ebx = (uint32_t)pt->priv[P_TSC_CTC_N];
+		uint64_t bits = pt->priv[P_MTC_FREQ_BITS];
+		if (bits)
+			c->mtc_freq = (uint8_t)((pt->config & bits) >> __builtin_ctzll(bits));
+	}
+	if (pt->nr_priv > P_MAX_NONTURBO_RATIO)
+		c->nom_freq = (uint8_t)pt->priv[P_MAX_NONTURBO_RATIO];
+	rb_pt_filters_config(&pt->filt, &c->addr_filter);
+	if (!pt->insn_dec) {            /* the same bits mean other things to the instruction decoder */
+		c->flags.variant.block.end_on_call = 1;
+		c->flags.variant.block.end_on_jump = 1;
+	}
+}
+
+/* The packet clock over the bytes decoder config @c reads (from its first PSB). */
+static int start_clock(struct ptq *q, const struct pt_config *c)
+{
+	struct ptclock_config cc = { .mtc_shift = c->mtc_freq, .tsc_ctc_n = c->cpuid_0x15_ebx,
+				     .tsc_ctc_d = c->cpuid_0x15_eax, .max_nonturbo = c->nom_freq };
+	if (ptclock_init(&q->clk, &cc, c->begin, c->end, 0))
+		return -1;
+	q->have_clk = 1;
+	q->clk_known = 0;
+	q->time_known = 0;
+	return 0;
+}
+
 static int start_run(struct rb_pt *pt, struct ptq *q)
 {
 	if (q->dec) {
@@ -1390,6 +1645,7 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 		ptclock_fini(&q->clk);
 		q->have_clk = 0;
 	}
+	q->target = NULL;               /* lanes of the run before are no one's */
 	if (q->cur_run >= q->nr_runs) {
 		q->state = Q_DONE;
 		return 0;
@@ -1398,27 +1654,9 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	int first = q->cur_run == 1;
 	uint64_t t_end = q->done_time;   /* last decoded time of the previous run */
 	struct pt_config c;
-	pt_config_init(&c);
-	c.begin = q->buf + run->buf_off;
-	c.end = c.begin + run->size;
-	if (pt->have_cpu) {
-		c.cpu = pt->cpu;
-		pt_cpu_errata(&c.errata, &c.cpu);
-	}
-	if (pt->nr_priv > P_TSC_CTC_D) {
-		c.cpuid_0x15_eax = (uint32_t)pt->priv[P_TSC_CTC_D];
-		c.cpuid_0x15_ebx = (uint32_t)pt->priv[P_TSC_CTC_N];
-		uint64_t bits = pt->priv[P_MTC_FREQ_BITS];
-		if (bits)
-			c.mtc_freq = (uint8_t)((pt->config & bits) >> __builtin_ctzll(bits));
-	}
-	if (pt->nr_priv > P_MAX_NONTURBO_RATIO)
-		c.nom_freq = (uint8_t)pt->priv[P_MAX_NONTURBO_RATIO];
-	rb_pt_filters_config(&pt->filt, &c.addr_filter);
-	if (!pt->insn_dec) {            /* the same bits mean other things to the instruction decoder */
-		c.flags.variant.block.end_on_call = 1;
-		c.flags.variant.block.end_on_jump = 1;
-	}
+	run_config(pt, q, run, 0, &c);
+	q->dec_base = 0;
+	q->seg_last = q->seg_next = 0;
 	uint64_t t = first_tsc(&c);
 	if (t > q->tsc) {
 		q->tsc = t;
@@ -1450,13 +1688,8 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	q->dec = pt->insn_dec ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
 	if (!q->dec)
 		return q->err = -ENOMEM;
-	struct ptclock_config cc = { .mtc_shift = c.mtc_freq, .tsc_ctc_n = c.cpuid_0x15_ebx,
-				     .tsc_ctc_d = c.cpuid_0x15_eax, .max_nonturbo = c.nom_freq };
-	if (ptclock_init(&q->clk, &cc, c.begin, c.end, 0))
+	if (start_clock(q, &c))
 		return q->err = -ENOMEM;
-	q->have_clk = 1;
-	q->clk_known = 0;
-	q->time_known = 0;
 	if (q->img)
 		dec_set_image(pt, q->dec, q->img->img);
 	q->pending = 0;
@@ -1551,7 +1784,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 {
 	char detail[800];
 	uint64_t off = 0, t0 = q->time;
-	off = dec_offset(pt, q->dec, 0);
+	off = q->dec_base + dec_offset(pt, q->dec, 0);
 	const char *reason = "decoder lost sync";
 	if (err == -pte_nomap) {
 		reason = "no image";
@@ -1581,7 +1814,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 	int st = dec_sync_forward(pt, q->dec);
 	uint64_t off2 = off;
 	if (st >= 0) {
-		off2 = dec_offset(pt, q->dec, 1);
+		off2 = q->dec_base + dec_offset(pt, q->dec, 1);
 		q->psb_next = q->runs[q->cur_run - 1].buf_off + off2;   /* the PSBs skipped were not decoded */
 		update_time(pt, q);
 		q->status = st;
@@ -1762,7 +1995,7 @@ static int psb_passed(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev
 	if (!ev || q->psb_wait)
 		return 0;
 	const struct run *run = &q->runs[q->cur_run - 1];
-	uint64_t end = run->buf_off + dec_offset(pt, q->dec, 0);
+	uint64_t end = run->buf_off + q->dec_base + dec_offset(pt, q->dec, 0);
 	while (q->psb_next < end) {
 		q->psb_pos = q->psb_next;
 		q->psb_next = run->buf_off + next_psb(q->buf + run->buf_off, run->size, q->psb_pos - run->buf_off + PSB_LEN);
@@ -1837,7 +2070,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT, q->clk_time);
 	case ptev_overflow: {
 		char detail[120];
-		uint64_t off = dec_offset(pt, q->dec, 0);
+		uint64_t off = q->dec_base + dec_offset(pt, q->dec, 0);
 		snprintf(detail, sizeof(detail), "overflow packet at trace offset %#" PRIx64 " (queue %u): trace lost",
 			 off, q->idx);
 		q->pending = 0;
@@ -1871,6 +2104,8 @@ static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 
 static int on_block(struct rb_pt *pt, struct ptq *q, const struct pt_block *b)
 {
+	if (q->blocks <= PWRE_WAIT)
+		q->blocks++;
 	if (q->psb_wait && psb_passed(pt, q, NULL, b->ip))
 		return q->err;
 	if (resolve_pending(pt, q, b->ip))
@@ -1960,14 +2195,22 @@ static inline int catch_up(struct rb_pt *pt, struct ptq *q, uint64_t x, uint64_t
 	return catch_up_tl(pt, q, x, limit);
 }
 
-/* Decode queue @q up to the end of the window, @limit (TSC). */
-static int step(struct rb_pt *pt, struct ptq *q, uint64_t limit)
+/* Decode queue or lane @q up to the end of the window, @window (TSC). */
+static int step(struct rb_pt *pt, struct ptq *q, uint64_t window)
 {
 	while (!q->err) {
+		/* a lane looking for its start goes on to the next map change, then gives up */
+		uint64_t limit = q->seek ? q->seek_limit : window;
+		if (q->stopped)
+			return 0;
+		if (q->seek && q->dec && q->dec_base + dec_offset(pt, q->dec, 0) > q->seek_end)
+			return 0;
 		switch (q->state) {
 		case Q_DONE:
 			return 0;
 		case Q_NEXT_RUN:
+			if (q->is_lane)         /* the end of the run: the queue goes on when it has taken the lane */
+				return 0;
 			/* the data ended before the last branch's target: it is not known, so not reported */
 			if (q->nawait && flush_await(pt, q, 0, 0))
 				return q->err;
@@ -2091,7 +2334,7 @@ static uint64_t next_bound(const struct rb_pt *pt, uint64_t t)
 	return lo < pt->nr_bounds ? pt->bounds[lo] : UINT64_MAX;
 }
 
-/* Queues taken one at a time, by whichever thread asks first, until none is left. */
+/* Tasks (queues, lanes) taken one at a time, by whichever thread asks first, until none is left. */
 static void decode_some(struct rb_pt *pt)
 {
 	struct pool *pl = &pt->pool;
@@ -2100,10 +2343,308 @@ static void decode_some(struct rb_pt *pt)
 		size_t i = pl->next++;
 		uint64_t limit = pl->limit;
 		pthread_mutex_unlock(&pl->mu);
-		if (i >= pt->nr_q)
+		if (i >= pl->nr_tasks)
 			return;
-		step(pt, &pt->q[i], limit);
+		step(pt, pl->tasks[i], limit);
 	}
+}
+
+/* ------------------------------------------------------------ segments */
+
+#define SEGMENT_BYTES (UINT64_C(64) << 10)   /* default segment size */
+
+/* What a queue or lane decodes with (not its data, runs or events). */
+static void free_decoding(const struct rb_pt *pt, struct ptq *q)
+{
+	if (q->dec)
+		dec_free(pt, q->dec);
+	q->dec = NULL;
+	if (q->have_clk)
+		ptclock_fini(&q->clk);
+	q->have_clk = 0;
+	while (q->images) {
+		struct proc_image *p = q->images;
+		q->images = p->next;
+		pt_image_free(p->img);
+		free(p);
+	}
+	q->img = NULL;
+	if (q->iscache)
+		pt_iscache_free(q->iscache);
+	q->iscache = NULL;
+	free(q->held);
+	q->held = NULL;
+	free(q->kinds);
+	q->kinds = NULL;
+}
+
+static void free_lane(const struct rb_pt *pt, struct ptq *l)
+{
+	free_decoding(pt, l);
+	drop_items(l, l->out_head);
+	free(l->out);
+	free(l);
+}
+
+/*
+ * Where a decoder started at the PSB at run offset @base (config @c) keeps
+ * time as one that came from further back does: libipt's time calibration
+ * takes the cycles between two MTCs (and TSCs in PSB+), so past two PSBs,
+ * and two MTCs that followed CYCs when the trace has CYCs (UINT64_MAX if
+ * not before @end). Whether times then agree is checked again at the
+ * hand-over.
+ */
+static uint64_t warm_end(const struct pt_config *c, uint64_t base, uint64_t end)
+{
+	struct pt_packet_decoder *d = pt_pkt_alloc_decoder(c);
+	uint64_t at = UINT64_MAX;
+	int psbs = 0, mtcs = 0, good_mtcs = 0, cyc = 0, any_cyc = 0;
+	if (!d)
+		return end;
+	if (pt_pkt_sync_set(d, 0) >= 0) {
+		struct pt_packet k;
+		uint64_t off = 0;
+		while (base + off < end && pt_pkt_next(d, &k, sizeof(k)) >= 0) {
+			if (k.type == ppt_psb) {
+				psbs++;
+			} else if (k.type == ppt_cyc) {
+				cyc = any_cyc = 1;
+			} else if (k.type == ppt_mtc) {
+				good_mtcs += mtcs && cyc;
+				mtcs++;
+				cyc = 0;
+			}
+			if (pt_pkt_get_offset(d, &off) < 0)
+				break;
+			if (psbs >= 2 && (any_cyc ? good_mtcs >= 2 : mtcs >= 1)) {
+				at = base + off;
+				break;
+			}
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return at;
+}
+
+/* A lane for the segment of @q's run from the PSB at offset @base, whose TSC is @tsc. */
+static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base, uint64_t tsc)
+{
+	struct ptq *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->idx = q->idx;
+	l->cpu = q->cpu;
+	l->tid = q->tid;
+	l->buf = q->buf;
+	l->len = q->len;
+	l->chunks = q->chunks;           /* the queue's, as the data and runs: a lane frees none of them */
+	l->nr_chunks = q->nr_chunks;
+	l->runs = q->runs;
+	l->nr_runs = q->nr_runs;
+	l->cur_run = q->cur_run;
+	l->spool_fd = -1;
+	l->pid_now = l->tid_now = -1;
+	/* the queue's place in the timeline is behind the lane's start: the lane catches up from there */
+	l->cpu_pid = q->cpu_pid;
+	l->cpu_tid = q->cpu_tid;
+	l->tl_pos = q->tl_pos;
+	l->tl_end = q->tl_end;
+	l->is_lane = l->seek = 1;
+	l->dec_base = base;
+	const struct run *run = &q->runs[q->cur_run - 1];
+	l->seek_end = base + pt->seg_size;
+	struct pt_config c;
+	run_config(pt, q, run, base, &c);
+	l->seek_from = warm_end(&c, base, l->seek_end);
+	l->tsc = tsc;
+	l->time = tsc_to_perf(pt, tsc);
+	uint64_t b = next_bound(pt, l->time);
+	l->seek_limit = b == UINT64_MAX ? UINT64_MAX : perf_to_tsc(pt, b);
+	l->iscache = pt_iscache_alloc("rbdecode");
+	l->dec = l->iscache ? (pt->insn_dec ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c))
+			    : NULL;
+	if (!l->dec || start_clock(l, &c)) {
+		free_lane(pt, l);
+		return NULL;
+	}
+	l->state = Q_SYNC;
+	l->psb_next = run->buf_off + base;
+	return l;
+}
+
+/*
+ * Lanes for the segments of @q's run that start within the window (their
+ * first TSC up to @window) and ahead of the queue's decoder.
+ */
+static int add_lanes(struct rb_pt *pt, struct ptq *q, uint64_t window)
+{
+	if (!q->dec || !q->cur_run || (q->state != Q_SYNC && q->state != Q_DECODE))
+		return 0;
+	const struct run *run = &q->runs[q->cur_run - 1];
+	struct ptq **tail = &q->lanes;
+	while (*tail)
+		tail = &(*tail)->next;
+	for (;;) {
+		if (!q->seg_next) {
+			uint64_t from = q->seg_last + pt->seg_size;
+			uint64_t b = from < run->size ? next_psb(q->buf + run->buf_off, run->size, from) : run->size;
+			if (b >= run->size) {
+				q->seg_next = UINT64_MAX;
+				return 0;
+			}
+			q->seg_next = b;
+			q->seg_next_tsc = psb_tsc(q->buf + run->buf_off, run->size, b);
+		}
+		if (q->seg_next == UINT64_MAX || q->seg_next_tsc > window)
+			return 0;
+		uint64_t at = q->seg_next;
+		q->seg_last = at;
+		q->seg_next = 0;
+		if (q->dec_base + dec_offset(pt, q->dec, 0) >= at)
+			continue;          /* the queue is there already */
+		struct ptq *l = new_lane(pt, q, at, q->seg_next_tsc);
+		if (!l)
+			return q->err = -ENOMEM;
+		/* the queue and lanes that have nothing to stop at stop at this one's start */
+		for (struct ptq *o = q; o; o = o == q ? q->lanes : o->next)
+			if (!o->target)
+				o->target = l;
+		*tail = l;
+		tail = &l->next;
+	}
+}
+
+/*
+ * Queue @q takes over the lane whose start it stopped at: its events up to
+ * there, the lane's after, the lane's decoder and state. The lane's times
+ * are never earlier than the queue's (the decoder's time only grows).
+ */
+static int adopt(struct rb_pt *pt, struct ptq *q)
+{
+	struct ptq *l = q->lanes;
+	drop_items(q, q->out_head + q->stop_keep);
+	size_t n = l->stopped ? l->stop_keep : l->out_n - l->out_head;
+	if (q->out_n + n > q->out_cap) {
+		size_t cap = q->out_cap ? q->out_cap : 256;
+		while (cap < q->out_n + n)
+			cap *= 2;
+		struct item *v = realloc(q->out, cap * sizeof(*v));
+		if (!v)
+			return q->err = -ENOMEM;
+		q->out = v;
+		q->out_cap = cap;
+	}
+	uint64_t t = q->stop_time;
+	for (size_t j = 0; j < n; j++) {
+		struct item *it = &q->out[q->out_n++];
+		*it = l->out[l->out_head + j];
+		l->out[l->out_head + j].gap = NULL;
+		if (it->key < t)
+			it->key = t;
+		/* branches and instruction samples have the packet clock's times, which agreed at the hand-over */
+		if (it->gap) {
+			if (it->gap->g.time_start < t)
+				it->gap->g.time_start = t;
+			if (it->gap->g.time_end < t)
+				it->gap->g.time_end = t;
+		}
+	}
+	uint64_t cnt[4] = { q->stop_n[0] + (l->stopped ? l->stop_n[0] : l->n_insns),
+			    q->stop_n[1] + (l->stopped ? l->stop_n[1] : l->n_branches),
+			    q->stop_n[2] + (l->stopped ? l->stop_n[2] : l->n_insn_samples),
+			    q->stop_n[3] + (l->stopped ? l->stop_n[3] : l->n_gaps) };
+	uint64_t tsc = q->stop_tsc;
+	struct ptq keep = *q;
+	free_decoding(pt, q);
+	drop_items(l, l->out_head);
+	free(l->out);
+	*q = *l;
+	free(l);
+	q->idx = keep.idx;
+	q->cpu = keep.cpu;
+	q->tid = keep.tid;
+	q->buf = keep.buf;
+	q->len = keep.len;
+	q->cap = keep.cap;
+	q->spool_fd = keep.spool_fd;
+	q->map_len = keep.map_len;
+	q->released = keep.released;
+	q->chunks = keep.chunks;
+	q->nr_chunks = keep.nr_chunks;
+	q->cap_chunks = keep.cap_chunks;
+	q->runs = keep.runs;
+	q->nr_runs = keep.nr_runs;
+	q->cur_run = keep.cur_run;
+	q->out = keep.out;
+	q->out_head = keep.out_head;
+	q->out_n = keep.out_n;
+	q->out_cap = keep.out_cap;
+	q->seg_last = keep.seg_last;
+	q->seg_next = keep.seg_next;
+	q->seg_next_tsc = keep.seg_next_tsc;
+	q->lanes = q->next;
+	q->next = NULL;
+	q->is_lane = 0;
+	q->n_insns = cnt[0];
+	q->n_branches = cnt[1];
+	q->n_insn_samples = cnt[2];
+	q->n_gaps = cnt[3];
+	if (q->stopped) {
+		q->stop_keep = q->out_n - q->out_head;
+		memcpy(q->stop_n, cnt, sizeof(cnt));
+		if (q->stop_tsc < tsc) {
+			q->stop_tsc = tsc;
+			q->stop_time = t;
+		}
+	}
+	if (q->tsc < tsc) {
+		q->tsc = tsc;
+		q->time = t;
+	}
+	if (q->done_time < t)
+		q->done_time = t;
+	for (struct proc_image *p = q->images; p; p = p->next)
+		p->q = q;
+	pt->handoffs++;
+	return 0;
+}
+
+/* After a window: lanes no decoder stops at any more go; a queue that stopped takes its lane over. */
+static int settle(struct rb_pt *pt, struct ptq *q)
+{
+	for (;;) {
+		while (q->lanes && q->lanes != q->target) {
+			struct ptq *l = q->lanes;
+			q->lanes = l->next;
+			free_lane(pt, l);
+		}
+		if (!q->stopped || !q->lanes)
+			return 0;
+		if (adopt(pt, q))
+			return q->err;
+	}
+}
+
+/* The tasks of a phase: lanes looking for their start, or every queue and lane that decodes. */
+static int make_tasks(struct rb_pt *pt, int seek)
+{
+	struct pool *pl = &pt->pool;
+	pl->nr_tasks = 0;
+	for (size_t i = 0; i < pt->nr_q; i++)
+		for (struct ptq *q = &pt->q[i]; q; q = q == &pt->q[i] ? pt->q[i].lanes : q->next) {
+			if (seek ? !q->seek : q->seek || q->no_start)
+				continue;
+			if (pl->nr_tasks == pl->cap_tasks) {
+				size_t n = pl->cap_tasks ? 2 * pl->cap_tasks : 64;
+				struct ptq **v = realloc(pl->tasks, n * sizeof(*v));
+				if (!v)
+					return -ENOMEM;
+				pl->tasks = v;
+				pl->cap_tasks = n;
+			}
+			pl->tasks[pl->nr_tasks++] = q;
+		}
+	return 0;
 }
 
 static void *pool_thread(void *arg)
@@ -2136,7 +2677,7 @@ static void release_decoded(struct rb_pt *pt, struct ptq *q)
 	uint64_t pos = q->len;
 	if (q->state != Q_DONE) {   /* the decoder's position, else the start of the run it takes next */
 		if (q->dec && q->cur_run)
-			pos = q->runs[q->cur_run - 1].buf_off + dec_offset(pt, q->dec, 0);
+			pos = q->runs[q->cur_run - 1].buf_off + q->dec_base + dec_offset(pt, q->dec, 0);
 		else if (q->cur_run < q->nr_runs)
 			pos = q->runs[q->cur_run].buf_off;
 		else if (q->cur_run)
@@ -2151,13 +2692,13 @@ static void release_decoded(struct rb_pt *pt, struct ptq *q)
 	}
 }
 
-/* Every queue decoded up to TSC @limit: by this thread alone, or with the pool's. */
-static int decode_window(struct rb_pt *pt, uint64_t limit, uint64_t *made)
+/* The tasks decoded up to TSC @limit: by this thread alone, or with the pool's. */
+static void run_tasks(struct rb_pt *pt, uint64_t limit)
 {
 	struct pool *pl = &pt->pool;
 	if (!pl->n) {
-		for (size_t i = 0; i < pt->nr_q; i++)
-			step(pt, &pt->q[i], limit);
+		for (size_t i = 0; i < pl->nr_tasks; i++)
+			step(pt, pl->tasks[i], limit);
 	} else {
 		pthread_mutex_lock(&pl->mu);
 		pl->limit = limit;
@@ -2172,8 +2713,44 @@ static int decode_window(struct rb_pt *pt, uint64_t limit, uint64_t *made)
 			pthread_cond_wait(&pl->done, &pl->mu);
 		pthread_mutex_unlock(&pl->mu);
 	}
+}
+
+/*
+ * Every queue decoded up to TSC @limit. With segments, in two phases: the
+ * window's new lanes find their starts (everything before a lane's start
+ * is its predecessor's), then queues and lanes decode, each stopping at the
+ * start of the lane after it, and queues take over the lanes they reached.
+ */
+static int decode_window(struct rb_pt *pt, uint64_t limit, uint64_t *made)
+{
+	struct pool *pl = &pt->pool;
+	if (pt->seg_size) {
+		for (size_t i = 0; i < pt->nr_q; i++)
+			if (add_lanes(pt, &pt->q[i], limit) && !pt->failed)
+				pt->failed = pt->q[i].err;
+		if (pt->failed)
+			return pt->failed;
+		if (make_tasks(pt, 1))
+			return pt->failed = -ENOMEM;
+		pt->phase_seek = 1;
+		run_tasks(pt, 0);
+		pt->phase_seek = 0;
+		for (size_t i = 0; i < pl->nr_tasks; i++)
+			if (pl->tasks[i]->seek) {
+				pl->tasks[i]->seek = 0;
+				pl->tasks[i]->no_start = 1;
+			}
+	}
+	if (make_tasks(pt, 0))
+		return pt->failed = -ENOMEM;
+	run_tasks(pt, limit);
 	for (size_t i = 0; i < pt->nr_q; i++) {
 		struct ptq *q = &pt->q[i];
+		for (struct ptq *l = q->lanes; l; l = l->next)
+			if (l->err && !pt->failed)
+				pt->failed = l->err;
+		if (settle(pt, q) && !pt->failed)
+			pt->failed = q->err;
 		struct rb_session_stats *st = pt->env.st;
 		st->instructions += q->n_insns;
 		st->branches += q->n_branches;
@@ -2311,7 +2888,7 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 		/* the next window as long as makes about WINDOW_EVENTS events at this one's rate */
 		uint64_t d = pt->delta;
 		if (made)
-			d = (uint64_t)((double)d * WINDOW_EVENTS / (double)made);
+			d = (uint64_t)((double)d * (double)pt->win_events / (double)made);
 		else if (!jumped)
 			d *= 2;
 		if (d < pt->delta / 8)
@@ -2479,6 +3056,23 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		return PD_ERR_NOMEM;
 	}
 	setup_timelines(pt);
+	/*
+	 * Segments: RBDECODE_PT_SEGMENT bytes (0: none), by default only with
+	 * threads to decode them on: a lane's warm-up is work done twice, and
+	 * one thread gives the same output without (what a queue takes over is
+	 * what it would have decoded). With threads, windows are made to hold
+	 * about a segment's worth of events per thread (a segment makes fewer
+	 * events than it has bytes), so that there is work for each.
+	 */
+	const char *seg = getenv("RBDECODE_PT_SEGMENT");
+	pt->seg_size = seg && *seg ? strtoull(seg, NULL, 10) : env->jobs > 1 ? SEGMENT_BYTES : 0;
+	if (pt->insn_period || pt->timeless)
+		pt->seg_size = 0;
+	if (pt->seg_size && pt->seg_size < 256)
+		pt->seg_size = 256;
+	pt->win_events = WINDOW_EVENTS;
+	if (pt->seg_size && env->jobs > 1 && pt->win_events < (uint64_t)env->jobs * pt->seg_size)
+		pt->win_events = (uint64_t)env->jobs * pt->seg_size;
 	for (size_t i = 0; i < pt->nr_q; i++)
 		pt->q[i].state = pt->q[i].nr_runs ? Q_NEXT_RUN : Q_DONE;
 	*out = pt;
@@ -2503,9 +3097,17 @@ void rb_pt_free(struct rb_pt *pt)
 		pthread_cond_destroy(&pl->go);
 		pthread_cond_destroy(&pl->done);
 	}
+	if (getenv("RBDECODE_PT_DEBUG"))
+		fprintf(stderr, "rbdecode: intel_pt: %" PRIu64 " lanes taken over\n", pt->handoffs);
 	free(pl->th);
+	free(pl->tasks);
 	for (size_t i = 0; i < pt->nr_q; i++) {
 		struct ptq *q = &pt->q[i];
+		while (q->lanes) {
+			struct ptq *l = q->lanes;
+			q->lanes = l->next;
+			free_lane(pt, l);
+		}
 		if (q->dec)
 			dec_free(pt, q->dec);
 		if (q->have_clk)

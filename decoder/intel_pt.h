@@ -24,7 +24,8 @@ struct rb_pt_env {
 	uint64_t insn_period;        /* instruction samples every N instructions; 0: none */
 	int no_branches;             /* no branch events (still decoded and counted) */
 	const char *name;            /* what to call the recording in messages (NULL: its path) */
-	int jobs;                    /* decoding threads (queues decoded in parallel); <= 1: this one only */
+	int jobs;                    /* decoding threads (queues, and segments of long runs, decoded in
+					parallel); <= 1: this one only */
 	int ptwrites, pwr_events;    /* PTWRITE and power events wanted */
 	pd_warn_fn warn;
 	void *warn_ctx;

@@ -494,3 +494,13 @@ int ptclock_at(struct ptclock *c, uint64_t offset, uint64_t *tsc)
 	}
 	return -1;
 }
+
+int ptclock_agree(const struct ptclock *a, uint64_t abase, const struct ptclock *b, uint64_t bbase)
+{
+	return a->dead == b->dead && a->next_off + abase == b->next_off + bbase && a->have_time == b->have_time &&
+	       a->now == b->now && a->tsc_pkt == b->tsc_pkt && a->have_tma == b->have_tma &&
+	       a->ctc_base == b->ctc_base && a->ctc_delta == b->ctc_delta && a->last_mtc == b->last_mtc &&
+	       a->mtc_fixup == b->mtc_fixup && a->cyc_ratio == b->cyc_ratio && a->have_cyc_ref == b->have_cyc_ref &&
+	       a->cyc_base == b->cyc_base && a->cyc_ticks == b->cyc_ticks && a->in_psb == b->in_psb &&
+	       a->have_point == b->have_point && a->point_time == b->point_time && a->floor == b->floor;
+}

@@ -68,4 +68,11 @@ void ptclock_fini(struct ptclock *c);
  */
 int ptclock_at(struct ptclock *c, uint64_t offset, uint64_t *tsc);
 
+/*
+ * Whether clocks @a and @b (over bytes that start @abase and @bbase into
+ * the same stream) stand at the same place in the same state: from there
+ * they date every packet alike.
+ */
+int ptclock_agree(const struct ptclock *a, uint64_t abase, const struct ptclock *b, uint64_t bbase);
+
 #endif

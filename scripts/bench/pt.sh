@@ -9,6 +9,7 @@
 #    (SQLite; it fills the same tables: samples, calls, call_paths).
 #  - -j: a 4-CPU trace of the same size decoded with --jobs 1 and --jobs N
 #    (N = the CPUs here, at most 4): wall time and speed-up, output identical;
+#    and the one-queue trace the same way (its run decoded in segments);
 #  - memory: max RSS of decoding 4-CPU traces of TRACE_MB and 4 x TRACE_MB
 #    (AUX data spooled, as recordings of 64 MiB and more are).
 # Prints CPU time (user + sys, median of 3) and the ratios; checks that both
@@ -116,6 +117,13 @@ dn, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", str(jobs), multi])
 print("4 queues, script   --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx (output identical: %s)" %
       (w1, jobs, wn, w1 / wn, hashlib.sha1(o1).digest() == hashlib.sha1(on).digest()))
 print("4 queues, decoding --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx on %d CPUs" % (d1, jobs, dn, d1 / dn, jobs))
+w1, o1 = wall_med([rb, "script", "--symfs", fx, "--jobs", "1", data])
+wn, on = wall_med([rb, "script", "--symfs", fx, "--jobs", str(jobs), data])
+d1, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", "1", data])
+dn, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", str(jobs), data])
+print("1 queue,  script   --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx (output identical: %s)" %
+      (w1, jobs, wn, w1 / wn, hashlib.sha1(o1).digest() == hashlib.sha1(on).digest()))
+print("1 queue,  decoding --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx on %d CPUs (segments)" % (d1, jobs, dn, d1 / dn, jobs))
 def maxrss(path, spool):
     env = dict(os.environ, RBDECODE_PT_SPOOL_MIN="0" if spool else "99999999999999")
     cmd = ["/usr/bin/time", "-f", "%M", rb, "gaps", "--symfs", fx, "--jobs", str(jobs), path]
