@@ -1197,26 +1197,31 @@ static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 
 static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags, uint64_t time)
 {
-	struct held h = { .kind = RB_EV_BRANCH, .from = from, .to = to, .time = time, .insns = q->since,
-			  .flags = flags };
-	q->since = 0;
-	if (!q->unproven)
-		q->since_proven = 0;
-	if (emit(pt, q, &h))
-		return q->err;
+	if (!pt->env.sink->trace) {      /* nobody takes events (gaps, info): only their number, as emit counts */
+		q->since = 0;
+		if (!q->unproven)
+			q->since_proven = 0;
+		if (!q->unproven && !q->nheld && !q->nheld_count[0] && !q->nheld_count[1])
+			q->n_branches++;
+		else
+			q->nheld_count[1]++;
+	} else {
+		struct held h = { .kind = RB_EV_BRANCH, .from = from, .to = to, .time = time, .insns = q->since,
+				  .flags = flags };
+		q->since = 0;
+		if (!q->unproven)
+			q->since_proven = 0;
+		if (emit(pt, q, &h))
+			return q->err;
+	}
 	if (pt->seg_size)
 		at_handoff(pt, q, from, to, flags);
 	return 0;
 }
 
 /* A packet proved what was decoded since the last one: count it, and let its events out. */
-static int prove(struct rb_pt *pt, struct ptq *q)
+static __attribute__((noinline)) int deliver_held(struct rb_pt *pt, struct ptq *q)
 {
-	q->n_insns += q->unproven;
-	q->unproven = 0;
-	q->proved = 1;
-	q->since_proven = q->since;
-	q->insn_left_proven = q->insn_left;
 	for (size_t i = 0; i < q->nheld; i++)
 		if (deliver(pt, q, &q->held[i]))
 			return q->err;
@@ -1225,6 +1230,16 @@ static int prove(struct rb_pt *pt, struct ptq *q)
 	q->n_insn_samples += q->nheld_count[0];
 	q->nheld_count[0] = q->nheld_count[1] = 0;
 	return 0;
+}
+
+static inline int prove(struct rb_pt *pt, struct ptq *q)
+{
+	q->n_insns += q->unproven;
+	q->unproven = 0;
+	q->proved = 1;
+	q->since_proven = q->since;
+	q->insn_left_proven = q->insn_left;
+	return q->nheld || q->nheld_count[0] || q->nheld_count[1] ? deliver_held(pt, q) : 0;
 }
 
 /* A loss: what no packet proved goes into the gap. */
@@ -1830,7 +1845,7 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 }
 
 static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip);
-static int prove(struct rb_pt *pt, struct ptq *q);
+static inline int prove(struct rb_pt *pt, struct ptq *q);
 
 /*
  * Events waiting for an address go out, in order: with @ip where it is not
