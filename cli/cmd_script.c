@@ -167,10 +167,17 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
  */
 struct line { char *p; char b[4096]; };   /* l_str stops at 3500: a location fits after a flush at 1024 */
 
+/*
+ * The writers below keep the write position in a local: stores through a
+ * char pointer may alias l->p itself, which would otherwise be written back
+ * and read again for every character.
+ */
 static void l_str(struct line *l, const char *s, size_t max)
 {
-	while (*s && l->p < l->b + max)
-		*l->p++ = *s++;
+	char *p = l->p, *end = l->b + max;
+	while (*s && p < end)
+		*p++ = *s++;
+	l->p = p;
 }
 
 static void l_pad(struct line *l, const char *s, int width, int left)
@@ -178,35 +185,57 @@ static void l_pad(struct line *l, const char *s, int width, int left)
 	size_t n = strlen(s);
 	if (n > 300)
 		n = 300;
-	if (!left)
-		for (int i = (int)n; i < width; i++)
-			*l->p++ = ' ';
-	memcpy(l->p, s, n);
-	l->p += n;
-	if (left)
-		for (int i = (int)n; i < width; i++)
-			*l->p++ = ' ';
+	char *p = l->p;
+	size_t fill = (int)n < width ? (size_t)width - n : 0;
+	if (!left) {
+		memset(p, ' ', fill);
+		p += fill;
+	}
+	memcpy(p, s, n);
+	p += n;
+	if (left) {
+		memset(p, ' ', fill);
+		p += fill;
+	}
+	l->p = p;
 }
 
 static void l_uint(struct line *l, uint64_t v, int base, int width, char fill)
 {
-	char t[24];
-	int n = 0;
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				    "8081828384858687888990919293949596979899";
+	int n = 1;                          /* digits, written in place from the last */
+	if (base == 16) {
+		n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
+	} else {
+		for (uint64_t x = v; x >= 10 && n < 20; x /= 10)
+			n++;
+	}
+	char *p = l->p;
+	for (; width > n; width--)
+		*p++ = fill;
+	char *e = p + n, *d = e;
 	if (base == 16) {
 		do {
-			t[n++] = "0123456789abcdef"[v & 15];
+			*--d = "0123456789abcdef"[v & 15];
 			v >>= 4;
-		} while (v);
+		} while (d > p);
 	} else {
-		do {
-			t[n++] = (char)('0' + v % 10);
-			v /= 10;
-		} while (v);
+		while (v >= 100) {              /* two digits at a time */
+			unsigned r = (unsigned)(v % 100);
+			v /= 100;
+			*--d = pairs[2 * r + 1];
+			*--d = pairs[2 * r];
+		}
+		if (v >= 10) {
+			*--d = pairs[2 * v + 1];
+			*--d = pairs[2 * v];
+		} else {
+			*--d = (char)('0' + v);
+		}
 	}
-	for (int i = n; i < width; i++)
-		*l->p++ = fill;
-	while (n)
-		*l->p++ = t[--n];
+	l->p = e;
 }
 
 static void l_int(struct line *l, int64_t v, int width, int left)
