@@ -3123,10 +3123,7 @@ void rb_pt_free(struct rb_pt *pt)
 			q->lanes = l->next;
 			free_lane(pt, l);
 		}
-		if (q->dec)
-			dec_free(pt, q->dec);
-		if (q->have_clk)
-			ptclock_fini(&q->clk);
+		free_decoding(pt, q);
 		if (q->map_len)
 			munmap(q->buf, (size_t)q->map_len);
 		else
@@ -3135,19 +3132,8 @@ void rb_pt_free(struct rb_pt *pt)
 			close(q->spool_fd);
 		free(q->chunks);
 		free(q->runs);
-		free(q->held);
-		free(q->kinds);
-		for (size_t j = q->out_head; j < q->out_n; j++)
-			free(q->out[j].gap);
+		drop_items(q, q->out_head);
 		free(q->out);
-		while (q->images) {
-			struct proc_image *p = q->images;
-			q->images = p->next;
-			pt_image_free(p->img);
-			free(p);
-		}
-		if (q->iscache)
-			pt_iscache_free(q->iscache);
 	}
 	free(pt->q);
 	free(pt->breaks);

@@ -110,20 +110,16 @@ subprocess.run([ptgen, "large", loops, flow, str(mb), multi, "4"], stdout=subpro
 def wall_med(cmd, n=3, env=None):
     rs = [run(cmd, env) for _ in range(n)]
     return statistics.median(r[0] for r in rs), rs[0][2]
-w1, o1 = wall_med([rb, "script", "--symfs", fx, "--jobs", "1", multi])
-wn, on = wall_med([rb, "script", "--symfs", fx, "--jobs", str(jobs), multi])
-d1, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", "1", multi])
-dn, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", str(jobs), multi])
-print("4 queues, script   --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx (output identical: %s)" %
-      (w1, jobs, wn, w1 / wn, hashlib.sha1(o1).digest() == hashlib.sha1(on).digest()))
-print("4 queues, decoding --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx on %d CPUs" % (d1, jobs, dn, d1 / dn, jobs))
-w1, o1 = wall_med([rb, "script", "--symfs", fx, "--jobs", "1", data])
-wn, on = wall_med([rb, "script", "--symfs", fx, "--jobs", str(jobs), data])
-d1, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", "1", data])
-dn, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", str(jobs), data])
-print("1 queue,  script   --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx (output identical: %s)" %
-      (w1, jobs, wn, w1 / wn, hashlib.sha1(o1).digest() == hashlib.sha1(on).digest()))
-print("1 queue,  decoding --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx on %d CPUs (segments)" % (d1, jobs, dn, d1 / dn, jobs))
+def jobs_lines(label, path, note):
+    w1, o1 = wall_med([rb, "script", "--symfs", fx, "--jobs", "1", path])
+    wn, on = wall_med([rb, "script", "--symfs", fx, "--jobs", str(jobs), path])
+    d1, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", "1", path])
+    dn, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", str(jobs), path])
+    print("%s script   --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx (output identical: %s)" %
+          (label, w1, jobs, wn, w1 / wn, hashlib.sha1(o1).digest() == hashlib.sha1(on).digest()))
+    print("%s decoding --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx on %d CPUs%s" % (label, d1, jobs, dn, d1 / dn, jobs, note))
+jobs_lines("4 queues,", multi, "")
+jobs_lines("1 queue, ", data, " (segments)")
 def maxrss(path, spool):
     env = dict(os.environ, RBDECODE_PT_SPOOL_MIN="0" if spool else "99999999999999")
     cmd = ["/usr/bin/time", "-f", "%M", rb, "gaps", "--symfs", fx, "--jobs", str(jobs), path]
