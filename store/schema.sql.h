@@ -180,8 +180,8 @@ static const char SWITCH_INDEX[] = "CREATE INDEX context_switches_time_idx ON co
 
 /* As perf's export-to-sqlite.py does when it exported calls: which comms have calls (the viewer's
  * call graph and call tree list only those). */
-static const char COMMS_HAS_CALLS[] = "ALTER TABLE comms ADD has_calls boolean;"
-	"UPDATE comms SET has_calls = 1 WHERE comms.id IN (SELECT DISTINCT comm_id FROM calls);";
+#define COMMS_HAS_CALLS_ADD "ALTER TABLE comms ADD has_calls boolean;"
+#define COMMS_HAS_CALLS_SET "UPDATE comms SET has_calls = 1 WHERE comms.id IN (SELECT DISTINCT comm_id FROM calls);"
 
 /* perf's branch types: flag combination → name (PERF_IP_FLAG_*: BRANCH 1, CALL 2, RETURN 4,
  * CONDITIONAL 8, SYSCALLRET 16, ASYNC 32, INTERRUPT 64, TX_ABORT 128, TRACE_BEGIN 256,

@@ -70,6 +70,11 @@ static const char *const STMT_SQL[S_COUNT] = {
  * lost time slices instead of stalling on a full (or empty) short queue.
  */
 #define QUEUE_BATCHES 32
+/*
+ * A waiting thread is woken once this many batches are ready for it, not for
+ * each: a wake-up is a system call and an interrupt to the other core.
+ */
+#define WAKE_BATCHES 8
 
 struct val { int text; int64_t i; const char *s; };   /* text: 0 integer, 1 string */
 /* A row to bind: integers, and texts (bit i of @text) as pointers, or once queued as offsets into the batch's arena. */
@@ -117,9 +122,14 @@ struct rb_store {
 	struct { const char *name; uint64_t id; } synth[16];   /* synthesized events; names live as long as the session */
 	size_t nr_synth;
 	uint64_t last[S_COUNT];       /* last id per table */
+	uint32_t rowid_first;         /* statements whose first value is their table's rowid (INTEGER PRIMARY KEY) */
+	int64_t max_rowid[S_COUNT];   /* the writer's: largest rowid inserted by each of those */
 	uint64_t rows[S_COUNT];
 	struct imap syms, paths;
 	uint64_t root_path;           /* the root call path's id once made (it never changes) */
+	uint8_t *call_comms;          /* by comm id: 1 once a call of that comm is written (comms.has_calls) */
+	size_t call_comms_cap;
+	int call_comms_lost;          /* out of memory for it: set has_calls from the calls table */
 	struct imap trace_nr;         /* per trace queue (cpu, or tid when per thread): decoder restarts + 1 */
 	int failed;                   /* set by either thread (atomic) */
 	char err[512];
@@ -127,10 +137,11 @@ struct rb_store {
 	int threaded;
 	pthread_t writer;
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv_free, cv_full;       /* the decoding thread waits on one, the writer on the other */
 	struct batch *full_head, *full_tail;   /* waiting for the writer */
 	struct batch *free_list;
-	int nr_batches;
+	int nr_batches, nr_free, nr_full;
+	int free_waiter, full_waiter;          /* a thread is waiting on cv_free / cv_full */
 	int stopping;                 /* no more batches will come */
 	struct batch *cur;            /* being filled by the decoding thread */
 };
@@ -159,6 +170,13 @@ static struct ikey *imap_get(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
 		struct ikey *old = m->v;
 		size_t ocap = m->cap;
 		m->v = calloc(cap, sizeof(*m->v));
+		/*
+		 * Each page written once now: lookups would otherwise map fresh pages
+		 * to the shared zero page, and the first insert into each would cost
+		 * a copy-on-write fault and a TLB flush on every core of the process.
+		 */
+		for (size_t i = 0; m->v && i < cap * sizeof(*m->v); i += 4096)
+			((volatile char *)m->v)[i] = 0;
 		if (!m->v) {
 			m->v = old;
 			return NULL;
@@ -256,10 +274,25 @@ static inline void pack_row(struct qrow *r, enum stmt_id id, const struct val *v
 	r->text = text;
 }
 
-/* Bind and step one row (its texts in @arena when queued, else NULL); the caller owns the connection. */
+/*
+ * Bind one row (its texts in @arena when queued, else NULL); the caller owns
+ * the connection. A rowid one above the table's largest goes in as NULL:
+ * SQLite then makes the same rowid from the b-tree's right edge, where an
+ * explicit one costs a search from the root (a fifth of the writer's time).
+ */
 static int bind_row(struct rb_store *st, sqlite3_stmt *s, int first, const struct qrow *r, const char *arena)
 {
-	for (int i = 0; i < r->n; i++) {
+	int i = 0;
+	if (st->rowid_first >> r->id & 1) {
+		int64_t *max = &st->max_rowid[r->id];
+		int rc = r->v[0] == *max + 1 ? sqlite3_bind_null(s, first) : sqlite3_bind_int64(s, first, r->v[0]);
+		if (rc != SQLITE_OK)
+			return fail(st, "bind");
+		if (r->v[0] > *max)
+			*max = r->v[0];
+		i = 1;
+	}
+	for (; i < r->n; i++) {
 		int rc = !(r->text >> i & 1) ? sqlite3_bind_int64(s, first + i, r->v[i]) :
 			 sqlite3_bind_text(s, first + i, arena ? arena + r->v[i] : (const char *)(intptr_t)r->v[i], -1,
 					   SQLITE_STATIC);
@@ -269,25 +302,25 @@ static int bind_row(struct rb_store *st, sqlite3_stmt *s, int first, const struc
 	return 0;
 }
 
-/* Rows @r[0, n) of one table: MULTI_ROWS or one (SQLite's work per statement is paid once for many rows). */
-static int exec_rows(struct rb_store *st, const struct qrow *r, int n, const char *arena)
+/* Rows *@r[0, n) of one table: MULTI_ROWS or one (SQLite's work per statement is paid once for many rows). */
+static int exec_rows(struct rb_store *st, const struct qrow *const *r, int n, const char *arena)
 {
-	sqlite3_stmt *s = n == MULTI_ROWS ? st->multi[r->id] : st->st[r->id];
-	if (r->n > MAX_COLS || r->n * n != sqlite3_bind_parameter_count(s))
+	sqlite3_stmt *s = n == MULTI_ROWS ? st->multi[r[0]->id] : st->st[r[0]->id];
+	if (r[0]->n > MAX_COLS || r[0]->n * n != sqlite3_bind_parameter_count(s))
 		return fail(st, "internal: wrong number of values for a row");
 	for (int k = 0; k < n; k++)
-		if (bind_row(st, s, 1 + k * r->n, &r[k], arena))
+		if (bind_row(st, s, 1 + k * r[0]->n, r[k], arena))
 			return -1;
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
-		return fail(st, STMT_SQL[r->id]);
+		return fail(st, STMT_SQL[r[0]->id]);
 	return 0;
 }
 
 static int exec_row(struct rb_store *st, const struct qrow *r, const char *arena)
 {
-	return exec_rows(st, r, 1, arena);
+	return exec_rows(st, &r, 1, arena);
 }
 
 /* "INSERT INTO t VALUES (?, ?)" as MULTI_ROWS rows: "... VALUES (?, ?), (?, ?), ..." (NULL: not one) */
@@ -314,6 +347,22 @@ static char *multi_sql(const char *sql)
 	return m;
 }
 
+/* Whether "INSERT INTO t VALUES (...)" gives t's rowid first: its first column is a lone INTEGER PRIMARY KEY. */
+static int rowid_first(sqlite3 *db, const char *sql)
+{
+	char name[64];
+	if (sscanf(sql, "INSERT INTO %63[a-z_] VALUES (", name) != 1)
+		return 0;
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(db, "SELECT (SELECT upper(type) = 'INTEGER' AND pk = 1 FROM pragma_table_info(?1) WHERE cid = 0)"
+			       " AND (SELECT count(*) FROM pragma_table_info(?1) WHERE pk > 0) = 1", -1, &q, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+	int yes = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 1;
+	sqlite3_finalize(q);
+	return yes;
+}
+
 /* ---------------------------------------------------------- writer thread */
 
 /*
@@ -326,11 +375,15 @@ static struct batch *take_free(struct rb_store *st)
 {
 	struct batch *b = NULL;
 	pthread_mutex_lock(&st->mu);
-	while (!st->free_list && st->nr_batches >= QUEUE_BATCHES && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
-		pthread_cond_wait(&st->cv, &st->mu);   /* the writer is behind: wait for a batch back */
+	while (!st->free_list && st->nr_batches >= QUEUE_BATCHES && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE)) {
+		st->free_waiter = 1;                   /* the writer is behind: wait for batches back */
+		pthread_cond_wait(&st->cv_free, &st->mu);
+	}
+	st->free_waiter = 0;
 	if (st->free_list) {
 		b = st->free_list;
 		st->free_list = b->next;
+		st->nr_free--;
 	} else if (st->nr_batches < QUEUE_BATCHES) {
 		b = malloc(sizeof(*b));
 		if (b) {
@@ -361,18 +414,49 @@ static int submit(struct rb_store *st)
 	else
 		st->full_head = b;
 	st->full_tail = b;
-	pthread_cond_broadcast(&st->cv);
+	if (st->full_waiter && ++st->nr_full >= WAKE_BATCHES)
+		pthread_cond_signal(&st->cv_full);
 	pthread_mutex_unlock(&st->mu);
 	return __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE) ? -1 : 0;
+}
+
+/*
+ * A batch's rows, table by table (each table's rows in their order), so that
+ * a PT export's interleaved samples, calls and call paths still go MULTI_ROWS
+ * to a statement. Every statement inserts rows with their ids given, so the
+ * order between tables changes nothing in the database.
+ */
+static void write_batch(struct rb_store *st, const struct batch *b, const struct qrow **by_table)
+{
+	int start[S_COUNT + 1] = { 0 };
+	for (int i = 0; i < b->n; i++)
+		start[b->rows[i].id + 1]++;
+	for (int t = 0; t < S_COUNT; t++)
+		start[t + 1] += start[t];
+	int fill[S_COUNT];
+	memcpy(fill, start, sizeof(fill));
+	for (int i = 0; i < b->n; i++)
+		by_table[fill[b->rows[i].id]++] = &b->rows[i];
+	for (int t = 0; t < S_COUNT; t++)
+		for (int i = start[t]; i < start[t + 1] && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE);) {
+			int run = start[t + 1] - i >= MULTI_ROWS && st->multi[t] ? MULTI_ROWS : 1;
+			exec_rows(st, by_table + i, run, b->arena);
+			i += run;
+		}
 }
 
 static void *writer_main(void *arg)
 {
 	struct rb_store *st = arg;
+	const struct qrow *by_table[BATCH_ROWS];
 	for (;;) {
 		pthread_mutex_lock(&st->mu);
-		while (!st->full_head && !st->stopping)
-			pthread_cond_wait(&st->cv, &st->mu);
+		while (!st->full_head && !st->stopping) {
+			st->full_waiter = 1;
+			st->nr_full = 0;
+			pthread_cond_wait(&st->cv_full, &st->mu);
+		}
+		st->full_waiter = 0;
 		if (!st->full_head) {         /* stopping, and everything is written */
 			pthread_mutex_unlock(&st->mu);
 			return NULL;
@@ -382,19 +466,13 @@ static void *writer_main(void *arg)
 		if (!st->full_head)
 			st->full_tail = NULL;
 		pthread_mutex_unlock(&st->mu);
-		for (int i = 0; i < b->n && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE);) {
-			const struct qrow *r = &b->rows[i];
-			int run = 1;
-			while (run < MULTI_ROWS && i + run < b->n && r[run].id == r->id)
-				run++;
-			run = run == MULTI_ROWS && st->multi[r->id] ? MULTI_ROWS : 1;
-			exec_rows(st, r, run, b->arena);
-			i += run;
-		}
+		write_batch(st, b, by_table);
 		pthread_mutex_lock(&st->mu);
 		b->next = st->free_list;
 		st->free_list = b;
-		pthread_cond_broadcast(&st->cv);
+		if (++st->nr_free >= WAKE_BATCHES || __atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
+			if (st->free_waiter)
+				pthread_cond_signal(&st->cv_free);
 		pthread_mutex_unlock(&st->mu);
 	}
 }
@@ -402,7 +480,8 @@ static void *writer_main(void *arg)
 static int writer_start(struct rb_store *st)
 {
 	pthread_mutex_init(&st->mu, NULL);
-	pthread_cond_init(&st->cv, NULL);
+	pthread_cond_init(&st->cv_free, NULL);
+	pthread_cond_init(&st->cv_full, NULL);
 	if (pthread_create(&st->writer, NULL, writer_main, st) != 0)
 		return 0;   /* no thread: rows are written inline */
 	st->threaded = 1;
@@ -417,7 +496,7 @@ static void writer_stop(struct rb_store *st)
 	submit(st);
 	pthread_mutex_lock(&st->mu);
 	st->stopping = 1;
-	pthread_cond_broadcast(&st->cv);
+	pthread_cond_signal(&st->cv_full);
 	pthread_mutex_unlock(&st->mu);
 	pthread_join(st->writer, NULL);
 	st->threaded = 0;
@@ -427,7 +506,8 @@ static void writer_stop(struct rb_store *st)
 		free(b->arena);
 		free(b);
 	}
-	pthread_cond_destroy(&st->cv);
+	pthread_cond_destroy(&st->cv_free);
+	pthread_cond_destroy(&st->cv_full);
 	pthread_mutex_destroy(&st->mu);
 }
 
@@ -805,10 +885,29 @@ static struct centry *cpush(struct rb_store *st, struct cstack *cs, uint64_t sym
 	return e;
 }
 
+/* Comm @id has calls (if memory runs out, has_calls is set from the calls table instead). */
+static void note_call_comm(struct rb_store *st, uint64_t id)
+{
+	if (id >= st->call_comms_cap) {
+		size_t cap = id + 1 > 2 * st->call_comms_cap ? id + 1 : 2 * st->call_comms_cap;
+		uint8_t *v = id < SIZE_MAX / 2 ? realloc(st->call_comms, cap) : NULL;
+		if (!v) {
+			st->call_comms_lost = 1;
+			return;
+		}
+		memset(v + st->call_comms_cap, 0, cap - st->call_comms_cap);
+		st->call_comms = v;
+		st->call_comms_cap = cap;
+	}
+	st->call_comms[id] = 1;
+}
+
 /* The top entry returns (or not: @no_return) at @time, by sample @ref. */
 static void cpop(struct rb_store *st, struct cstack *cs, uint64_t time, uint64_t ref, int no_return)
 {
 	const struct centry *e = &cs->v[--cs->n];
+	if (cs->comm_id >= st->call_comms_cap || !st->call_comms[cs->comm_id])
+		note_call_comm(st, cs->comm_id);
 	int flags = (e->no_call ? CALL_NO_CALL : 0) | (no_return ? CALL_NO_RETURN : 0) | (e->non_call ? CALL_NON_CALL : 0);
 	ROW(st, S_CALL, I(e->id), I(cs->thread_id), I(cs->comm_id), I(e->cp), I(e->call_time), I(time),
 	    I(cs->branches - e->branches0), I(e->call_sample), I(ref), I(e->parent_cp), I(flags),
@@ -1182,6 +1281,7 @@ static int add_unknown_rows(struct rb_store *st)
 	    I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0));
 	ROW(st, S_CALL_PATH, I(0), I(0), I(0), I(0));
 	exec_sql(st, "INSERT INTO calls VALUES (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)", "calls row 0");
+	note_call_comm(st, 0);   /* that row's comm: "unknown" has calls as soon as any call is written, as in perf's */
 	for (size_t i = 0; i < sizeof(BRANCH_TYPES) / sizeof(BRANCH_TYPES[0]); i++)
 		ROW(st, S_BRANCH_TYPE, I(BRANCH_TYPES[i].type), T(BRANCH_TYPES[i].name));
 	for (size_t i = 0; i < sizeof(BRANCH_TYPES) / sizeof(BRANCH_TYPES[0]); i++) {
@@ -1249,6 +1349,8 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	for (int i = 0; i < S_COUNT && !st->failed; i++) {
 		if (sqlite3_prepare_v3(st->db, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &st->st[i], NULL) != SQLITE_OK)
 			fail(st, STMT_SQL[i]);
+		if (rowid_first(st->db, STMT_SQL[i]))
+			st->rowid_first |= 1u << i;
 		char *m = multi_sql(STMT_SQL[i]);     /* not for INSERT OR REPLACE: rows one by one */
 		if (m && sqlite3_prepare_v3(st->db, m, -1, SQLITE_PREPARE_PERSISTENT, &st->multi[i], NULL) != SQLITE_OK)
 			st->multi[i] = NULL;
@@ -1308,6 +1410,29 @@ static void drop_empty(struct rb_store *st)
 		exec_sql(st, "DROP VIEW cbr_view; DROP TABLE cbr", "drop");
 }
 
+/* comms.has_calls, as perf's export sets it: 1 where the comm has calls (from what cpop noted, not a scan of calls). */
+static void set_has_calls(struct rb_store *st)
+{
+	if (st->call_comms_lost) {
+		exec_sql(st, COMMS_HAS_CALLS_ADD COMMS_HAS_CALLS_SET, "comms.has_calls");
+		return;
+	}
+	exec_sql(st, COMMS_HAS_CALLS_ADD, "comms.has_calls");
+	sqlite3_stmt *u;
+	if (sqlite3_prepare_v2(st->db, "UPDATE comms SET has_calls = 1 WHERE id = ?", -1, &u, NULL) != SQLITE_OK) {
+		fail(st, "comms.has_calls");
+		return;
+	}
+	for (size_t id = 0; id < st->call_comms_cap && !st->failed; id++)
+		if (st->call_comms[id]) {
+			sqlite3_bind_int64(u, 1, (int64_t)id);
+			if (sqlite3_step(u) != SQLITE_DONE)
+				fail(st, "comms.has_calls");
+			sqlite3_reset(u);
+		}
+	sqlite3_finalize(u);
+}
+
 int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, char *msg, size_t msglen)
 {
 	stat_row(st, "schema_version", RB_STORE_SCHEMA_VERSION);
@@ -1332,7 +1457,7 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	}
 	drop_empty(st);
 	if (st->rows[S_CALL])
-		exec_sql(st, COMMS_HAS_CALLS, "comms.has_calls");
+		set_has_calls(st);
 	char pragma[64];
 	snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", RB_STORE_SCHEMA_VERSION);
 	exec_sql(st, pragma, "user_version");
@@ -1380,6 +1505,7 @@ void rb_store_abort(struct rb_store *st)
 	free(st->paths.v);
 	free(st->paths.front);
 	free(st->trace_nr.v);
+	free(st->call_comms);
 	free(st->evsel_db_id);
 	free(st->final_path);
 	free(st->tmp_path);
