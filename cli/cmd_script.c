@@ -483,9 +483,16 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		if (!sc.cs_ok)
 			cli_error("capstone could not be initialised: no disassembly");
 	}
-	/* millions of lines: big writes */
+	/*
+	 * Millions of lines: big writes, and into a pipe a pipe that holds them
+	 * (64 KiB by default: each 1 MiB write would wait for the reader 16 times).
+	 * Not being allowed to grow it (pipe-max-size) changes nothing else.
+	 */
 	static char obuf[1 << 20];
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+#ifdef F_SETPIPE_SZ
+	(void)fcntl(STDOUT_FILENO, F_SETPIPE_SZ, (int)sizeof(obuf));
+#endif
 	struct rb_sink sink = { .ctx = &sc };
 	if (gaps_mode) {
 		sink.gap = gaps_gap;

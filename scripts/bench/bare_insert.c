@@ -3,8 +3,9 @@
  * every table of a database rbdecode made into memory, then build the same
  * database again with nothing but SQLite: the same tables, prepared
  * statements per table reused for all its rows (32 rows per statement, and
- * the rest one by one, as rbdecode's writer does), one transaction, then the
- * same indexes; and SQLite set up as rbdecode sets it up (journaling and
+ * the rest one by one, as rbdecode's writer does; a rowid one above the
+ * table's largest bound as NULL, as rbdecode binds it), one transaction, then
+ * the same indexes; and SQLite set up as rbdecode sets it up (journaling and
  * syncing off, 64 KiB pages, 4 MiB of cache, no memory statistics, no
  * per-connection mutex), so that the limit is not slower for settings.
  * Prints the rows written, the sample rows among them and the seconds of
@@ -22,7 +23,7 @@
 #include <unistd.h>
 
 struct cell { int64_t v; int type; };     /* SQLITE_INTEGER, SQLITE_TEXT (v: arena offset), SQLITE_NULL */
-struct table { char *name, *sql; int ncol; size_t nrows; struct cell *cells; };
+struct table { char *name, *sql; int ncol; size_t nrows; struct cell *cells; int rowid_first; int64_t max_rowid; };
 
 static char *arena;
 static size_t arena_len, arena_cap;
@@ -92,16 +93,20 @@ static sqlite3_stmt *prepare(sqlite3 *db, const struct table *t, int rows)
 }
 
 /* Row @r of @t into parameters @first + 1 ... of @st. */
-static void bind_row(sqlite3_stmt *st, int first, const struct table *t, size_t r)
+static void bind_row(sqlite3_stmt *st, int first, struct table *t, size_t r)
 {
 	const struct cell *cl = &t->cells[r * (size_t)t->ncol];
 	for (int c = 0; c < t->ncol; c++) {
-		if (cl[c].type == SQLITE_INTEGER)
+		if (c == 0 && t->rowid_first && cl[c].type == SQLITE_INTEGER && cl[c].v == t->max_rowid + 1)
+			sqlite3_bind_null(st, first + c + 1);   /* SQLite makes the same rowid at the b-tree's right edge */
+		else if (cl[c].type == SQLITE_INTEGER)
 			sqlite3_bind_int64(st, first + c + 1, cl[c].v);
 		else if (cl[c].type == SQLITE_TEXT)
 			sqlite3_bind_text(st, first + c + 1, arena + cl[c].v, -1, SQLITE_STATIC);
 		else
 			sqlite3_bind_null(st, first + c + 1);
+		if (c == 0 && t->rowid_first && cl[c].type == SQLITE_INTEGER && cl[c].v > t->max_rowid)
+			t->max_rowid = cl[c].v;
 	}
 }
 
@@ -134,6 +139,12 @@ int main(int argc, char **argv)
 	sqlite3_finalize(st);
 	size_t rows = 0, samples = 0;
 	for (int i = 0; i < nt; i++) {
+		char q[256];
+		snprintf(q, sizeof(q), "SELECT (SELECT upper(type) = 'INTEGER' AND pk = 1 FROM pragma_table_info('%s') WHERE cid = 0)"
+			 " AND (SELECT count(*) FROM pragma_table_info('%s') WHERE pk > 0) = 1", tabs[i].name, tabs[i].name);
+		if (sqlite3_prepare_v2(src, q, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+			tabs[i].rowid_first = sqlite3_column_int(st, 0) == 1;
+		sqlite3_finalize(st);
 		if (load(src, &tabs[i])) {
 			fprintf(stderr, "bare_insert: cannot read table %s\n", tabs[i].name);
 			return 1;
