@@ -1637,16 +1637,22 @@ static void run_config(const struct rb_pt *pt, const struct ptq *q, const struct
 	}
 }
 
-/* The packet clock over the bytes decoder config @c reads (from its first PSB). */
-static int start_clock(struct ptq *q, const struct pt_config *c)
+/*
+ * The packet clock over the bytes decoder config @c reads (from its first
+ * PSB). It dates events only: when nobody takes them (gaps, info: branches
+ * are counted, not built) it is not run, and clk_time follows libipt's time.
+ */
+static int start_clock(struct rb_pt *pt, struct ptq *q, const struct pt_config *c)
 {
+	q->clk_known = 0;
+	q->time_known = 0;
+	if (!pt->env.sink->trace)
+		return 0;
 	struct ptclock_config cc = { .mtc_shift = c->mtc_freq, .tsc_ctc_n = c->cpuid_0x15_ebx,
 				     .tsc_ctc_d = c->cpuid_0x15_eax, .max_nonturbo = c->nom_freq };
 	if (ptclock_init(&q->clk, &cc, c->begin, c->end, 0))
 		return -1;
 	q->have_clk = 1;
-	q->clk_known = 0;
-	q->time_known = 0;
 	return 0;
 }
 
@@ -1703,7 +1709,7 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 	q->dec = pt->insn_dec ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
 	if (!q->dec)
 		return q->err = -ENOMEM;
-	if (start_clock(q, &c))
+	if (start_clock(pt, q, &c))
 		return q->err = -ENOMEM;
 	if (q->img)
 		dec_set_image(pt, q->dec, q->img->img);
@@ -2478,7 +2484,7 @@ static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base
 	l->iscache = pt_iscache_alloc("rbdecode");
 	l->dec = l->iscache ? (pt->insn_dec ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c))
 			    : NULL;
-	if (!l->dec || start_clock(l, &c)) {
+	if (!l->dec || start_clock(pt, l, &c)) {
 		free_lane(pt, l);
 		return NULL;
 	}

@@ -12,8 +12,11 @@
 #    and the one-queue trace the same way (its run decoded in segments);
 #  - memory: max RSS of decoding 4-CPU traces of TRACE_MB and 4 x TRACE_MB
 #    (AUX data spooled, as recordings of 64 MiB and more are).
-# Prints CPU time (user + sys, median of 3) and the ratios; checks that both
-# decoders print the same number of branches.
+# Prints CPU time (user + sys, the least of 5 runs: on a shared machine a
+# run only ever loses time to others, so the least is the program's own
+# cost; timed runs write to /dev/null) and the ratios; checks, in separate
+# untimed runs, that both decoders print the same number of branches and that
+# -j changes nothing in the output.
 #
 #   scripts/bench/pt.sh [BUILD_DIR] [TRACE_MB]
 set -eu
@@ -53,28 +56,34 @@ echo "trace: $(stat -c %s "$WORK/trace.bin") bytes of Intel PT"
 text=$(readelf -lW "$FX/rbfix/loops" | awk '$1 == "LOAD" && / R E / { print $3, $2, $5; exit }')
 
 python3 - "$RBDECODE" "$WORK" "$FX" "$text" "$PTGEN" "$MB" <<'PY'
-import os, resource, statistics, subprocess, sys, time
+import os, resource, subprocess, sys, time
 rb, work, fx, text = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
 data = os.path.join(work, "pt.data")
 def run(cmd, env=None):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), p.stdout
-def median(cmd, n=3, setup=None):
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+def output(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+def best(cmd, n=5, setup=None):
     rs = []
     for _ in range(n):
         if setup:
             setup()
         rs.append(run(cmd))
-    return statistics.median(r[1] for r in rs), statistics.median(r[0] for r in rs), rs[0][2]
-perf_cpu, _, perf_out = median(["perf", "script", "-i", data, "--symfs", fx, "--itrace=b"])
-rb_cpu, _, rb_out = median([rb, "script", "--symfs", fx, data])
-bare_cpu, _, bare_out = median([os.path.join(work, "pt_bare"), os.path.join(work, "trace.bin"),
-                               os.path.join(fx, "rbfix/loops"), text[0], text[1], text[2]])
-dec_cpu, _, _ = median([rb, "gaps", "--symfs", fx, data])
+    return min(r[1] for r in rs), min(r[0] for r in rs)
+perf_cmd = ["perf", "script", "-i", data, "--symfs", fx, "--itrace=b"]
+rb_cmd = [rb, "script", "--symfs", fx, data]
+bare_cmd = [os.path.join(work, "pt_bare"), os.path.join(work, "trace.bin"), os.path.join(fx, "rbfix/loops"),
+            text[0], text[1], text[2]]
+perf_out, rb_out, bare_out = output(perf_cmd), output(rb_cmd), output(bare_cmd)
+perf_cpu, _ = best(perf_cmd)
+rb_cpu, _ = best(rb_cmd)
+bare_cpu, _ = best(bare_cmd)
+dec_cpu, _ = best([rb, "gaps", "--symfs", fx, data])
 print("perf script --itrace=b   cpu %.3f s  %d lines" % (perf_cpu, perf_out.count(b"\n")))
 print("rbdecode script          cpu %.3f s  %d lines" % (rb_cpu, rb_out.count(b"\n")))
 print("rbdecode decode only     cpu %.3f s  (rbdecode gaps: decodes, prints no branch)" % dec_cpu)
@@ -87,7 +96,7 @@ def rm():
     for f in (db, os.path.join(work, "perf.db")):
         if os.path.exists(f):
             os.remove(f)
-rbs_cpu, rbs_wall, _ = median([rb, data, "--symfs", fx, "-q", "-o", db], setup=rm)
+rbs_cpu, rbs_wall = best([rb, data, "--symfs", fx, "-q", "-o", db], n=3, setup=rm)
 print("rbdecode -o SQLite       cpu %.3f s  wall %.3f s (decoding and SQLite run in two threads)" % (rbs_cpu, rbs_wall))
 script = "/usr/lib/perf-core/scripts/python/export-to-sqlite.py"
 if not os.path.exists(script):
@@ -107,16 +116,15 @@ jobs = min(4, os.cpu_count() or 1)
 ptgen, loops, flow, mb = sys.argv[5], os.path.join(fx, "rbfix/loops"), os.path.join(fx, "flows/loops.flow"), int(sys.argv[6])
 multi = os.path.join(work, "pt4.data")
 subprocess.run([ptgen, "large", loops, flow, str(mb), multi, "4"], stdout=subprocess.DEVNULL, check=True)
-def wall_med(cmd, n=3, env=None):
-    rs = [run(cmd, env) for _ in range(n)]
-    return statistics.median(r[0] for r in rs), rs[0][2]
 def jobs_lines(label, path, note):
-    w1, o1 = wall_med([rb, "script", "--symfs", fx, "--jobs", "1", path])
-    wn, on = wall_med([rb, "script", "--symfs", fx, "--jobs", str(jobs), path])
-    d1, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", "1", path])
-    dn, _ = wall_med([rb, "gaps", "--symfs", fx, "--jobs", str(jobs), path])
+    same = hashlib.sha1(output([rb, "script", "--symfs", fx, "--jobs", "1", path])).digest() == \
+        hashlib.sha1(output([rb, "script", "--symfs", fx, "--jobs", str(jobs), path])).digest()
+    _, w1 = best([rb, "script", "--symfs", fx, "--jobs", "1", path])
+    _, wn = best([rb, "script", "--symfs", fx, "--jobs", str(jobs), path])
+    _, d1 = best([rb, "gaps", "--symfs", fx, "--jobs", "1", path])
+    _, dn = best([rb, "gaps", "--symfs", fx, "--jobs", str(jobs), path])
     print("%s script   --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx (output identical: %s)" %
-          (label, w1, jobs, wn, w1 / wn, hashlib.sha1(o1).digest() == hashlib.sha1(on).digest()))
+          (label, w1, jobs, wn, w1 / wn, same))
     print("%s decoding --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx on %d CPUs%s" % (label, d1, jobs, dn, d1 / dn, jobs, note))
 jobs_lines("4 queues,", multi, "")
 jobs_lines("1 queue, ", data, " (segments)")
