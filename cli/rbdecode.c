@@ -108,8 +108,13 @@ int main(int argc, char **argv)
 		return cmd_autofdo(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "-") || (argv[1][0] != '-' && access(argv[1], F_OK) == 0))
-		return cmd_export(argc, argv);     /* rbdecode FILE -o out.db */
+	/* rbdecode FILE -o out.db; a missing FILE given so (a path, or -o after it) is export's to report */
+	int has_o = 0;
+	for (int i = 2; i < argc; i++)
+		has_o |= !strcmp(argv[i], "-o") || !strncmp(argv[i], "--output", 8);
+	if (!strcmp(argv[1], "-") ||
+	    (argv[1][0] != '-' && (access(argv[1], F_OK) == 0 || strchr(argv[1], '/') || strchr(argv[1], '.') || has_o)))
+		return cmd_export(argc, argv);
 	cli_error("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;
