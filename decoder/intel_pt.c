@@ -168,6 +168,8 @@ struct proc_image {               /* a process's memory as one queue's decoder s
 	struct rb_pt *pt;
 	struct ptq *q;
 	struct proc_image *next;
+	struct { uint64_t vaddr, size; int isid; } *secs;   /* the sections read_memory added to it */
+	size_t nr_secs;
 };
 
 struct tl_ent {                   /* a CPU starts running a thread (sideband record) */
@@ -273,9 +275,12 @@ struct ptq {
 	uint64_t miss_ip;
 	const char *miss_why;            /* what the machine said was missing, or NULL */
 	int err;                         /* decoding failed (no memory): the queue stops */
-	/* decoded, not yet taken by the session: out[out_head, out_n) */
+	/* decoded in the window being decoded: out[out_head, out_n) */
 	struct item *out;
 	size_t out_head, out_n, out_cap;
+	/* decoded in windows that are done, not yet taken by the session: tk[tk_head, tk_n) (see rb_pt_run_until) */
+	struct item *tk;
+	size_t tk_head, tk_n, tk_cap;
 	/* PTWRITE / power events waiting for the address of the next block (from 0 until it is known) */
 	struct held await[AWAIT_MAX];
 	uint8_t await_ip[AWAIT_MAX];     /* 1: from is known */
@@ -356,6 +361,7 @@ struct rb_pt {
 	uint64_t win_events;             /* events a window should produce */
 	uint64_t handoffs;               /* lanes taken over by their queues */
 	int phase_seek;                  /* lanes are looking for their starts (and nothing else runs) */
+	int overlap;                     /* the pool decodes a window while this thread takes the one before */
 	uint64_t cbr2khz;                /* kHz per unit of core:bus ratio (perf's: TSC Hz / max non-turbo / 1000) */
 	unsigned max_nonturbo;
 	struct rb_pt_filters filt;       /* address filters (perf record --filter), placed by the sideband */
@@ -1063,6 +1069,7 @@ static void drop_image(struct rb_pt *pt, int32_t pid)
 				}
 				*pp = p->next;
 				pt_image_free(p->img);
+				free(p->secs);
 				free(p);
 				break;
 			}
@@ -1093,6 +1100,13 @@ static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 		return -pte_nomap;
 	if (pt_image_add_cached(p->img, p->q->iscache, isid, NULL) < 0)
 		return -pte_nomap;
+	void *v = realloc(p->secs, (p->nr_secs + 1) * sizeof(*p->secs));
+	if (v) {
+		p->secs = v;
+		p->secs[p->nr_secs].vaddr = piece.vaddr;
+		p->secs[p->nr_secs].size = piece.size;
+		p->secs[p->nr_secs++].isid = isid;
+	}
 	return pt_iscache_read(p->q->iscache, buffer, size, isid, ip);
 }
 
@@ -1324,10 +1338,34 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len, in
  * cannot be read): where tracing stopped when a filter region is left by it
  * and the TIP.PGD has no IP (erratum SKL014). perf shows that target too.
  */
+/* The section read_memory added to @q's image for @ip (the newest: libipt lets it override), or 0. */
+static int added_section(const struct ptq *q, uint64_t ip)
+{
+	if (q->img)
+		for (size_t i = q->img->nr_secs; i-- > 0;)
+			if (ip - q->img->secs[i].vaddr < q->img->secs[i].size)
+				return q->img->secs[i].isid;
+	return 0;
+}
+
+/*
+ * Code bytes at @ip in @q's image, for a block or event libipt names no
+ * section for: from the section read_memory added for it if there is one,
+ * rather than read_memory again (the machine's lock, a search, and the
+ * section added to the image once more, each time).
+ */
+static int read_code(struct ptq *q, uint64_t ip, uint8_t *raw, size_t size)
+{
+	int isid = added_section(q, ip);
+	if (isid > 0)
+		return pt_iscache_read(q->iscache, raw, size, isid, ip);
+	return q->img ? read_memory(raw, size, NULL, ip, q->img) : -1;
+}
+
 static uint64_t direct_target(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 {
 	uint8_t raw[pt_max_insn_size];
-	int n = q->img ? read_memory(raw, sizeof(raw), NULL, ip, q->img) : -1;
+	int n = read_code(q, ip, raw, sizeof(raw));
 	unsigned len;
 	int direct;
 	if (n <= 0 || !branch_kind(raw, (unsigned)n, &len, &direct) || !direct)
@@ -1353,28 +1391,29 @@ static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_bl
 	if (b->iclass == ptic_other || b->iclass == ptic_ptwrite)
 		return 0;
 	struct kind_slot *k = NULL;
+	int isid = b->isid > 0 || b->truncated ? b->isid : added_section(q, b->end_ip);   /* see read_code */
 	if (b->truncated) {
 		memcpy(raw, b->raw, b->size);
 		n = b->size;
-	} else if (b->isid > 0) {
+	} else if (isid > 0) {
 		/* a section's bytes do not change: its branches are classified once */
 		if (!q->kinds && !(q->kinds = calloc(KIND_SLOTS, sizeof(*q->kinds)))) {
 			q->err = -ENOMEM;
 			return 0;
 		}
-		k = &q->kinds[(b->end_ip ^ ((uint64_t)b->isid << 20)) & (KIND_SLOTS - 1)];
-		if (k->ip == b->end_ip && k->isid == b->isid) {
+		k = &q->kinds[(b->end_ip ^ ((uint64_t)isid << 20)) & (KIND_SLOTS - 1)];
+		if (k->ip == b->end_ip && k->isid == isid) {
 			*len = k->len;
 			*direct = k->direct;
 			return k->kind;
 		}
-		n = pt_iscache_read(q->iscache, raw, sizeof(raw), b->isid, b->end_ip);
+		n = pt_iscache_read(q->iscache, raw, sizeof(raw), isid, b->end_ip);
 	} else {
 		n = q->img ? read_memory(raw, sizeof(raw), NULL, b->end_ip, q->img) : -1;
 	}
 	uint32_t kind = n > 0 ? branch_kind(raw, (unsigned)n, len, direct) : 0;
 	if (k && n > 0)
-		*k = (struct kind_slot){ .ip = b->end_ip, .isid = b->isid, .kind = kind, .len = (uint8_t)*len,
+		*k = (struct kind_slot){ .ip = b->end_ip, .isid = isid, .kind = kind, .len = (uint8_t)*len,
 					 .direct = (uint8_t)*direct };
 	return kind;
 }
@@ -2387,6 +2426,7 @@ static void free_decoding(const struct rb_pt *pt, struct ptq *q)
 		struct proc_image *p = q->images;
 		q->images = p->next;
 		pt_image_free(p->img);
+		free(p->secs);
 		free(p);
 	}
 	q->img = NULL;
@@ -2600,6 +2640,10 @@ static int adopt(struct rb_pt *pt, struct ptq *q)
 	q->out_head = keep.out_head;
 	q->out_n = keep.out_n;
 	q->out_cap = keep.out_cap;
+	q->tk = keep.tk;
+	q->tk_head = keep.tk_head;
+	q->tk_n = keep.tk_n;
+	q->tk_cap = keep.tk_cap;
 	q->seg_last = keep.seg_last;
 	q->seg_next = keep.seg_next;
 	q->seg_next_tsc = keep.seg_next_tsc;
@@ -2713,6 +2757,30 @@ static void release_decoded(struct rb_pt *pt, struct ptq *q)
 	}
 }
 
+/* The pool's threads start on the tasks, decoding up to TSC @limit (join_tasks waits for them). */
+static void launch_tasks(struct rb_pt *pt, uint64_t limit)
+{
+	struct pool *pl = &pt->pool;
+	pthread_mutex_lock(&pl->mu);
+	pl->limit = limit;
+	pl->next = 0;
+	pl->busy = pl->n;
+	pl->gen++;
+	pthread_cond_broadcast(&pl->go);
+	pthread_mutex_unlock(&pl->mu);
+}
+
+/* This thread decodes the tasks the pool has not taken, then waits until all are done. */
+static void join_tasks(struct rb_pt *pt)
+{
+	struct pool *pl = &pt->pool;
+	decode_some(pt);
+	pthread_mutex_lock(&pl->mu);
+	while (pl->busy)
+		pthread_cond_wait(&pl->done, &pl->mu);
+	pthread_mutex_unlock(&pl->mu);
+}
+
 /* The tasks decoded up to TSC @limit: by this thread alone, or with the pool's. */
 static void run_tasks(struct rb_pt *pt, uint64_t limit)
 {
@@ -2721,28 +2789,20 @@ static void run_tasks(struct rb_pt *pt, uint64_t limit)
 		for (size_t i = 0; i < pl->nr_tasks; i++)
 			step(pt, pl->tasks[i], limit);
 	} else {
-		pthread_mutex_lock(&pl->mu);
-		pl->limit = limit;
-		pl->next = 0;
-		pl->busy = pl->n;
-		pl->gen++;
-		pthread_cond_broadcast(&pl->go);
-		pthread_mutex_unlock(&pl->mu);
-		decode_some(pt);
-		pthread_mutex_lock(&pl->mu);
-		while (pl->busy)
-			pthread_cond_wait(&pl->done, &pl->mu);
-		pthread_mutex_unlock(&pl->mu);
+		launch_tasks(pt, limit);
+		join_tasks(pt);
 	}
 }
 
 /*
- * Every queue decoded up to TSC @limit. With segments, in two phases: the
- * window's new lanes find their starts (everything before a lane's start
- * is its predecessor's), then queues and lanes decode, each stopping at the
- * start of the lane after it, and queues take over the lanes they reached.
+ * Every queue decoded up to TSC @limit: prepare_window, run_tasks (or
+ * launch_tasks ... join_tasks), finish_window. With segments, in two phases:
+ * the window's new lanes find their starts (everything before a lane's start
+ * is its predecessor's: prepare_window), then queues and lanes decode, each
+ * stopping at the start of the lane after it, and queues take over the lanes
+ * they reached (finish_window).
  */
-static int decode_window(struct rb_pt *pt, uint64_t limit, uint64_t *made)
+static int prepare_window(struct rb_pt *pt, uint64_t limit)
 {
 	struct pool *pl = &pt->pool;
 	if (pt->seg_size) {
@@ -2764,7 +2824,11 @@ static int decode_window(struct rb_pt *pt, uint64_t limit, uint64_t *made)
 	}
 	if (make_tasks(pt, 0))
 		return pt->failed = -ENOMEM;
-	run_tasks(pt, limit);
+	return 0;
+}
+
+static int finish_window(struct rb_pt *pt, uint64_t *made)
+{
 	for (size_t i = 0; i < pt->nr_q; i++) {
 		struct ptq *q = &pt->q[i];
 		for (struct ptq *l = q->lanes; l; l = l->next)
@@ -2824,40 +2888,88 @@ static int take(struct rb_pt *pt, const struct ptq *q, struct item *it)
 	return pt->env.sink->trace(pt->env.sink->ctx, &b);
 }
 
-/* The decoded events with keys up to @key, merged across queues in (key, queue index) order. */
+/*
+ * The events of finished windows (tk) with keys up to @key, merged across
+ * queues in (key, queue index) order. While the pool decodes the next window
+ * (pt->overlap), the machine is shared with its threads: taken under
+ * pt->mlock, let go every TAKE_LOCKED events for their image reads.
+ */
+#define TAKE_LOCKED 64
 static int take_until(struct rb_pt *pt, uint64_t key)
 {
-	for (;;) {
+	unsigned locked = 0;
+	int rc = 0;
+	while (!rc) {
 		struct ptq *best = NULL, *next = NULL;    /* the two first queues in that order */
 		for (size_t i = 0; i < pt->nr_q; i++) {
 			struct ptq *q = &pt->q[i];
-			if (q->out_head == q->out_n || q->out[q->out_head].key > key)
+			if (q->tk_head == q->tk_n || q->tk[q->tk_head].key > key)
 				continue;
-			uint64_t k = q->out[q->out_head].key;
-			if (!best || k < best->out[best->out_head].key) {
+			uint64_t k = q->tk[q->tk_head].key;
+			if (!best || k < best->tk[best->tk_head].key) {
 				next = best;
 				best = q;
-			} else if (!next || k < next->out[next->out_head].key) {
+			} else if (!next || k < next->tk[next->tk_head].key) {
 				next = q;
 			}
 		}
 		if (!best)
-			return 0;
+			break;
 		/* this queue's events go first up to the next queue's (on a tie, the lower index first) */
-		uint64_t until = next ? next->out[next->out_head].key : key;
+		uint64_t until = next ? next->tk[next->tk_head].key : key;
 		int tie_ok = !next || best->idx < next->idx;
-		while (best->out_head < best->out_n) {
-			struct item *it = &best->out[best->out_head];
+		while (best->tk_head < best->tk_n) {
+			struct item *it = &best->tk[best->tk_head];
 			if (it->key > key || it->key > until || (it->key == until && next && !tie_ok))
 				break;
-			best->out_head++;
-			int rc = take(pt, best, it);
+			best->tk_head++;
+			if (pt->overlap && !locked++)
+				pthread_mutex_lock(&pt->mlock);
+			rc = take(pt, best, it);
+			if (locked == TAKE_LOCKED || rc) {
+				pthread_mutex_unlock(&pt->mlock);
+				locked = 0;
+			}
 			if (rc)
-				return pt->failed = rc;
+				break;
 		}
-		if (best->out_head == best->out_n)
-			best->out_head = best->out_n = 0;
+		if (best->tk_head == best->tk_n)
+			best->tk_head = best->tk_n = 0;
 	}
+	if (locked)
+		pthread_mutex_unlock(&pt->mlock);
+	return rc ? (pt->failed = rc) : 0;
+}
+
+/* A finished window's events join those the session has still to take (tk); out is empty again. */
+static int move_out(struct ptq *q)
+{
+	size_t n = q->out_n - q->out_head;
+	if (q->tk_head == q->tk_n) {            /* all taken: the arrays change places */
+		struct item *v = q->tk;
+		size_t cap = q->tk_cap;
+		q->tk = q->out;
+		q->tk_head = q->out_head;
+		q->tk_n = q->out_n;
+		q->tk_cap = q->out_cap;
+		q->out = v;
+		q->out_cap = cap;
+	} else if (n) {
+		if (q->tk_n + n > q->tk_cap) {
+			size_t cap = q->tk_cap;
+			while (cap < q->tk_n + n)
+				cap *= 2;
+			struct item *v = realloc(q->tk, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			q->tk = v;
+			q->tk_cap = cap;
+		}
+		memcpy(q->tk + q->tk_n, q->out + q->out_head, n * sizeof(*q->out));
+		q->tk_n += n;
+	}
+	q->out_head = q->out_n = 0;
+	return 0;
 }
 
 static int all_done(const struct rb_pt *pt)
@@ -2897,14 +3009,41 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 		return pt->failed;
 	if (pt->timeless && time != UINT64_MAX)
 		return 0;        /* no times: the trace is decoded after the sideband */
+	/*
+	 * With a pool, the session takes a window's events (symbols, sink) while
+	 * the pool decodes the next one: windows never cross a map change and the
+	 * sideband is applied between calls, so both see the same machine (under
+	 * pt->mlock). The windows, and what is taken up to which key, are the same
+	 * as one window after the other, and so is the output.
+	 */
+	int have = 0;            /* a finished window's events wait in tk, to be taken up to @key */
+	uint64_t key = 0;
 	while (pt->win_end < time && !all_done(pt)) {
 		int jumped;
 		uint64_t w = next_window_end(pt, time, &jumped);
 		uint64_t made = 0;      /* events decoded (delivered or not): the window's work */
-		if (decode_window(pt, perf_to_tsc(pt, w), &made))
+		uint64_t limit = perf_to_tsc(pt, w);
+		if (prepare_window(pt, limit))
 			return pt->failed;
+		int rc = 0;
+		if (have && pt->pool.n) {
+			launch_tasks(pt, limit);
+			pt->overlap = 1;
+			rc = take_until(pt, key);
+			pt->overlap = 0;
+			join_tasks(pt);
+		} else {
+			run_tasks(pt, limit);
+		}
+		if (rc || finish_window(pt, &made))
+			return pt->failed;
+		for (size_t i = 0; i < pt->nr_q; i++)
+			if (move_out(&pt->q[i]))
+				return pt->failed = -ENOMEM;
 		pt->win_end = w;
-		if (take_until(pt, w < time ? w : time))
+		key = w < time ? w : time;
+		have = 1;
+		if (!pt->pool.n && take_until(pt, key))
 			return pt->failed;
 		/* the next window as long as makes about WINDOW_EVENTS events at this one's rate */
 		uint64_t d = pt->delta;
@@ -3140,6 +3279,9 @@ void rb_pt_free(struct rb_pt *pt)
 		free(q->runs);
 		drop_items(q, q->out_head);
 		free(q->out);
+		for (size_t j = q->tk_head; j < q->tk_n; j++)
+			free(q->tk[j].gap);
+		free(q->tk);
 	}
 	free(pt->q);
 	free(pt->breaks);
