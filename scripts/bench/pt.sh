@@ -12,9 +12,10 @@
 #    and the one-queue trace the same way (its run decoded in segments);
 #  - memory: max RSS of decoding 4-CPU traces of TRACE_MB and 4 x TRACE_MB
 #    (AUX data spooled, as recordings of 64 MiB and more are).
-# Prints CPU time (user + sys, the least of 5 runs: on a shared machine a
-# run only ever loses time to others, so the least is the program's own
-# cost; timed runs write to /dev/null) and the ratios; checks, in separate
+# Prints CPU time (user + sys, the least of 5 runs, 9 for the short decode
+# runs, the two sides of a ratio in turns: on a shared machine a run only
+# ever loses time to others, so the least is the program's own cost; timed
+# runs write to /dev/null) and the ratios; checks, in separate
 # untimed runs, that both decoders print the same number of branches and that
 # -j changes nothing in the output.
 #
@@ -80,10 +81,15 @@ rb_cmd = [rb, "script", "--symfs", fx, data]
 bare_cmd = [os.path.join(work, "pt_bare"), os.path.join(work, "trace.bin"), os.path.join(fx, "rbfix/loops"),
             text[0], text[1], text[2]]
 perf_out, rb_out, bare_out = output(perf_cmd), output(rb_cmd), output(bare_cmd)
-perf_cpu, _ = best(perf_cmd)
-rb_cpu, _ = best(rb_cmd)
-bare_cpu, _ = best(bare_cmd)
-dec_cpu, _ = best([rb, "gaps", "--symfs", fx, data])
+def best_pair(a, b, n=5):
+    """least CPU of @n runs of each, in turns: both sides meet the same moments of a shared machine"""
+    ra, rb_ = [], []
+    for _ in range(n):
+        ra.append(run(a)[1])
+        rb_.append(run(b)[1])
+    return min(ra), min(rb_)
+perf_cpu, rb_cpu = best_pair(perf_cmd, rb_cmd)
+dec_cpu, bare_cpu = best_pair([rb, "gaps", "--symfs", fx, data], bare_cmd, n=9)
 print("perf script --itrace=b   cpu %.3f s  %d lines" % (perf_cpu, perf_out.count(b"\n")))
 print("rbdecode script          cpu %.3f s  %d lines" % (rb_cpu, rb_out.count(b"\n")))
 print("rbdecode decode only     cpu %.3f s  (rbdecode gaps: decodes, prints no branch)" % dec_cpu)
