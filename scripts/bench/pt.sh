@@ -81,12 +81,12 @@ rb_cmd = [rb, "script", "--symfs", fx, data]
 bare_cmd = [os.path.join(work, "pt_bare"), os.path.join(work, "trace.bin"), os.path.join(fx, "rbfix/loops"),
             text[0], text[1], text[2]]
 perf_out, rb_out, bare_out = output(perf_cmd), output(rb_cmd), output(bare_cmd)
-def best_pair(a, b, n=5):
-    """least CPU of @n runs of each, in turns: both sides meet the same moments of a shared machine"""
+def best_pair(a, b, n=5, wall=False):
+    """least CPU (or wall) time of @n runs of each, in turns: both sides meet the same moments of a shared machine"""
     ra, rb_ = [], []
     for _ in range(n):
-        ra.append(run(a)[1])
-        rb_.append(run(b)[1])
+        ra.append(run(a)[0 if wall else 1])
+        rb_.append(run(b)[0 if wall else 1])
     return min(ra), min(rb_)
 perf_cpu, rb_cpu = best_pair(perf_cmd, rb_cmd)
 dec_cpu, bare_cpu = best_pair([rb, "gaps", "--symfs", fx, data], bare_cmd, n=9)
@@ -125,10 +125,10 @@ subprocess.run([ptgen, "large", loops, flow, str(mb), multi, "4"], stdout=subpro
 def jobs_lines(label, path, note):
     same = hashlib.sha1(output([rb, "script", "--symfs", fx, "--jobs", "1", path])).digest() == \
         hashlib.sha1(output([rb, "script", "--symfs", fx, "--jobs", str(jobs), path])).digest()
-    _, w1 = best([rb, "script", "--symfs", fx, "--jobs", "1", path])
-    _, wn = best([rb, "script", "--symfs", fx, "--jobs", str(jobs), path])
-    _, d1 = best([rb, "gaps", "--symfs", fx, "--jobs", "1", path])
-    _, dn = best([rb, "gaps", "--symfs", fx, "--jobs", str(jobs), path])
+    w1, wn = best_pair([rb, "script", "--symfs", fx, "--jobs", "1", path],
+                       [rb, "script", "--symfs", fx, "--jobs", str(jobs), path], wall=True)
+    d1, dn = best_pair([rb, "gaps", "--symfs", fx, "--jobs", "1", path],
+                       [rb, "gaps", "--symfs", fx, "--jobs", str(jobs), path], n=9, wall=True)
     print("%s script   --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx (output identical: %s)" %
           (label, w1, jobs, wn, w1 / wn, same))
     print("%s decoding --jobs 1 %.3f s, --jobs %d %.3f s: %.2fx on %d CPUs%s" % (label, d1, jobs, dn, d1 / dn, jobs, note))
