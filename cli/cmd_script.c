@@ -532,6 +532,11 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		if (frc > 0 || frc < -1)
 			rc = frc;
 	}
+	if (rc && ferror(stdout)) {      /* the sink stopped the session: the output could not be written */
+		cli_error("writing the output failed (standard output)");
+		json_decref(sc.gaps);
+		return EXIT_INTERNAL;
+	}
 	if (rc < 0 && rc >= PD_ERR_NOATTR) {
 		cli_error("%s", err.msg);
 		json_decref(sc.gaps);

@@ -1100,6 +1100,9 @@ static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 		return -pte_nomap;
 	if (pt_image_add_cached(p->img, p->q->iscache, isid, NULL) < 0)
 		return -pte_nomap;
+	for (size_t i = 0; i < p->nr_secs; i++)
+		if (p->secs[i].isid == isid && p->secs[i].vaddr == piece.vaddr)
+			return pt_iscache_read(p->q->iscache, buffer, size, isid, ip);   /* noted already */
 	void *v = realloc(p->secs, (p->nr_secs + 1) * sizeof(*p->secs));
 	if (v) {
 		p->secs = v;
@@ -2926,7 +2929,7 @@ static int take_until(struct rb_pt *pt, uint64_t key)
 			if (pt->overlap && !locked++)
 				pthread_mutex_lock(&pt->mlock);
 			rc = take(pt, best, it);
-			if (locked == TAKE_LOCKED || rc) {
+			if (locked && (locked == TAKE_LOCKED || rc)) {
 				pthread_mutex_unlock(&pt->mlock);
 				locked = 0;
 			}
@@ -3014,7 +3017,14 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 	 * the pool decodes the next one: windows never cross a map change and the
 	 * sideband is applied between calls, so both see the same machine (under
 	 * pt->mlock). The windows, and what is taken up to which key, are the same
-	 * as one window after the other, and so is the output.
+	 * as one window after the other, and so is the output. One thing take()
+	 * does to the machine comes later than before: rb_machine_thread(create)
+	 * for an event's thread now follows the next window's decoding. Decoding
+	 * reads threads only to choose a process image (set_thread, read_memory),
+	 * and a thread take() would create or give a pid is one whose queue
+	 * already decodes as that pid (per CPU: the timeline's pid; per thread:
+	 * the queue's tid as its pid until the machine knows better), so the
+	 * images chosen are the same.
 	 */
 	int have = 0;            /* a finished window's events wait in tk, to be taken up to @key */
 	uint64_t key = 0;
