@@ -484,8 +484,9 @@ static int run_text(int argc, char **argv, int gaps_mode)
 			cli_error("capstone could not be initialised: no disassembly");
 	}
 	/*
-	 * Millions of lines: big writes, and into a pipe a pipe that holds them
-	 * (64 KiB by default: each 1 MiB write would wait for the reader 16 times).
+	 * Millions of lines: big writes, and a pipe on standard output made big
+	 * enough to take one (64 KiB by default: each 1 MiB write would wait for
+	 * the reader 16 times).
 	 * Not being allowed to grow it (pipe-max-size) changes nothing else.
 	 */
 	static char obuf[1 << 20];
@@ -552,7 +553,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	if (stats.stop.code)
 		cli_error("%s", stats.stop.msg);
 	if (rc || fflush(stdout)) {
-		cli_error("writing the output failed");
+		cli_error("writing the output failed (standard output)");
 		return EXIT_INTERNAL;
 	}
 	return stats.stop.code || stats.malformed || fpartial ? EXIT_PARTIAL : EXIT_OK;

@@ -1115,6 +1115,22 @@ static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 
 /* ------------------------------------------------------------ events out */
 
+/* Room in item array *@v (of *@cap) for @need items, by doubling. */
+static int reserve_items(struct item **v, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 256;
+	while (n < need)
+		n *= 2;
+	struct item *w = realloc(*v, n * sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	*v = w;
+	*cap = n;
+	return 0;
+}
+
 /*
  * A decoding thread's events go to its queue's list (the session takes
  * them in time order, rb_pt_run_until); its counts to the queue's.
@@ -1126,15 +1142,9 @@ static struct item *push(struct ptq *q)
 			memmove(q->out, q->out + q->out_head, (q->out_n - q->out_head) * sizeof(*q->out));
 			q->out_n -= q->out_head;
 			q->out_head = 0;
-		} else {
-			size_t n = q->out_cap ? 2 * q->out_cap : 256;
-			struct item *v = realloc(q->out, n * sizeof(*v));
-			if (!v) {
-				q->err = -ENOMEM;
-				return NULL;
-			}
-			q->out = v;
-			q->out_cap = n;
+		} else if (reserve_items(&q->out, &q->out_cap, q->out_n + 1)) {
+			q->err = -ENOMEM;
+			return NULL;
 		}
 	}
 	struct item *it = &q->out[q->out_n++];
@@ -1331,16 +1341,6 @@ static uint32_t branch_kind(const uint8_t *raw, unsigned size, unsigned *len, in
 	return 0;
 }
 
-/*
- * The branch that ends block @b, if any: libipt gives the last
- * instruction's bytes only when it straddles sections, so they are read
- * from the image (the section cache, or the process image's callback).
- */
-/*
- * The target of the direct jump or call at @ip (0: not one, or its bytes
- * cannot be read): where tracing stopped when a filter region is left by it
- * and the TIP.PGD has no IP (erratum SKL014). perf shows that target too.
- */
 /* The section read_memory added to @q's image for @ip (the newest: libipt lets it override), or 0. */
 static int added_section(const struct ptq *q, uint64_t ip)
 {
@@ -1365,6 +1365,11 @@ static int read_code(struct ptq *q, uint64_t ip, uint8_t *raw, size_t size)
 	return q->img ? read_memory(raw, size, NULL, ip, q->img) : -1;
 }
 
+/*
+ * The target of the direct jump or call at @ip (0: not one, or its bytes
+ * cannot be read): where tracing stopped when a filter region is left by it
+ * and the TIP.PGD has no IP (erratum SKL014). perf shows that target too.
+ */
 static uint64_t direct_target(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 {
 	uint8_t raw[pt_max_insn_size];
@@ -1385,6 +1390,11 @@ static uint64_t direct_target(struct rb_pt *pt, struct ptq *q, uint64_t ip)
 	return ip + i + 5 + (uint64_t)(int64_t)d;
 }
 
+/*
+ * The branch that ends block @b, if any: libipt gives the last
+ * instruction's bytes only when it straddles sections, so they are read
+ * from the image (the section cache, or the process image's callback).
+ */
 static uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_block *b, unsigned *len, int *direct)
 {
 	uint8_t raw[pt_max_insn_size];
@@ -1543,13 +1553,19 @@ static int handoff_same_state(const struct handoff *a, const struct handoff *b)
 	       (!a->have_clk || (a->clk_time == b->clk_time && ptclock_agree(&a->clk, a->clk_base, &b->clk, b->clk_base)));
 }
 
+/* The gaps items @v[from, to) own, freed. */
+static void free_gaps(struct item *v, size_t from, size_t to)
+{
+	for (size_t j = from; j < to; j++) {
+		free(v[j].gap);
+		v[j].gap = NULL;
+	}
+}
+
 /* Items from @from on are dropped. */
 static void drop_items(struct ptq *q, size_t from)
 {
-	for (size_t j = from; j < q->out_n; j++) {
-		free(q->out[j].gap);
-		q->out[j].gap = NULL;
-	}
+	free_gaps(q->out, from, q->out_n);
 	if (from < q->out_n)
 		q->out_n = from;
 	if (q->out_head > q->out_n)
@@ -2588,16 +2604,8 @@ static int adopt(struct rb_pt *pt, struct ptq *q)
 	struct ptq *l = q->lanes;
 	drop_items(q, q->out_head + q->stop_keep);
 	size_t n = l->stopped ? l->stop_keep : l->out_n - l->out_head;
-	if (q->out_n + n > q->out_cap) {
-		size_t cap = q->out_cap ? q->out_cap : 256;
-		while (cap < q->out_n + n)
-			cap *= 2;
-		struct item *v = realloc(q->out, cap * sizeof(*v));
-		if (!v)
-			return q->err = -ENOMEM;
-		q->out = v;
-		q->out_cap = cap;
-	}
+	if (reserve_items(&q->out, &q->out_cap, q->out_n + n))
+		return q->err = -ENOMEM;
 	uint64_t t = q->stop_time;
 	for (size_t j = 0; j < n; j++) {
 		struct item *it = &q->out[q->out_n++];
@@ -2958,16 +2966,8 @@ static int move_out(struct ptq *q)
 		q->out = v;
 		q->out_cap = cap;
 	} else if (n) {
-		if (q->tk_n + n > q->tk_cap) {
-			size_t cap = q->tk_cap;
-			while (cap < q->tk_n + n)
-				cap *= 2;
-			struct item *v = realloc(q->tk, cap * sizeof(*v));
-			if (!v)
-				return -ENOMEM;
-			q->tk = v;
-			q->tk_cap = cap;
-		}
+		if (reserve_items(&q->tk, &q->tk_cap, q->tk_n + n))
+			return -ENOMEM;
 		memcpy(q->tk + q->tk_n, q->out + q->out_head, n * sizeof(*q->out));
 		q->tk_n += n;
 	}
@@ -3289,8 +3289,7 @@ void rb_pt_free(struct rb_pt *pt)
 		free(q->runs);
 		drop_items(q, q->out_head);
 		free(q->out);
-		for (size_t j = q->tk_head; j < q->tk_n; j++)
-			free(q->tk[j].gap);
+		free_gaps(q->tk, q->tk_head, q->tk_n);
 		free(q->tk);
 	}
 	free(pt->q);

@@ -123,7 +123,7 @@ struct rb_store {
 	size_t nr_synth;
 	uint64_t last[S_COUNT];       /* last id per table */
 	uint32_t rowid_first;         /* statements whose first value is their table's rowid (INTEGER PRIMARY KEY) */
-	int64_t max_rowid[S_COUNT];   /* the writer's: largest rowid inserted by each of those */
+	int64_t max_rowid[S_COUNT];   /* largest rowid bind_row has inserted by each of those (either thread: one at a time) */
 	uint64_t rows[S_COUNT];
 	struct imap syms, paths;
 	uint64_t root_path;           /* the root call path's id once made (it never changes) */
@@ -888,7 +888,7 @@ static struct centry *cpush(struct rb_store *st, struct cstack *cs, uint64_t sym
 /* Comm @id has calls (if memory runs out, has_calls is set from the calls table instead). */
 static void note_call_comm(struct rb_store *st, uint64_t id)
 {
-	if (id >= st->call_comms_cap) {
+	if (id >= st->call_comms_cap && !st->call_comms_lost) {
 		size_t cap = id + 1 > 2 * st->call_comms_cap ? id + 1 : 2 * st->call_comms_cap;
 		uint8_t *v = id < SIZE_MAX / 2 ? realloc(st->call_comms, cap) : NULL;
 		if (!v) {
@@ -899,15 +899,15 @@ static void note_call_comm(struct rb_store *st, uint64_t id)
 		st->call_comms = v;
 		st->call_comms_cap = cap;
 	}
-	st->call_comms[id] = 1;
+	if (id < st->call_comms_cap)
+		st->call_comms[id] = 1;
 }
 
 /* The top entry returns (or not: @no_return) at @time, by sample @ref. */
 static void cpop(struct rb_store *st, struct cstack *cs, uint64_t time, uint64_t ref, int no_return)
 {
 	const struct centry *e = &cs->v[--cs->n];
-	if (cs->comm_id >= st->call_comms_cap || !st->call_comms[cs->comm_id])
-		note_call_comm(st, cs->comm_id);
+	note_call_comm(st, cs->comm_id);
 	int flags = (e->no_call ? CALL_NO_CALL : 0) | (no_return ? CALL_NO_RETURN : 0) | (e->non_call ? CALL_NON_CALL : 0);
 	ROW(st, S_CALL, I(e->id), I(cs->thread_id), I(cs->comm_id), I(e->cp), I(e->call_time), I(time),
 	    I(cs->branches - e->branches0), I(e->call_sample), I(ref), I(e->parent_cp), I(flags),
