@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "session.h"
+#include "decoder/session/session.h"
 
 struct span { uint64_t a, b; double frac; };          /* (a, b]: covered at density frac */
 struct range { int32_t cpu; uint64_t a, b; };         /* bytes [a, b) or times (a, b] of one CPU */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "intel_pt.h"
+#include "decoder/intel_pt/intel_pt.h"
 
 int cmd_dump(int argc, char **argv)
 {

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <string.h>
 #include "cli.h"
-#include "cs_decode.h"
+#include "decoder/cs_etm/cs_decode.h"
 
 struct elements_out {
 	FILE *f;

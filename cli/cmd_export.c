@@ -19,11 +19,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "unpack.h"
+#include "decoder/session/unpack.h"
 #include "cli.h"
-#include "session.h"
-#include "store.h"
-#include "tracedat.h"
+#include "decoder/session/session.h"
+#include "store/sqlite/store.h"
+#include "decoder/ftrace/tracedat.h"
 
 struct progress {
 	int on;

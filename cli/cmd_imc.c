@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
-#include "imc.h"
+#include "decoder/imc/imc.h"
 
 struct imc_out { int json; int cpu; json_t *recs, *gaps; };
 

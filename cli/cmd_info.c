@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "cli.h"
-#include "unpack.h"
+#include "decoder/session/unpack.h"
 
 #define MAX_REPORTED_ERRORS 10
 

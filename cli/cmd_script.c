@@ -25,9 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
-#include "auxdec.h"
-#include "session.h"
-#include "tracedat.h"
+#include "decoder/auxdec.h"
+#include "decoder/session/session.h"
+#include "decoder/ftrace/tracedat.h"
 
 struct script {
 	FILE *out;

@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "auxdec.h"
+#include "decoder/auxdec.h"
 #include "cli.h"
-#include "session.h"
+#include "decoder/session/session.h"
 
 struct count { const struct rb_dso *dso; uint64_t a, b, n; int branch; };
 

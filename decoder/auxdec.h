@@ -12,7 +12,7 @@
 #define RB_AUXDEC_H
 
 #include "pd.h"
-#include "machine.h"
+#include "decoder/session/machine.h"
 
 struct rb_gap_ev;
 struct rb_aux_ev;

@@ -1,20 +1,27 @@
-# The decoder stages: time ordering, machine state and symbols, the session
-# that drives them. Trace decoders (Intel PT, CoreSight, IMC) join here.
+# The decoder, one folder per stage:
+#   session/   reading a recording (archives unpacked, stdin spooled), time
+#              order, machine state (threads, comms, maps) and symbols
+#   auxdec.h   the interface every trace source implements
+#   intel_pt/  cs_etm/  imc/   the trace sources
+#   ftrace/    trace.dat files: the ftrace page ring, a second timeline
 if BUILD_DECODER
 noinst_LIBRARIES += %D%/libdecoder.a
 %C%_libdecoder_a_SOURCES = \
-	%D%/ordered.h %D%/ordered.c \
-	%D%/symtab.h %D%/symtab.c \
-	%D%/machine.h %D%/machine.c \
-	%D%/session.h %D%/session.c \
-	%D%/unpack.h %D%/unpack.c \
-	%D%/intel_pt.h %D%/intel_pt.c %D%/pt_clock.h %D%/pt_clock.c \
-	%D%/spool.h %D%/spool.c %D%/pt_filter.h %D%/pt_filter.c \
-	%D%/imc.h %D%/imc.c %D%/imc_perf.h %D%/imc_perf.c \
-	%D%/ftrace.h %D%/ftrace.c %D%/tracedat.h %D%/tracedat.c \
-	%D%/cs_snapshot.h %D%/cs_snapshot.c %D%/cs_decode.h %D%/cs_decode.c \
-	%D%/auxdec.h %D%/cs_etm.c
-%C%_libdecoder_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+	%D%/session/session.h %D%/session/session.c \
+	%D%/session/ordered.h %D%/session/ordered.c \
+	%D%/session/machine.h %D%/session/machine.c \
+	%D%/session/symtab.h %D%/session/symtab.c \
+	%D%/session/unpack.h %D%/session/unpack.c \
+	%D%/session/spool.h %D%/session/spool.c \
+	%D%/auxdec.h \
+	%D%/intel_pt/intel_pt.h %D%/intel_pt/intel_pt.c \
+	%D%/intel_pt/pt_clock.h %D%/intel_pt/pt_clock.c \
+	%D%/intel_pt/pt_filter.h %D%/intel_pt/pt_filter.c \
+	%D%/cs_etm/cs_etm.c \
+	%D%/cs_etm/cs_snapshot.h %D%/cs_etm/cs_snapshot.c \
+	%D%/cs_etm/cs_decode.h %D%/cs_etm/cs_decode.c \
+	%D%/imc/imc.h %D%/imc/imc.c %D%/imc/imc_perf.h %D%/imc/imc_perf.c \
+	%D%/ftrace/ftpage.h %D%/ftrace/ftpage.c %D%/ftrace/tracedat.h %D%/ftrace/tracedat.c
 %C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) $(LIBARCHIVE_CFLAGS) $(OPENCSD_CFLAGS) $(TRACEEVENT_CFLAGS) $(ZSTD_CFLAGS)
 DECODER_LIBS = %D%/libdecoder.a $(IPT_LIBS)
 endif

@@ -29,7 +29,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include "ftrace.h"
-#include "tracedat.h"
+#include "tdat_write.h"
 #include "tracing.h"
 
 #define PAGES_PER_SPLICE 16

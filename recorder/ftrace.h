@@ -5,7 +5,7 @@
  * The instance's clock is set to "perf", so its times are those of the perf
  * samples; each CPU's trace_pipe_raw is moved page by page with splice into
  * a per-CPU file, and at the end the pages, the events' formats and the
- * saved cmdlines become a trace-cmd trace.dat (version 6, tracedat.h).
+ * saved cmdlines become a trace-cmd trace.dat (version 6, tdat_write.h).
  *
  * Usage:
  *   ftrace__add_events(&o, "sched:sched_switch,irq:*", &err)   (repeatable)

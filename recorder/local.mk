@@ -8,7 +8,7 @@ rbrecord_SOURCES = \
 	%D%/auxring.h %D%/auxring.c %D%/auxinfo.h %D%/auxinfo.c \
 	%D%/synth.h %D%/synth.c %D%/feature.c \
 	%D%/tracing.h %D%/tracing.c \
-	%D%/ftrace.h %D%/ftrace.c %D%/tracedat.h %D%/tracedat.c \
+	%D%/ftrace.h %D%/ftrace.c %D%/tdat_write.h %D%/tdat_write.c \
 	%D%/record.h %D%/record.c \
 	%D%/pmuinfo.h %D%/pmuinfo.c \
 	%D%/rbrecord.c

@@ -1,4 +1,4 @@
-# Target machines (issue 12): rbrecord cross-built for aarch64, ppc64le and
+# Target machines: rbrecord cross-built for aarch64, ppc64le and
 # big-endian ppc64, its ring consumers checked for acquire/release code, its
 # hermetic tests run under qemu-user, and a recording written by each target
 # read back here. tests/cross.test does the cross builds in a scratch folder.

@@ -1,5 +1,5 @@
 # rbdecode's SQLite database of Intel PT traces against perf's
-# export-to-sqlite.py and exported-sql-viewer.py (issue 9).
+# export-to-sqlite.py and exported-sql-viewer.py.
 if BUILD_DECODER
 TESTS += tests/export_pt.test
 endif

@@ -9,5 +9,5 @@ TESTS += $(FTRACE_TESTS) tests/unit/test_ftpage
 check_PROGRAMS += tests/unit/test_ftpage
 endif
 tests_unit_test_ftpage_SOURCES = tests/unit/test_ftpage.c tests/unit/tap.h
-tests_unit_test_ftpage_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_ftpage_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_ftpage_LDADD = $(DECODER_LIBS)

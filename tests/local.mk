@@ -38,19 +38,19 @@ check_PROGRAMS += tests/unit/test_machine tests/unit/test_symtab tests/unit/test
 	tests/unit/test_ptclock
 endif
 tests_unit_test_pt_filter_SOURCES = tests/unit/test_pt_filter.c tests/unit/tap.h
-tests_unit_test_pt_filter_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_pt_filter_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_pt_filter_LDADD = $(DECODER_LIBS)
 tests_unit_test_ptclock_SOURCES = tests/unit/test_ptclock.c tests/unit/tap.h
-tests_unit_test_ptclock_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_ptclock_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_ptclock_LDADD = $(DECODER_LIBS)
 tests_unit_test_imc_SOURCES = tests/unit/test_imc.c tests/unit/tap.h
-tests_unit_test_imc_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_imc_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_imc_LDADD = $(DECODER_LIBS)
 tests_unit_test_symtab_SOURCES = tests/unit/test_symtab.c tests/unit/tap.h
-tests_unit_test_symtab_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_symtab_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_symtab_LDADD = $(DECODER_LIBS)
 tests_unit_test_machine_SOURCES = tests/unit/test_machine.c tests/unit/tap.h
-tests_unit_test_machine_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_machine_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_machine_LDADD = $(DECODER_LIBS) $(PERFDATA_LIBS) $(LIBARCHIVE_LIBS)
 EXTRA_DIST += tests/lib.sh tests/dbcompare.py tests/lsan.supp $(SHELL_TESTS)
 TEST_EXTENSIONS = .test

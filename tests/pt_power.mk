@@ -1,4 +1,4 @@
-# Intel PT PTWRITE and power events (issue 6): the loops-power fixture against
+# Intel PT PTWRITE and power events: the loops-power fixture against
 # its ground truth, perf script and perf's export-to-sqlite.py.
 if BUILD_DECODER
 TESTS += tests/pt_power.test

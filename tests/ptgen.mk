@@ -1,4 +1,4 @@
-# The synthesized Intel PT fixtures (issue 5) checked against Linux perf and
+# The synthesized Intel PT fixtures checked against Linux perf and
 # against their own generator.
 if BUILD_DECODER
 TESTS += tests/ptgen.test
@@ -8,7 +8,7 @@ if BUILD_DECODER
 TESTS += tests/pt_parallel.test
 endif
 EXTRA_DIST += tests/pt_parallel.test
-# branch times against the fixtures' ground truth and perf's (issue 6)
+# branch times against the fixtures' ground truth and perf's
 if BUILD_DECODER
 TESTS += tests/pt_time.test
 endif

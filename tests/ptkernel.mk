@@ -1,5 +1,5 @@
 # Intel PT with the kernel traced (--vmlinux, --kcore, perf.data folders)
-# and every place an object's code is found (issue 6).
+# and every place an object's code is found.
 if BUILD_DECODER
 TESTS += tests/pt_kernel.test
 endif

@@ -1,4 +1,4 @@
-# The Intel PT fixture generator (issue 5): needs libipt and capstone, so it
+# The Intel PT fixture generator: needs libipt and capstone, so it
 # is built with the decoder. Its outputs are committed under
 # tests/fixtures/intel-pt-gen; tests/ptgen.test checks them against perf.
 if BUILD_DECODER

@@ -1,6 +1,6 @@
 /*
  * ptgen - Intel PT perf.data fixtures with ground truth, made without PT
- * hardware (issue 5; fixture format in tests/fixtures/intel-pt-gen/README.md).
+ * hardware (fixture format in tests/fixtures/intel-pt-gen/README.md).
  *
  *   ptgen trace PROG FLOW            single-step PROG (ptrace), write its flow file
  *   ptgen ktrace KIMG KFLOW          single-step the stand-in kernel KIMG (a user

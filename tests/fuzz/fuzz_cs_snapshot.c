@@ -1,7 +1,7 @@
 /*
  * fuzz_cs_snapshot.c - libFuzzer target for the CoreSight snapshot reader
- * (decoder/cs_snapshot.c) and the OpenCSD decode behind it
- * (decoder/cs_decode.c). A snapshot is a folder, so an input is a bundle of
+ * (decoder/cs_etm/cs_snapshot.c) and the OpenCSD decode behind it
+ * (decoder/cs_etm/cs_decode.c). A snapshot is a folder, so an input is a bundle of
  * files in text form:
  *
  *   byte 0         decode options: bit 0 packets only, 1 no raw bytes,
@@ -14,7 +14,7 @@
  * folder of the scratch area, read, decoded, and removed.
  */
 #include "config.h"
-#include "cs_decode.h"
+#include "decoder/cs_etm/cs_decode.h"
 #include "fuzz.h"
 
 static volatile size_t sink;

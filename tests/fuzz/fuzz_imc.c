@@ -1,6 +1,6 @@
 /*
  * fuzz_imc.c - libFuzzer target for the raw POWER trace-imc buffer decoder
- * (decoder/imc.c). The first 32 bytes of the input choose the options (POWER9
+ * (decoder/imc/imc.c). The first 32 bytes of the input choose the options (POWER9
  * or POWER10, time base frequency, anchor pair); the rest is the buffer.
  * Besides crashes it checks what the decoder promises: every record it hands
  * back lies inside the buffer at a record boundary and is valid (tb2 equals
@@ -8,7 +8,7 @@
  * account for every byte exactly once.
  */
 #include "config.h"
-#include "imc.h"
+#include "decoder/imc/imc.h"
 #include "fuzz.h"
 
 struct check {

@@ -1,6 +1,6 @@
 /*
  * fuzz_symtab.c - libFuzzer target for the symbol readers behind the
- * decoder (decoder/symtab.c): an object file (ELF: symbols, .plt, build-id
+ * decoder (decoder/session/symtab.c): an object file (ELF: symbols, .plt, build-id
  * note) or, when the input does not start with the ELF magic, a kallsyms
  * file (kernel and module symbols). Archives carry such objects, so they are
  * untrusted input like the recording itself. Debug-file search is off and
@@ -9,7 +9,7 @@
  * that contains it, and its name touched to its end.
  */
 #include "config.h"
-#include "symtab.h"
+#include "decoder/session/symtab.h"
 #include "fuzz.h"
 
 static volatile size_t sink;

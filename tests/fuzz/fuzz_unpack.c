@@ -1,5 +1,5 @@
 /*
- * fuzz_unpack.c - libFuzzer target for the archive reader (decoder/unpack.c):
+ * fuzz_unpack.c - libFuzzer target for the archive reader (decoder/session/unpack.c):
  * the input is an archive (tar in any compression libarchive reads, or zip).
  * It is detected and unpacked under tight limits into a folder of the
  * scratch area (TMPDIR points there). Besides crashes it checks the reader's
@@ -9,7 +9,7 @@
  */
 #include "config.h"
 #include <limits.h>
-#include "unpack.h"
+#include "decoder/session/unpack.h"
 #include "fuzz.h"
 
 static char root_real[PATH_MAX];

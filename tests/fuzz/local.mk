@@ -11,7 +11,7 @@ FUZZ_PROGS = \
 	%D%/fuzz_imc \
 	%D%/fuzz_symtab \
 	%D%/fuzz_rbdecode
-FUZZ_INCLUDES = $(AM_CPPFLAGS) -I$(top_srcdir)/%D% -I$(top_srcdir)/decoder -I$(top_srcdir)/store
+FUZZ_INCLUDES = $(AM_CPPFLAGS) -I$(top_srcdir)/%D%
 FUZZ_LINK_FLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 if ENABLE_FUZZ
 noinst_PROGRAMS += $(FUZZ_PROGS)
@@ -59,9 +59,9 @@ if BUILD_DECODER
 TESTS += tests/faults_decode.test tests/fuzz_regress.test tests/unit/test_cs_logger
 check_PROGRAMS += tests/unit/test_cs_logger
 endif
-# compiles decoder/cs_decode.c itself (it includes the .c) to reach its internals
+# compiles decoder/cs_etm/cs_decode.c itself (it includes the .c) to reach its internals
 tests_unit_test_cs_logger_SOURCES = tests/unit/test_cs_logger.c tests/unit/tap.h
-tests_unit_test_cs_logger_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/decoder
+tests_unit_test_cs_logger_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_cs_logger_CFLAGS = $(AM_CFLAGS) $(OPENCSD_CFLAGS)
 tests_unit_test_cs_logger_LDADD = $(DECODER_LIBS) $(OPENCSD_LIBS)
 EXTRA_DIST += tests/valgrind.test tests/valgrind.supp tests/faults_decode.test tests/fuzz_regress.test

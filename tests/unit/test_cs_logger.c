@@ -1,6 +1,6 @@
 /*
  * test_cs_logger.c - regression test for a use-after-free that
- * fuzz_cs_snapshot found in the CoreSight decoder (decoder/cs_decode.c).
+ * fuzz_cs_snapshot found in the CoreSight decoder (decoder/cs_etm/cs_decode.c).
  * For ETE, OpenCSD 1.3.3 prints packets through its process-wide message
  * logger, whose string callback object lives in the decode tree's C API data;
  * destroying the tree freed that object while the logger kept calling it, so
@@ -9,7 +9,7 @@
  * no callback. This test compiles cs_decode.c itself to see its internals.
  * Run it under valgrind to see the invalid read the old code made.
  */
-#include "../../decoder/cs_decode.c"
+#include "decoder/cs_etm/cs_decode.c"
 #include <stdlib.h>
 #include "tap.h"
 

@@ -9,7 +9,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
-#include "ftrace.h"
+#include "decoder/ftrace/ftpage.h"
 #include "tap.h"
 
 #define PAGE 4096

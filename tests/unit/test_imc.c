@@ -5,7 +5,7 @@
  */
 #include "config.h"
 #include <string.h>
-#include "imc.h"
+#include "decoder/imc/imc.h"
 #include "tap.h"
 
 static void be(uint8_t *p, uint64_t v)

@@ -7,8 +7,8 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
-#include "machine.h"
-#include "ordered.h"
+#include "decoder/session/machine.h"
+#include "decoder/session/ordered.h"
 #include "tap.h"
 
 static const char *dso_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, uint64_t *addr)

@@ -1,5 +1,5 @@
 /*
- * test_pt_filter.c - Intel PT address filter strings (decoder/pt_filter.c):
+ * test_pt_filter.c - Intel PT address filter strings (decoder/intel_pt/pt_filter.c):
  * the forms perf record writes into AUXTRACE_INFO (facts 4.1), the ones it
  * cannot (rejected with the entry named), placement by a file's mapping
  * (start + offset - pgoff, as the kernel places them), and libipt's
@@ -8,7 +8,7 @@
 #include "config.h"
 #include <string.h>
 #include <intel-pt.h>
-#include "pt_filter.h"
+#include "decoder/intel_pt/pt_filter.h"
 #include "tap.h"
 
 static int rejects(const char *s, const char *word)

@@ -1,5 +1,5 @@
 /*
- * test_ptclock.c - decoder/pt_clock.c on packet streams written with
+ * test_ptclock.c - decoder/intel_pt/pt_clock.c on packet streams written with
  * libipt's encoder: TSC and TMA set the clock, MTC advances it, CYC counts
  * on from a reference, consumed packets take the time the packets before
  * them give, and a clock started at a later PSB answers as one that ran
@@ -10,7 +10,7 @@
 #include "config.h"
 #include <intel-pt.h>
 #include <string.h>
-#include "pt_clock.h"
+#include "decoder/intel_pt/pt_clock.h"
 #include "tap.h"
 
 #define CTC 100u

@@ -1,5 +1,5 @@
 /*
- * test_symtab.c - TAP tests for decoder/symtab.c, the perf-6.1-compatible
+ * test_symtab.c - TAP tests for decoder/session/symtab.c, the perf-6.1-compatible
  * symbol resolver.
  *
  * Three kinds of input: small synthetic ELF files (64/32-bit, either byte
@@ -10,7 +10,7 @@
  * errors, never crashes (run it under ASan/UBSan).  Files go to a private
  * directory under $TMPDIR (default /tmp) that is removed at the end.
  */
-#include "symtab.h"
+#include "decoder/session/symtab.h"
 #include "tap.h"
 
 #include <elf.h>

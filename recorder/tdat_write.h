@@ -1,11 +1,11 @@
 /*
- * tracedat.h - trace-cmd's trace.dat file, version 6 (trace-cmd.dat.v6(5)),
+ * tdat_write.h - trace-cmd's trace.dat file, version 6 (trace-cmd.dat.v6(5)),
  * the format trace-cmd report and KernelShark read: the tracing metadata
  * blob (tracing.h, version "6"), the CPU count, options, "flyrecord" and,
  * per CPU, an offset and size of its ring-buffer pages, page aligned.
  */
-#ifndef REC_TRACEDAT_H
-#define REC_TRACEDAT_H
+#ifndef REC_TDAT_WRITE_H
+#define REC_TDAT_WRITE_H
 
 #include <stdint.h>
 #include "pd.h"

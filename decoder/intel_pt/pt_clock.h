@@ -1,6 +1,6 @@
 /*
  * pt_clock.h - the time of a place in an Intel PT packet stream, kept
- * beside libipt's decoders (issue 6). libipt's own time runs ahead of the
+ * beside libipt's decoders. libipt's own time runs ahead of the
  * blocks it returns (its query decoder reads past the timing packets that
  * belong to the next branch) and drops CYC until it has calibrated; this
  * clock reads the packets itself and answers "when was the packet that the

@@ -40,9 +40,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <opencsd/c_api/opencsd_c_api.h>
-#include "auxdec.h"
-#include "session.h"
-#include "symtab.h"
+#include "decoder/auxdec.h"
+#include "decoder/session/session.h"
+#include "decoder/session/symtab.h"
 
 #define MAGIC_ETMV3 0x3030303030303030ULL
 #define MAGIC_ETMV4 0x4040404040404040ULL

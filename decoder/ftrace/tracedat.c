@@ -24,7 +24,7 @@
 #include <zstd.h>
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
-#include "ftrace.h"
+#include "ftpage.h"
 #include "tracedat.h"
 
 static const uint8_t MAGIC[10] = { 0x17, 0x08, 0x44, 't', 'r', 'a', 'c', 'i', 'n', 'g' };

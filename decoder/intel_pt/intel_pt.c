@@ -95,7 +95,7 @@
 #include <string.h>
 #include <intel-pt.h>
 #include "intel_pt.h"
-#include "spool.h"
+#include "decoder/session/spool.h"
 #include "pt_filter.h"
 #include "pt_clock.h"
 

@@ -10,8 +10,8 @@
 #ifndef RB_STORE_H
 #define RB_STORE_H
 
-#include "session.h"
-#include "tracedat.h"
+#include "decoder/session/session.h"
+#include "decoder/ftrace/tracedat.h"
 
 #define RB_STORE_SCHEMA_VERSION 4   /* 2: imc_counters; imc_records.flush_time, evsel_id; 3: ftrace_events;
 					4: rows in ptwrite, cbr, mwait, pwre, exstop, pwrx (--itrace=pw) */

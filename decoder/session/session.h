@@ -10,8 +10,8 @@
 
 #include "pd.h"
 #include "machine.h"
-#include "auxdec.h"
-#include "imc_perf.h"
+#include "decoder/auxdec.h"
+#include "decoder/imc/imc_perf.h"
 
 struct rb_cc_node {               /* one call-chain entry, root first */
 	uint64_t ip;

@@ -12,7 +12,7 @@
 #ifndef RB_INTEL_PT_H
 #define RB_INTEL_PT_H
 
-#include "session.h"
+#include "decoder/session/session.h"
 
 struct rb_pt;
 

@@ -1,5 +1,5 @@
 /*
- * tracedat.c - see tracedat.h. Stage: the end of a recording with --ftrace;
+ * tdat_write.c - see tdat_write.h. Stage: the end of a recording with --ftrace;
  * the per-CPU page files the drain thread wrote are concatenated behind the
  * header (copy_file_range, so the pages need not pass through memory).
  * All numbers in the file are in this host's byte order, which the header
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "tracedat.h"
+#include "tdat_write.h"
 
 void tracedat_option(struct pd_buf *b, uint16_t id, const void *data, uint32_t size)
 {

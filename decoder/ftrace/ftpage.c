@@ -1,5 +1,5 @@
 /*
- * ftrace.c - see ftrace.h. Stage: the innermost loop of reading a
+ * ftpage.c - see ftpage.h. Stage: the innermost loop of reading a
  * trace.dat, once per page of every CPU. Facts used (the kernel's
  * ring_buffer.c and its header_event description):
  *   - an event header is one u32: type_len in its low 5 bits and time_delta
@@ -20,7 +20,7 @@
 #include "config.h"
 #include <stdlib.h>
 #include <string.h>
-#include "ftrace.h"
+#include "ftpage.h"
 
 #define TS_SHIFT 27
 #define TS_MSB (0xf8ULL << 56)

@@ -1,13 +1,13 @@
 /*
- * ftrace.h - the ftrace ring buffer's pages, parsed without any library:
+ * ftpage.h - the ftrace ring buffer's pages, parsed without any library:
  * the page header (timestamp of the first event, commit = bytes of events,
  * whose high bits flag missed events) and the compressed event headers
  * (5-bit type_len, 27-bit time delta): data events of 1..28 words or with
  * an explicit length (type_len 0), padding (29), time extends (30) and
  * absolute timestamps (31). tracedat.h reads the files that hold the pages.
  */
-#ifndef RB_FTRACE_H
-#define RB_FTRACE_H
+#ifndef RB_FTPAGE_H
+#define RB_FTPAGE_H
 
 #include <stddef.h>
 #include <stdint.h>

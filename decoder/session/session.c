@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "intel_pt.h"
+#include "decoder/intel_pt/intel_pt.h"
 #include "spool.h"
-#include "auxdec.h"
+#include "decoder/auxdec.h"
 #include "ordered.h"
 #include "session.h"
 

@@ -2,7 +2,7 @@
  * tracedat.h - trace-cmd's trace.dat files (versions 6 and 7, the latter
  * with zstd-compressed sections as Debian's trace-cmd 3.1 writes by
  * default), as rbrecord --ftrace or trace-cmd record make them. The pages
- * are walked by ftrace.h; the event formats are read with libtraceevent.
+ * are walked by ftpage.h; the event formats are read with libtraceevent.
  * Events come out merged across CPUs in time order (as trace-cmd report
  * prints them), with their fields as a JSON object; pages that report
  * missed events, and damaged pages, come out as gaps. One instance is read:
@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "session.h"
+#include "decoder/session/session.h"
 
 struct rb_ftrace_ev {
 	uint64_t time;                /* trace clock ns (perf clock when recorded with trace_clock perf) */
