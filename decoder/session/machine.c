@@ -634,7 +634,7 @@ int rb_machine_fork(struct rb_machine *m, int32_t ppid, int32_t ptid, int32_t pi
 		t->pid = pid;
 		t->comm_set = 0;
 		t->comm = comm_keep(m, comm_new(":", 0, 0, NULL));
-		t->db_id = 0;
+		t->generation++;
 		t->dead = 0;
 		if (!t->comm)
 			return -ENOMEM;

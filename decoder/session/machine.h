@@ -17,7 +17,6 @@ struct rb_comm {
 	char *name;
 	uint64_t start;          /* time it took effect (0: synthesized / unknown) */
 	int exec;                /* set by exec (COMM with COMM_EXEC) */
-	uint64_t db_id;          /* store's id once exported, 0 before */
 	struct rb_comm *older;   /* the comm it replaced */
 };
 
@@ -34,7 +33,6 @@ struct rb_dso {
 	size_t nr_extra, cap_extra;
 	struct rb_sym **uhash;   /* the same, hashed by start address (power-of-two size) */
 	size_t ucap;
-	uint64_t db_id;
 	int image_tried;         /* runtime image looked for (rb_machine_dso_image) */
 	char *image_path;        /* the file holding its code, NULL if none was found */
 };
@@ -55,7 +53,7 @@ struct rb_thread {
 	struct rb_comm *comm;    /* current (newest) comm; older ones chained */
 	int comm_set;            /* a real COMM has been seen (not just inherited/default) */
 	struct rb_maps *maps;    /* shared by the threads of a process */
-	uint64_t db_id;
+	uint32_t generation;     /* bumped when the object is reused for a new thread of this tid: a consumer keying by object tells the two apart */
 	int dead;
 };
 

@@ -34,7 +34,6 @@
 struct rb_sym {
 	uint64_t start, end;   /* [start, end) in the object's symbol address space, as perf's symbols table stores them */
 	uint8_t binding;       /* 0 local, 1 global, 2 weak: the raw ELF STB_* value, as perf exports it (10 for STB_GNU_UNIQUE) */
-	uint32_t db_id;        /* the store's id once exported, 0 before (perf's symbol->db_id); in the padding */
 	const char *name;
 };
 

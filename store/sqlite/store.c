@@ -126,6 +126,7 @@ struct rb_store {
 	int64_t max_rowid[S_COUNT];   /* largest rowid bind_row has inserted by each of those (either thread: one at a time) */
 	uint64_t rows[S_COUNT];
 	struct imap syms, paths;
+	struct imap objs;             /* ids of the session's threads, comms and dsos, keyed by object (pointer, kind, thread generation) */
 	uint64_t root_path;           /* the root call path's id once made (it never changes) */
 	uint8_t *call_comms;          /* by comm id: 1 once a call of that comm is written (comms.has_calls) */
 	size_t call_comms_cap;
@@ -195,6 +196,12 @@ static struct ikey *imap_get(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
 		m->n++;
 	}
 	return k;
+}
+
+/* The id set for (a,b,c), 0 if none; never inserts. */
+static uint64_t imap_find(const struct imap *m, uint64_t a, uint64_t b, uint64_t c)
+{
+	return m->cap ? imap_slot((struct imap *)m, a, b, c)->id : 0;
 }
 
 /* imap_get for a map whose ids, once set, never change: the front copy answers repeated keys. */
@@ -602,25 +609,51 @@ static uint64_t export_synth_evsel(struct rb_store *st, const char *name)
 	return st->synth[st->nr_synth++].id;
 }
 
+/* Kinds of session objects in st->objs (a thread's key also has its generation). */
+enum { OBJ_THREAD = 1, OBJ_COMM, OBJ_DSO };
+
+static uint64_t thread_id(const struct rb_store *st, const struct rb_thread *t)
+{
+	return imap_find(&st->objs, (uint64_t)(uintptr_t)t, OBJ_THREAD, t->generation);
+}
+
+static uint64_t comm_id(const struct rb_store *st, const struct rb_comm *c)
+{
+	return imap_find(&st->objs, (uint64_t)(uintptr_t)c, OBJ_COMM, 0);
+}
+
+/* The slot holding an object's id (id 0: not exported yet, the caller sets it); NULL after failing. */
+static struct ikey *obj_slot(struct rb_store *st, const void *p, uint64_t kind, uint64_t gen)
+{
+	struct ikey *k = imap_get(&st->objs, (uint64_t)(uintptr_t)p, kind, gen);
+	if (!k)
+		fail(st, "out of memory");
+	return k;
+}
+
 static void export_thread(struct rb_store *st, struct rb_thread *t, struct rb_thread *main)
 {
-	if (t->db_id)
+	struct ikey *k = obj_slot(st, t, OBJ_THREAD, t->generation);
+	if (!k || k->id)
 		return;
-	t->db_id = ++st->last[S_THREAD];
-	ROW(st, S_THREAD, I(t->db_id), I(1), I(main ? main->db_id : 0), I(t->pid), I(t->tid));
+	k->id = ++st->last[S_THREAD];
+	uint64_t id = k->id;
+	ROW(st, S_THREAD, I(id), I(1), I(main ? thread_id(st, main) : 0), I(t->pid), I(t->tid));
 }
 
 static void export_comm(struct rb_store *st, struct rb_comm *c, struct rb_thread *t)
 {
-	if (c->db_id)
+	struct ikey *k = obj_slot(st, c, OBJ_COMM, 0);
+	if (!k || k->id)
 		return;
-	c->db_id = ++st->last[S_COMM];
-	ROW(st, S_COMM, I(c->db_id), T(c->name), I(t->db_id), I(c->start), I(c->exec));
+	k->id = ++st->last[S_COMM];
+	uint64_t id = k->id;
+	ROW(st, S_COMM, I(id), T(c->name), I(thread_id(st, t)), I(c->start), I(c->exec));
 }
 
 static void export_comm_thread(struct rb_store *st, struct rb_comm *c, struct rb_thread *t)
 {
-	ROW(st, S_COMM_THREAD, I(++st->last[S_COMM_THREAD]), I(c->db_id), I(t->db_id));
+	ROW(st, S_COMM_THREAD, I(++st->last[S_COMM_THREAD]), I(comm_id(st, c)), I(thread_id(st, t)));
 }
 
 /* perf's db_export__threads: main thread, its exec comm, the thread, its current comm. */
@@ -629,13 +662,13 @@ static struct rb_comm *export_threads(struct rb_store *st, struct rb_thread *t, 
 {
 	if (main) {
 		export_thread(st, main, main);
-		if (comm && !comm->db_id) {
+		if (comm && !comm_id(st, comm)) {
 			export_comm(st, comm, main);
 			export_comm_thread(st, comm, main);
 		}
 	}
 	if (t != main) {
-		int first = !t->db_id;
+		int first = !thread_id(st, t);
 		export_thread(st, t, main);
 		if (first && comm)
 			export_comm_thread(st, comm, t);
@@ -647,21 +680,22 @@ static struct rb_comm *export_threads(struct rb_store *st, struct rb_thread *t, 
 
 static uint64_t export_dso(struct rb_store *st, struct rb_dso *d)
 {
-	if (d->db_id)
-		return d->db_id;
+	struct ikey *k = obj_slot(st, d, OBJ_DSO, 0);
+	if (!k)
+		return 0;
+	if (k->id)
+		return k->id;
 	char bid[41] = "";
 	for (int i = 0; i < d->build_id_size; i++)
 		sprintf(bid + 2 * i, "%02x", d->build_id[i]);
-	d->db_id = ++st->last[S_DSO];
-	ROW(st, S_DSO, I(d->db_id), I(1), T(d->short_name), T(d->long_name), T(bid));
-	return d->db_id;
+	k->id = ++st->last[S_DSO];
+	uint64_t id = k->id;
+	ROW(st, S_DSO, I(id), I(1), T(d->short_name), T(d->long_name), T(bid));
+	return id;
 }
 
 static uint64_t export_symbol(struct rb_store *st, const struct rb_sym *s, uint64_t dso_id)
 {
-	if (s->db_id)
-		return s->db_id;
-	/* ids past the field's range: interned by the symbol's address */
 	struct ikey *k = imap_intern(&st->syms, (uint64_t)(uintptr_t)s, 0, 0);
 	if (!k)
 		return fail(st, "out of memory"), 0;
@@ -669,8 +703,6 @@ static uint64_t export_symbol(struct rb_store *st, const struct rb_sym *s, uint6
 		k->id = ++st->last[S_SYMBOL];
 		ROW(st, S_SYMBOL, I(k->id), I(dso_id), I(s->start), I(s->end), I(s->binding),
 		    T(s->name));
-		if (k->id <= UINT32_MAX)
-			((struct rb_sym *)s)->db_id = (uint32_t)k->id;   /* the session's symbol, ours to mark */
 	}
 	return k->id;
 }
@@ -788,17 +820,17 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 		/* a branch from hardware trace that comes as a sample (CoreSight): calls as sink_branch builds them */
 		struct rb_trace_ev te = { .kind = RB_EV_BRANCH, .time = s->time, .cpu = (int32_t)cpu, .thread = ev->thread,
 					  .main_thread = ev->main_thread, .from = s->ip, .to = to_ip, .flags = ev->flags };
-		struct cstack *cs = cstack_of(st, ev->thread->db_id);
+		struct cstack *cs = cstack_of(st, thread_id(st, ev->thread));
 		if (!cs)
 			return fail(st, "out of memory");
 		if (st->o.calls_only) {
 			--st->last[S_SAMPLE];
-			calls_branch(st, cs, &te, 0, comm ? comm->db_id : 0, sym_id, to_sym, to_off);
+			calls_branch(st, cs, &te, 0, comm ? comm_id(st, comm) : 0, sym_id, to_sym, to_off);
 			return st->failed ? -1 : 0;
 		}
-		calls_branch(st, cs, &te, id, comm ? comm->db_id : 0, sym_id, to_sym, to_off);
+		calls_branch(st, cs, &te, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym, to_off);
 	}
-	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(ev->thread->db_id), I(comm ? comm->db_id : 0), I(dso_id),
+	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(thread_id(st, ev->thread)), I(comm ? comm_id(st, comm) : 0), I(dso_id),
 	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(to_dso), I(to_sym), I(to_off), I(to_ip), I(period),
 	    I(s->weight), I(s->transaction), I(data_src), I(branch_type), I(in_tx), I(cp), I(0), I(0), I(ev->flags));
 	return st->failed ? -1 : 0;
@@ -1077,8 +1109,8 @@ static int sink_insn(struct rb_store *st, const struct rb_trace_ev *ev)
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t dso_id, sym_id, off;
 	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
-	ROW(st, S_SAMPLE, I(++st->last[S_SAMPLE]), I(st->insns_evsel), I(1), I(ev->thread->db_id),
-	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
+	ROW(st, S_SAMPLE, I(++st->last[S_SAMPLE]), I(st->insns_evsel), I(1), I(thread_id(st, ev->thread)),
+	    I(comm ? comm_id(st, comm) : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
 	    I(0), I(0), I(0), I(0), I(ev->insn_count), I(0), I(0), I(0),
 	    I(0), I(0), I(0), I(ev->insn_count), I(0), I(0));
 	return st->failed ? -1 : 0;
@@ -1099,7 +1131,7 @@ static int sink_power(struct rb_store *st, const struct rb_trace_ev *ev)
 	uint64_t dso_id, sym_id, off;
 	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
 	uint64_t id = ++st->last[S_SAMPLE];
-	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(ev->thread->db_id), I(comm ? comm->db_id : 0), I(dso_id),
+	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(thread_id(st, ev->thread)), I(comm ? comm_id(st, comm) : 0), I(dso_id),
 	    I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu), I(0), I(0), I(0), I(0), I(1), I(0), I(0), I(0),
 	    I(0), I(0), I(0), I(0), I(0), I(0));
 	const uint64_t *v = ev->payload;
@@ -1153,13 +1185,13 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 	export_al(st, &ev->to_al, ev->to_al.addr, &to_dso_id, &to_sym_id, &to_off);
 	/* --calls-only: the branch builds calls but has no samples row (and no id for calls rows to name) */
 	uint64_t id = st->o.calls_only ? 0 : ++st->last[S_SAMPLE];
-	struct cstack *cs = cstack_of(st, ev->thread->db_id);
+	struct cstack *cs = cstack_of(st, thread_id(st, ev->thread));
 	if (!cs)
 		return fail(st, "out of memory");
-	calls_branch(st, cs, ev, id, comm ? comm->db_id : 0, sym_id, to_sym_id, to_off);
+	calls_branch(st, cs, ev, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym_id, to_off);
 	if (!st->o.calls_only)
-		ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(ev->thread->db_id),
-	    I(comm ? comm->db_id : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
+		ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(thread_id(st, ev->thread)),
+	    I(comm ? comm_id(st, comm) : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
 	    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(0),
 	    I(ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX), I(!!(ev->flags & RB_IP_FLAG_IN_TX)), I(0), I(ev->insn_count),
 	    I(ev->cyc_count), I(ev->flags));
@@ -1177,13 +1209,13 @@ static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
 		idle_a = !ev->a->pid && !ev->a->tid;
 		ca = export_threads(st, ev->a, rb_machine_main_thread(st->m, ev->a),
 				    rb_machine_sample_comm(st->m, ev->a));
-		a_id = ev->a->db_id;
+		a_id = thread_id(st, ev->a);
 	}
 	if (ev->b && ev->b->comm_set) {
 		idle_b = !ev->b->pid && !ev->b->tid;
 		cb = export_threads(st, ev->b, rb_machine_main_thread(st->m, ev->b),
 				    rb_machine_sample_comm(st->m, ev->b));
-		b_id = ev->b->db_id;
+		b_id = thread_id(st, ev->b);
 	}
 	if ((!a_id || idle_a) && (!b_id || idle_b))
 		return st->failed ? -1 : 0;
@@ -1191,7 +1223,7 @@ static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
 	uint64_t out_id = ev->out ? a_id : b_id, in_id = ev->out ? b_id : a_id;
 	struct rb_comm *cout = ev->out ? ca : cb, *cin = ev->out ? cb : ca;
 	ROW(st, S_SWITCH, I(++st->last[S_SWITCH]), I(1), I(ev->time), I(ev->cpu), I(out_id),
-	    I(cout ? cout->db_id : 0), I(in_id), I(cin ? cin->db_id : 0), I(flags));
+	    I(cout ? comm_id(st, cout) : 0), I(in_id), I(cin ? comm_id(st, cin) : 0), I(flags));
 	return st->failed ? -1 : 0;
 }
 
@@ -1503,6 +1535,7 @@ void rb_store_abort(struct rb_store *st)
 	free(st->syms.v);
 	free(st->syms.front);
 	free(st->paths.v);
+	free(st->objs.v);
 	free(st->paths.front);
 	free(st->trace_nr.v);
 	free(st->call_comms);
