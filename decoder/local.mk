@@ -23,5 +23,5 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/imc/imc.h %D%/imc/imc.c %D%/imc/imc_perf.h %D%/imc/imc_perf.c \
 	%D%/ftrace/ftpage.h %D%/ftrace/ftpage.c %D%/ftrace/tracedat.h %D%/ftrace/tracedat.c
 %C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) $(LIBARCHIVE_CFLAGS) $(OPENCSD_CFLAGS) $(TRACEEVENT_CFLAGS) $(ZSTD_CFLAGS)
-DECODER_LIBS = %D%/libdecoder.a $(IPT_LIBS)
+DECODER_LIBS = %D%/libdecoder.a $(ELF_LIBS) $(IPT_LIBS)
 endif

@@ -23,6 +23,7 @@
 #include <cpuid.h>
 #endif
 #include "synth.h"
+#include "elf/elf_note.h"
 
 static int set_buf(struct pd_writer *w, unsigned feat, struct pd_buf *b, struct rec_err *e)
 {
@@ -291,30 +292,6 @@ int features__sample_time(struct pd_writer *w, uint64_t first, uint64_t last, st
 	return set_buf(w, PD_FEAT_SAMPLE_TIME, &b, e);
 }
 
-/* Find an NT_GNU_BUILD_ID note in @n bytes of notes. */
-static int note_build_id(const uint8_t *p, size_t n, uint8_t id[20])
-{
-	size_t off = 0;
-
-	while (off + 12 <= n) {
-		uint32_t namesz, descsz, type;
-		memcpy(&namesz, p + off, 4);
-		memcpy(&descsz, p + off + 4, 4);
-		memcpy(&type, p + off + 8, 4);
-		size_t name_at = off + 12, desc_at = name_at + ((namesz + 3) & ~3u);
-		size_t next = desc_at + ((descsz + 3) & ~3u);
-		if (next > n || next <= off)
-			break;
-		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(p + name_at, "GNU", 4) && descsz) {
-			size_t k = descsz > 20 ? 20 : descsz;
-			memcpy(id, p + desc_at, k);
-			return (int)k;
-		}
-		off = next;
-	}
-	return -1;
-}
-
 /* Build id from the PT_NOTE segments of a native-class ELF file. */
 int elf_build_id(const char *path, uint8_t id[20])
 {
@@ -333,7 +310,7 @@ int elf_build_id(const char *path, uint8_t id[20])
 	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > 256)
 		goto err_out;
-	for (unsigned i = 0; i < eh.e_phnum && rc < 0; i++) {
+	for (unsigned i = 0; i < eh.e_phnum && rc <= 0; i++) {
 		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != (ssize_t)sizeof(ph))
 			goto err_out;
 		if (ph.p_type != PT_NOTE || ph.p_filesz > 65536)
@@ -342,7 +319,7 @@ int elf_build_id(const char *path, uint8_t id[20])
 		if (!buf)
 			goto err_out;
 		if (pread(fd, buf, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz)
-			rc = note_build_id(buf, ph.p_filesz, id);
+			rc = rb_elf_note_build_id(buf, ph.p_filesz, RB_ELF_NATIVE_MSB, id, 20);
 		free(buf);
 	}
 err_out:
@@ -374,7 +351,7 @@ int kernel_build_id(uint8_t id[20])
 {
 	size_t n;
 	char *notes = read_all("/sys/kernel/notes", &n);
-	int rc = notes ? note_build_id((const uint8_t *)notes, n, id) : -1;
+	int rc = notes ? rb_elf_note_build_id((const uint8_t *)notes, n, RB_ELF_NATIVE_MSB, id, 20) : 0;
 	free(notes);
 	return rc;
 }

@@ -12,7 +12,7 @@ rbrecord_SOURCES = \
 	%D%/record.h %D%/record.c \
 	%D%/pmuinfo.h %D%/pmuinfo.c \
 	%D%/rbrecord.c
-rbrecord_LDADD = $(PERFDATA_LIBS)
+rbrecord_LDADD = $(ELF_LIBS) $(PERFDATA_LIBS)
 # --enable-static-recorder: one file to copy to a target machine
 rbrecord_LDFLAGS = $(AM_LDFLAGS) $(RB_STATIC_LDFLAGS)
 if HAVE_LIBARCHIVE

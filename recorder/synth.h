@@ -48,9 +48,9 @@ int features__static(struct pd_writer *w, int argc, char **argv, const struct fe
 /* BUILD_ID of the kernel and of each file in @paths that has an ELF build-id note. */
 int features__build_ids(struct pd_writer *w, char *const *paths, size_t n, struct rec_err *e);
 int features__sample_time(struct pd_writer *w, uint64_t first, uint64_t last, struct rec_err *e);
-/* Build id of the ELF file @path (up to 20 bytes). Length, or -1. */
+/* Build id of the ELF file @path (up to 20 bytes). Length, or <= 0 if none. */
 int elf_build_id(const char *path, uint8_t id[20]);
-/* The running kernel's build-id (length, or < 0). */
+/* The running kernel's build-id (length, or <= 0). */
 int kernel_build_id(uint8_t id[20]);
 
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "machine.h"
+#include "elf/elf_note.h"
 
 #define PD_MISC_KERNEL 1
 #define PD_MISC_USER 2
@@ -108,21 +109,7 @@ static int running_kernel_build_id(uint8_t *id)
 		return 0;
 	size_t n = fread(buf, 1, sizeof(buf), f);
 	fclose(f);
-	for (size_t p = 0; p + 12 <= n;) {
-		uint32_t namesz, descsz, type;
-		memcpy(&namesz, buf + p, 4);
-		memcpy(&descsz, buf + p + 4, 4);
-		memcpy(&type, buf + p + 8, 4);
-		size_t name_off = p + 12, desc_off = name_off + ((namesz + 3) & ~3u);
-		if (desc_off + descsz > n)
-			break;
-		if (type == 3 && namesz == 4 && !memcmp(buf + name_off, "GNU", 4) && descsz <= 20) {
-			memcpy(id, buf + desc_off, descsz);
-			return (int)descsz;
-		}
-		p = desc_off + ((descsz + 3) & ~3u);
-	}
-	return 0;
+	return rb_elf_note_build_id(buf, n, RB_ELF_NATIVE_MSB, id, 20);
 }
 
 /* [name] of a kernel module map, or NULL. */

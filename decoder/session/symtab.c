@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "symtab.h"
+#include "elf/elf_note.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -1059,34 +1060,6 @@ static int elf_parse(struct elf *e, const char *path, const struct mfile *f, cha
 /* ------------------------------------------------------------------ */
 /* build-id                                                            */
 
-#define NOTE_ALIGN(n) (((uint64_t)(n) + 3) & ~(uint64_t)3)
-
-/*
- * The first GNU build-id note in a note area; returns its length, 0 if
- * none.  Like perf, the length is the descriptor size rounded up to 4, so
- * ids compare equal to the ones perf record stored.
- */
-static int notes_build_id(const struct elf *e, const uint8_t *p, size_t n, uint8_t *id, size_t max)
-{
-	size_t off = 0;
-
-	while (n - off >= 12) {
-		uint32_t namesz = G32(e, p + off), descsz = G32(e, p + off + 4), type = G32(e, p + off + 8);
-		uint64_t name = off + 12, desc = name + NOTE_ALIGN(namesz);
-
-		if (desc > n || NOTE_ALIGN(descsz) > n - desc)
-			break;
-		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(p + name, "GNU", 4) == 0) {
-			size_t len = NOTE_ALIGN(descsz) < max ? (size_t)NOTE_ALIGN(descsz) : max;
-
-			memcpy(id, p + desc, len);
-			return (int)len;
-		}
-		off = (size_t)(desc + NOTE_ALIGN(descsz));
-	}
-	return 0;
-}
-
 /*
  * perf reads the build-id from the first of the sections .note.gnu.build-id,
  * .notes, .note that exists.  Files without section headers fall back to
@@ -1103,13 +1076,13 @@ static int elf_build_id(const struct elf *e, uint8_t *id, size_t max)
 
 	for (i = 0; i < sizeof(secs) / sizeof(secs[0]); i++)
 		if (find_section(e, secs[i], &s, NULL))
-			return sec_data(e, &s, &p, &n) ? 0 : notes_build_id(e, p, n, id, max);
+			return sec_data(e, &s, &p, &n) ? 0 : rb_elf_note_build_id(p, n, e->msb, id, max);
 	if (e->shnum)
 		return 0;
 	for (i = 0; i < e->phnum; i++) {
 		read_phdr(e, i, &ph);
 		if (ph.type == PT_NOTE && in_file(e, ph.offset, ph.filesz) &&
-		    (r = notes_build_id(e, e->p + ph.offset, (size_t)ph.filesz, id, max)) > 0)
+		    (r = rb_elf_note_build_id(e->p + ph.offset, (size_t)ph.filesz, e->msb, id, max)) > 0)
 			return r;
 	}
 	return 0;
