@@ -133,7 +133,7 @@ run() {   # run SIDE BUILD NAME ARGS
 	args=$(printf '%s' "$4" | sed "s|@DB@|$db|")
 	(cd "$in" && eval "\"$b/rbdecode\" $args" >"$o.out" 2>"$o.err" </dev/null)
 	echo $? >"$o.rc"
-	sed -i "s|$work/$side/||g; s|$b/||g" "$o.err" "$o.out"
+	sed -i "s|$work/$side/||g; s|$old/||g; s|$new/||g" "$o.err" "$o.out"   # both: ft.data names old's rbrecord
 	if [ -f "$db" ]; then
 		sqlite3 "$db" .dump >"$o.dump" 2>&1 </dev/null
 		rm -f "$db"
