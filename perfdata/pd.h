@@ -43,6 +43,14 @@ extern "C" {
 
 /* ---------------------------------------------------------------- errors */
 
+/*
+ * The status of the library layers (perfdata/, decoder/, store/): 0 or one
+ * of these. Their values overlap -errno (PD_ERR_NOATTR is -ENOMEM), so a
+ * -errno must not cross a public function: it is turned into a pd status
+ * where it arises (the session turns its decoders' -ENOMEM into
+ * PD_ERR_NOMEM). The CLI maps statuses to exit codes in one place
+ * (cli_status_of): NOMEM / NOSPC 4, INVAL 1, the rest (input) 2.
+ */
 enum pd_status {
 	PD_OK = 0,
 	PD_ERR_INVAL = -1,       /* bad argument from the caller */

@@ -21,6 +21,7 @@ SHELL_TESTS = \
 	tests/info_fixtures.test \
 	tests/swap_roundtrip.test \
 	tests/damaged_files.test \
+	tests/alloc_fail_exit.test \
 	tests/export_sqlite.test \
 	tests/archive.test \
 	tests/script_gaps.test \
@@ -55,6 +56,13 @@ tests_unit_test_symtab_LDADD = $(DECODER_LIBS)
 tests_unit_test_machine_SOURCES = tests/unit/test_machine.c tests/unit/tap.h
 tests_unit_test_machine_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_machine_LDADD = $(DECODER_LIBS) $(PERFDATA_LIBS) $(LIBARCHIVE_LIBS)
+# The allocator that fails the N-th allocation (LD_PRELOAD), for alloc_fail_exit.test.
+# Built without the project's CFLAGS: a sanitizer's runtime must come first, so that test skips there.
+check_DATA = tests/tools/fail_alloc.so
+tests/tools/fail_alloc.so: $(top_srcdir)/tests/tools/fail_alloc.c
+	$(AM_V_CC)$(MKDIR_P) tests/tools && $(CC) -O2 -shared -fPIC -o $@ $(top_srcdir)/tests/tools/fail_alloc.c -ldl
+CLEANFILES += tests/tools/fail_alloc.so
+EXTRA_DIST += tests/tools/fail_alloc.c tests/alloc_fail_exit.test
 EXTRA_DIST += tests/lib.sh tests/dbcompare.py tests/lsan.supp $(SHELL_TESTS)
 TEST_EXTENSIONS = .test
 TEST_LOG_DRIVER = $(LOG_DRIVER)

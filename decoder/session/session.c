@@ -752,11 +752,28 @@ static int spool_stdin(struct pd_error *err)
 static int session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		       struct rb_session_stats *stats, struct pd_error *err, int spool_fd);
 
+/*
+ * The session's own code and its decoders report a failed allocation as
+ * -ENOMEM, which has the value of PD_ERR_NOATTR: here, where the session
+ * hands its status to the caller, it becomes PD_ERR_NOMEM with a message.
+ */
+static int session_status(int rc, struct pd_error *err)
+{
+	if (rc != -ENOMEM)
+		return rc;
+	if (err) {
+		pd_error_clear(err);
+		err->code = PD_ERR_NOMEM;
+		snprintf(err->msg, sizeof(err->msg), "out of memory while decoding");
+	}
+	return PD_ERR_NOMEM;
+}
+
 int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		   struct rb_session_stats *stats, struct pd_error *err)
 {
 	if (strcmp(o->path, "-") || o->no_aux_decode)
-		return session_run(o, sink, stats, err, -1);
+		return session_status(session_run(o, sink, stats, err, -1), err);
 	memset(stats, 0, sizeof(*stats));
 	int fd = spool_stdin(err);
 	if (fd < 0)
@@ -767,7 +784,7 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	o2.path = path;
 	int rc = session_run(&o2, sink, stats, err, fd);
 	close(fd);
-	return rc;
+	return session_status(rc, err);
 }
 
 static int session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
@@ -816,7 +833,13 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 					 .ptwrites = o->ptwrites, .pwr_events = o->pwr_events,
 					 .warn = o->warn, .warn_ctx = o->warn_ctx };
 		struct pd_error perr;
-		if (rb_pt_open(&s.pt, o->path, &env, &perr) < 0) {
+		pd_error_clear(&perr);
+		int prc = rb_pt_open(&s.pt, o->path, &env, &perr);
+		if (prc < 0) {
+			if (!perr.code) {       /* failed before reading (its own allocation) */
+				perr.code = prc;
+				snprintf(perr.msg, sizeof(perr.msg), "%s", pd_strerror(prc));
+			}
 			/*
 			 * The file could not be read a second time (descriptors, memory) or
 			 * its trace not held (spool disk full): going on would give a result
@@ -864,8 +887,12 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	}
 	if (!rc && more < 0 && stats->stop.code == PD_ERR_NOMEM)
 		rc = -ENOMEM;
-	/* deliver what was read, even after a damaged record */
-	int frc = rb_oq_flush_all(&s.q, deliver, &s);
+	/*
+	 * deliver what was read, even after a damaged record; not after a
+	 * failure (memory, a sink's stop): the machine state may lack what the
+	 * failed record would have added
+	 */
+	int frc = rc ? 0 : rb_oq_flush_all(&s.q, deliver, &s);
 	if (!rc)
 		rc = frc;
 	if (!rc && s.pt)

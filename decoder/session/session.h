@@ -170,9 +170,10 @@ struct rb_session_stats {
 };
 
 /*
- * Run the whole recording through @sink. Returns 0; a negative status if
- * the input could not be opened (err filled); or the first non-zero value a
- * sink callback returned. A damaged record stops reading but what was read
+ * Run the whole recording through @sink. Returns 0; a negative pd status
+ * (enum pd_status, err filled) if the input could not be opened or memory ran
+ * out (PD_ERR_NOMEM, never -ENOMEM); or the first non-zero value a sink
+ * callback returned. A damaged record stops reading but what was read
  * is delivered: stats->stop says where and why.
  */
 int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
