@@ -414,9 +414,10 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 
 	char msg[512];
 	struct rb_store *st;
-	if (rb_store_open(&st, &sto, msg, sizeof(msg)) < 0) {
+	int orc = rb_store_open(&st, &sto, msg, sizeof(msg));
+	if (orc < 0) {
 		cli_error("%s", msg);
-		return EXIT_BADINPUT;
+		return orc == PD_ERR_NOMEM ? EXIT_INTERNAL : EXIT_BADINPUT;
 	}
 	struct rb_session_stats stats;
 	struct pd_error err;

@@ -1342,7 +1342,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	struct rb_store *st = calloc(1, sizeof(*st));
 	if (!st) {
 		snprintf(msg, msglen, "out of memory");
-		return -1;
+		return PD_ERR_NOMEM;
 	}
 	st->o = *o;
 	st->final_path = strdup(o->path);
@@ -1351,7 +1351,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	if (!st->final_path || !st->tmp_path) {
 		rb_store_abort(st);
 		snprintf(msg, msglen, "out of memory");
-		return -1;
+		return PD_ERR_NOMEM;
 	}
 	snprintf(st->tmp_path, n, "%s.tmp-%ld", o->path, (long)getpid());
 	unlink(st->tmp_path);
@@ -1372,8 +1372,9 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	if (sqlite3_open_v2(st->tmp_path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(msg, msglen, "%s: cannot create the database: %s", st->tmp_path,
 			 st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		int nomem = !st->db || sqlite3_errcode(st->db) == SQLITE_NOMEM;
 		rb_store_abort(st);
-		return -1;
+		return nomem ? PD_ERR_NOMEM : -1;
 	}
 	exec_sql(st, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
 		     "PRAGMA cache_size = -4096; BEGIN", "pragmas");
@@ -1392,8 +1393,9 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		add_unknown_rows(st);
 	if (st->failed) {
 		snprintf(msg, msglen, "%s", st->err);
+		int nomem = sqlite3_errcode(st->db) == SQLITE_NOMEM;
 		rb_store_abort(st);
-		return -1;
+		return nomem ? PD_ERR_NOMEM : -1;
 	}
 	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .trace = sink_branch,
 				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,

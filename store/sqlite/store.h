@@ -25,7 +25,8 @@ struct rb_store_opts {
 	int calls_only;          /* hardware trace branches build calls and call paths but get no samples row */
 };
 
-/* Create the temporary database with the schema. Returns 0 or -1 with @msg. */
+/* Create the temporary database with the schema. Returns 0, PD_ERR_NOMEM when memory ran out, or -1
+ * (the file exists, cannot be created) with @msg. */
 int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *msg, size_t msglen);
 /* The sink to run a session into. */
 const struct rb_sink *rb_store_sink(struct rb_store *st);
