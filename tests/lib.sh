@@ -19,6 +19,11 @@ ok() {   # ok STATUS NAME: STATUS 0 passes
 		tap_failed=$((tap_failed + 1))
 	fi
 }
+# todo STATUS NAME WHY: a known bug, reported (TAP TODO) but not failing the suite until fixed
+todo() {
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $tap_n - $2"; else echo "not ok $tap_n - $2 # TODO $3"; fi
+}
 skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $1 # SKIP $2"; }
 skip_all() { echo "1..0 # SKIP $1"; exit 0; }
 diag() { sed 's/^/# /'; }

@@ -133,6 +133,7 @@ struct rb_store {
 	int call_comms_lost;          /* out of memory for it: set has_calls from the calls table */
 	struct imap trace_nr;         /* per trace queue (cpu, or tid when per thread): decoder restarts + 1 */
 	int failed;                   /* set by either thread (atomic) */
+	int failed_nomem;             /* the first failure was memory running out */
 	char err[512];
 	/* writer thread */
 	int threaded;
@@ -254,9 +255,11 @@ static const char *io_hint(struct rb_store *st, char *buf, size_t n)
 static int fail(struct rb_store *st, const char *what)
 {
 	char hint[160];
-	if (!__atomic_exchange_n(&st->failed, 1, __ATOMIC_ACQ_REL))
+	if (!__atomic_exchange_n(&st->failed, 1, __ATOMIC_ACQ_REL)) {
+		st->failed_nomem = !strcmp(what, "out of memory") || (st->db && sqlite3_errcode(st->db) == SQLITE_NOMEM);
 		snprintf(st->err, sizeof(st->err), "%s: %s: %s%s", st->tmp_path ? st->tmp_path : st->o.path,
 			 what, st->db ? sqlite3_errmsg(st->db) : "cannot open", io_hint(st, hint, sizeof(hint)));
+	}
 	return -1;
 }
 
@@ -1290,9 +1293,11 @@ static int exec_sql(struct rb_store *st, const char *sql, const char *what)
 	char *e = NULL;
 	if (sqlite3_exec(st->db, sql, NULL, NULL, &e) != SQLITE_OK) {
 		char hint[160];
-		if (!st->failed)
+		if (!st->failed) {
+			st->failed_nomem = sqlite3_errcode(st->db) == SQLITE_NOMEM;
 			snprintf(st->err, sizeof(st->err), "%s: %s: %s%s", st->tmp_path, what, e ? e : "?",
 				 io_hint(st, hint, sizeof(hint)));
+		}
 		st->failed = 1;
 		sqlite3_free(e);
 		return -1;
@@ -1393,7 +1398,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		add_unknown_rows(st);
 	if (st->failed) {
 		snprintf(msg, msglen, "%s", st->err);
-		int nomem = sqlite3_errcode(st->db) == SQLITE_NOMEM;
+		int nomem = st->failed_nomem;
 		rb_store_abort(st);
 		return nomem ? PD_ERR_NOMEM : -1;
 	}
