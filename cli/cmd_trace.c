@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "decoder/auxdec.h"
+#include "decoder/source.h"
 #include "cli.h"
 #include "decoder/session/session.h"
 

@@ -1,7 +1,7 @@
 # The decoder, one folder per stage:
 #   session/   reading a recording (archives unpacked, stdin spooled), time
 #              order, machine state (threads, comms, maps) and symbols
-#   auxdec.h   the interface every trace source implements
+#   source.h   the interface every trace source implements, sources.c their registry
 #   intel_pt/  cs_etm/  imc/   the trace sources
 #   ftrace/    trace.dat files: the ftrace page ring, a second timeline
 if BUILD_DECODER
@@ -13,14 +13,14 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/session/symtab.h %D%/session/symtab.c \
 	%D%/session/unpack.h %D%/session/unpack.c \
 	%D%/session/spool.h %D%/session/spool.c \
-	%D%/auxdec.h \
-	%D%/intel_pt/intel_pt.h %D%/intel_pt/intel_pt.c \
+	%D%/source.h %D%/sources.c \
+	%D%/intel_pt/intel_pt.h %D%/intel_pt/intel_pt.c %D%/intel_pt/pt_source.c \
 	%D%/intel_pt/pt_clock.h %D%/intel_pt/pt_clock.c \
 	%D%/intel_pt/pt_filter.h %D%/intel_pt/pt_filter.c \
 	%D%/cs_etm/cs_etm.c \
 	%D%/cs_etm/cs_snapshot.h %D%/cs_etm/cs_snapshot.c \
 	%D%/cs_etm/cs_decode.h %D%/cs_etm/cs_decode.c \
-	%D%/imc/imc.h %D%/imc/imc.c %D%/imc/imc_perf.h %D%/imc/imc_perf.c \
+	%D%/imc/imc.h %D%/imc/imc.c %D%/imc/imc_perf.h %D%/imc/imc_perf.c %D%/imc/imc_source.c \
 	%D%/ftrace/ftpage.h %D%/ftrace/ftpage.c %D%/ftrace/tracedat.h %D%/ftrace/tracedat.c
 %C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) $(LIBARCHIVE_CFLAGS) $(OPENCSD_CFLAGS) $(TRACEEVENT_CFLAGS) $(ZSTD_CFLAGS)
 DECODER_LIBS = %D%/libdecoder.a $(ELF_LIBS) $(IPT_LIBS)

@@ -1,6 +1,6 @@
 /*
  * cs_etm.c - the CoreSight (cs_etm) decoder of perf.data AUX trace, behind
- * the auxdec.h interface. Stage: while the session delivers records in time
+ * the source.h interface. Stage: while the session delivers records in time
  * order, each AUX queue (one per CPU, or per thread) is decoded with OpenCSD: a
  * decode tree with a frame deformatter for formatted trace, or a single raw
  * source for unformatted trace (TRBE / ETE, PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW),
@@ -40,7 +40,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <opencsd/c_api/opencsd_c_api.h>
-#include "decoder/auxdec.h"
+#include "decoder/source.h"
 #include "decoder/session/session.h"
 #include "decoder/session/symtab.h"
 
@@ -118,8 +118,8 @@ struct queue {
 };
 
 struct cs_etm {
-	struct rb_auxdec base;
-	const struct rb_auxdec_env *env;
+	struct rb_source base;
+	const struct rb_source_env *env;
 	int version, snapshot;
 	uint32_t pmu_type;
 	struct cs_meta *meta;
@@ -140,7 +140,7 @@ struct cs_etm {
 	char *missing_reported;       /* per image: gap already reported */
 };
 
-static struct cs_etm *etm_of(struct rb_auxdec *d) { return (struct cs_etm *)d; }
+static struct cs_etm *etm_of(struct rb_source *d) { return (struct cs_etm *)d; }
 
 /* ------------------------------------------------------------- metadata */
 
@@ -240,7 +240,7 @@ static void apply_hw_ids(struct cs_etm *e)
 
 static uint64_t to_perf_time(const struct cs_etm *e, uint64_t cyc)
 {
-	const struct rb_auxdec_env *v = e->env;
+	const struct rb_source_env *v = e->env;
 	if (!v->has_time_conv || v->time_shift >= 64)
 		return cyc;
 	if (v->cap_user_time_short)
@@ -258,7 +258,7 @@ static uint64_t event_time(const struct queue *q, const struct stream *s)
 static int gap(struct queue *q, const struct stream *s, const char *reason, uint64_t bytes, uint64_t file_offset,
 	       const char *detail)
 {
-	const struct rb_auxdec_env *v = q->etm->env;
+	const struct rb_source_env *v = q->etm->env;
 	uint64_t t = s ? event_time(q, s) : q->frag_time;
 	struct rb_gap_ev g = { .time_start = t, .time_end = t, .cpu = s && s->meta ? s->meta->cpu : q->cpu,
 			       .pid = s ? s->pid : -1, .tid = s ? s->tid : q->tid, .source = "cs_etm",
@@ -285,7 +285,7 @@ static const struct image *image_of(struct cs_etm *e, const struct rb_dso *dso, 
 	memset(img, 0, sizeof(*img));
 	img->dso = dso;
 	char path[4096];
-	const struct rb_auxdec_env *env = e->env;
+	const struct rb_source_env *env = e->env;
 	int found = rb_elf_find_image(dso->long_name, env->symfs, env->buildid_dir,
 				      dso->build_id_size ? dso->build_id : NULL, (size_t)dso->build_id_size,
 				      path, sizeof(path));
@@ -352,7 +352,7 @@ static uint32_t read_code(const void *ctx, const ocsd_vaddr_t address, const ocs
 
 static int emit_branch(struct queue *q, struct stream *s, const struct pkt *from, const struct pkt *to)
 {
-	const struct rb_auxdec_env *v = q->etm->env;
+	const struct rb_source_env *v = q->etm->env;
 	struct rb_branch_ev b = { .cpu = s->meta ? s->meta->cpu : q->cpu, .pid = s->pid, .tid = s->tid,
 				  .time = event_time(q, s), .flags = from->flags, .evsel = q->etm->evsel,
 				  .name = q->etm->name };
@@ -367,7 +367,7 @@ static int emit_branch(struct queue *q, struct stream *s, const struct pkt *from
 /* The previous range is complete once we know where the trace went next. */
 static int flush_range(struct queue *q, struct stream *s, uint64_t next)
 {
-	const struct rb_auxdec_env *v = q->etm->env;
+	const struct rb_source_env *v = q->etm->env;
 	if (!s->have_range)
 		return 0;
 	s->have_range = 0;
@@ -449,7 +449,7 @@ static ocsd_datapath_resp_t on_element(const void *ctx, const ocsd_trc_index_t i
 	struct queue *q = (struct queue *)ctx;
 	struct cs_etm *e = q->etm;
 	struct stream *s = stream_of(q, chan);
-	const struct rb_auxdec_env *v = e->env;
+	const struct rb_source_env *v = e->env;
 	char detail[256];
 
 	if (q->stop)
@@ -675,7 +675,7 @@ static size_t frag_index(int32_t cpu)
 	return cpu >= 0 && cpu < 4096 ? (size_t)cpu + 1 : 0;
 }
 
-static int cs_chunk(struct rb_auxdec *d, const struct rb_aux_ev *a, const uint8_t *bytes)
+static int cs_chunk(struct rb_source *d, const struct rb_aux_ev *a, const uint8_t *bytes)
 {
 	struct cs_etm *e = etm_of(d);
 	struct queue *q = queue_get(e, a->queue);
@@ -698,10 +698,9 @@ static int cs_chunk(struct rb_auxdec *d, const struct rb_aux_ev *a, const uint8_
 	return advance(e, frag_index(a->cpu), 0);
 }
 
-static int cs_aux(struct rb_auxdec *d, int32_t cpu, int32_t tid, uint64_t time, uint64_t aux_offset, uint64_t aux_size,
+static int cs_aux(struct cs_etm *e, int32_t cpu, int32_t tid, uint64_t time, uint64_t aux_offset, uint64_t aux_size,
 		  uint64_t flags, uint64_t file_offset)
 {
-	struct cs_etm *e = etm_of(d);
 	size_t k = frag_index(cpu);
 	if (k >= e->nr_frag_cpus) {
 		size_t n = k + 8;
@@ -727,9 +726,8 @@ static int cs_aux(struct rb_auxdec *d, int32_t cpu, int32_t tid, uint64_t time, 
 	return advance(e, k, 0);
 }
 
-static int cs_hw_id(struct rb_auxdec *d, int32_t cpu, uint64_t hw_id)
+static int cs_hw_id(struct cs_etm *e, int32_t cpu, uint64_t hw_id)
 {
-	struct cs_etm *e = etm_of(d);
 	if (cpu < 0 || cpu >= 4096)
 		return 0;
 	int id = (int)(hw_id & 0xff);
@@ -745,13 +743,30 @@ static int cs_hw_id(struct rb_auxdec *d, int32_t cpu, uint64_t hw_id)
 	return 0;
 }
 
-static int cs_itrace_start(struct rb_auxdec *d, int32_t cpu, int32_t pid, int32_t tid, uint64_t time)
+static int cs_itrace_start(struct cs_etm *e, int32_t cpu, int32_t pid, int32_t tid, uint64_t time)
 {
-	struct cs_etm *e = etm_of(d);
 	(void)time;
 	if (cpu >= 0 && cpu < 4096) {
 		e->itrace[cpu].pid = pid;
 		e->itrace[cpu].tid = tid;
+	}
+	return 0;
+}
+
+/* The kernel records CoreSight needs, in time order: AUX, ITRACE_START, AUX_OUTPUT_HW_ID. */
+static int cs_record(struct rb_source *d, const struct pd_record *rec, const struct pd_event *ev)
+{
+	struct cs_etm *e = etm_of(d);
+	int32_t cpu = (ev->sid.present & PD_SAMPLE_CPU) ? (int32_t)ev->sid.cpu : -1;
+	int32_t tid = (ev->sid.present & PD_SAMPLE_TID) ? (int32_t)ev->sid.tid : -1;
+	uint64_t t = (ev->sid.present & PD_SAMPLE_TIME) ? ev->sid.time : 0;
+	switch (ev->type) {
+	case PD_RECORD_AUX:
+		return cs_aux(e, cpu, tid, t, ev->u.aux.aux_offset, ev->u.aux.aux_size, ev->u.aux.flags, rec->offset);
+	case PD_RECORD_ITRACE_START:
+		return cs_itrace_start(e, cpu, (int32_t)ev->u.itrace_start.pid, (int32_t)ev->u.itrace_start.tid, t);
+	case PD_RECORD_AUX_OUTPUT_HW_ID:
+		return cs_hw_id(e, cpu, ev->u.aux_output_hw_id.hw_id);
 	}
 	return 0;
 }
@@ -961,7 +976,7 @@ static int report_orphans(struct cs_etm *e)
 	return 0;
 }
 
-static int cs_finish(struct rb_auxdec *d)
+static int cs_finish(struct rb_source *d)
 {
 	struct cs_etm *e = etm_of(d);
 	int rc = 0;
@@ -981,7 +996,7 @@ static int cs_finish(struct rb_auxdec *d)
 	return rc;
 }
 
-static void cs_free(struct rb_auxdec *d)
+static void cs_free(struct rb_source *d)
 {
 	struct cs_etm *e = etm_of(d);
 	if (!e)
@@ -1010,9 +1025,8 @@ static void cs_free(struct rb_auxdec *d)
 	free(e);
 }
 
-static const struct rb_auxdec_ops cs_ops = {
-	.aux = cs_aux, .hw_id = cs_hw_id, .itrace_start = cs_itrace_start, .chunk = cs_chunk,
-	.finish = cs_finish, .free = cs_free,
+static const struct rb_source_ops cs_ops = {
+	.record = cs_record, .chunk = cs_chunk, .finish = cs_finish, .free = cs_free,
 };
 
 /* perf names its synthesized branch event after the trace event's modifiers ("branches:u"). */
@@ -1024,15 +1038,18 @@ static void event_name(struct cs_etm *e)
 	snprintf(e->name, sizeof(e->name), "branches%s", !es || (u && k) ? "" : u ? ":u" : k ? ":k" : "");
 }
 
-int rb_cs_etm_new(struct rb_auxdec **out, const struct rb_auxdec_env *env, const struct pd_event *info,
-		  char *msg, size_t msglen)
+int rb_cs_etm_open(struct rb_source **out, const struct rb_source_env *env, const struct pd_event *info,
+		   struct pd_error *err)
 {
+	char *msg = err->msg;
+	size_t msglen = sizeof(err->msg);
+	pd_error_clear(err);
 	*out = NULL;
 	struct cs_etm *e = calloc(1, sizeof(*e));
 	if (!e)
-		return -ENOMEM;
+		return PD_ERR_NOMEM;
 	e->base.ops = &cs_ops;
-	e->base.env = env;
+	e->base.name = "cs_etm";
 	e->env = env;
 	e->fd = -1;
 	for (int i = 0; i < 4096; i++) {
@@ -1042,7 +1059,7 @@ int rb_cs_etm_new(struct rb_auxdec **out, const struct rb_auxdec_env *env, const
 	int rc = parse_meta(e, info->u.auxtrace_info.priv, info->u.auxtrace_info.nr_priv, msg, msglen);
 	if (rc) {
 		cs_free(&e->base);
-		return rc;
+		return rc == -ENOMEM ? PD_ERR_NOMEM : RB_SOURCE_UNUSABLE;
 	}
 	e->evsel = -1;
 	for (size_t i = 0; i < pd_reader_nr_evsels(env->r); i++)
@@ -1056,7 +1073,7 @@ int rb_cs_etm_new(struct rb_auxdec **out, const struct rb_auxdec_env *env, const
 		if (e->fd < 0) {
 			snprintf(msg, msglen, "%s: cannot reopen for AUX data: %s", env->path, strerror(errno));
 			cs_free(&e->base);
-			return -1;
+			return RB_SOURCE_UNUSABLE;
 		}
 	}
 	*out = &e->base;

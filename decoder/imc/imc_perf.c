@@ -324,16 +324,24 @@ int rb_imc_perf_finish(struct rb_imc_perf *p)
 	if (!p)
 		return 0;
 	int rc = 0;
-	for (size_t i = 0; i < p->nr_cpus; i++) {
-		if (!rc && p->cpus[i].n)
+	for (size_t i = 0; !rc && i < p->nr_cpus; i++)
+		if (p->cpus[i].n) {
 			rc = emit_batch(p, &p->cpus[i], i ? (int32_t)(i - 1) : -1);
+			p->cpus[i].n = 0;
+		}
+	return rc;
+}
+
+void rb_imc_perf_free(struct rb_imc_perf *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nr_cpus; i++)
 		free(p->cpus[i].v);
-	}
 	free(p->cpus);
 	free(p->kind);
 	free(p->pmu);
 	free(p->stats);
 	free(p->cpu_map);
 	free(p);
-	return rc;
 }

@@ -61,8 +61,10 @@ struct rb_imc_perf;
 
 /* A new state for reader @r (its features may arrive later, in pipe mode). NULL on OOM. */
 struct rb_imc_perf *rb_imc_perf_new(struct pd_reader *r, const struct rb_imc_out *out);
-/* Emits what is still pending, then frees. Accepts NULL. Returns the first non-zero output result. */
+/* Emits what is still pending (the last batch of each CPU). Returns the first non-zero output result. */
 int rb_imc_perf_finish(struct rb_imc_perf *p);
+/* Accepts NULL. */
+void rb_imc_perf_free(struct rb_imc_perf *p);
 /* The IMC kind of evsel @idx (looked up once, through PMU_MAPPINGS). */
 enum rb_imc_kind rb_imc_perf_kind(struct rb_imc_perf *p, int evsel);
 /* The PMU name of evsel @idx, NULL if PMU_MAPPINGS does not name it. */

@@ -1158,7 +1158,7 @@ static struct item *push(struct ptq *q)
 static int emit_gap_ev(struct rb_pt *pt, struct ptq *q, const struct rb_gap_ev *g)
 {
 	q->n_gaps++;
-	if (!pt->env.sink->gap)
+	if (!pt->env.gap)
 		return 0;
 	struct gap_item *gi = malloc(sizeof(*gi));
 	struct item *it = gi ? push(q) : NULL;
@@ -1189,7 +1189,7 @@ static int deliver(struct rb_pt *pt, struct ptq *q, const struct held *h)
 		q->n_branches++;
 	else if (h->kind == RB_EV_INSTRUCTION)
 		q->n_insn_samples++;
-	if (!pt->env.sink->trace || (h->kind == RB_EV_BRANCH && pt->env.no_branches))
+	if (!pt->env.trace || (h->kind == RB_EV_BRANCH && pt->env.no_branches))
 		return 0;
 	struct item *it = push(q);
 	if (!it)
@@ -1203,7 +1203,7 @@ static int emit(struct rb_pt *pt, struct ptq *q, const struct held *h)
 {
 	if (!q->unproven && !q->nheld && !q->nheld_count[0] && !q->nheld_count[1])
 		return deliver(pt, q, h);
-	if (!pt->env.sink->trace) {     /* nobody wants them: only their number */
+	if (!pt->env.trace) {     /* nobody wants them: only their number */
 		if (h->kind == RB_EV_BRANCH || h->kind == RB_EV_INSTRUCTION)
 			q->nheld_count[h->kind == RB_EV_BRANCH]++;
 		return 0;
@@ -1224,7 +1224,7 @@ static void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t 
 
 static int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags, uint64_t time)
 {
-	if (!pt->env.sink->trace) {      /* nobody takes events (gaps, info): only their number, as emit counts */
+	if (!pt->env.trace) {      /* nobody takes events (gaps, info): only their number, as emit counts */
 		q->since = 0;
 		if (!q->unproven)
 			q->since_proven = 0;
@@ -1704,7 +1704,7 @@ static int start_clock(struct rb_pt *pt, struct ptq *q, const struct pt_config *
 {
 	q->clk_known = 0;
 	q->time_known = 0;
-	if (!pt->env.sink->trace)
+	if (!pt->env.trace)
 		return 0;
 	struct ptclock_config cc = { .mtc_shift = c->mtc_freq, .tsc_ctc_n = c->cpuid_0x15_ebx,
 				     .tsc_ctc_d = c->cpuid_0x15_eax, .max_nonturbo = c->nom_freq };
@@ -2851,7 +2851,6 @@ static int finish_window(struct rb_pt *pt, uint64_t *made)
 		st->instructions += q->n_insns;
 		st->branches += q->n_branches;
 		st->insn_samples += q->n_insn_samples;
-		st->gaps += q->n_gaps;
 		*made += q->n_branches + q->n_insn_samples + q->n_gaps;
 		q->n_insns = q->n_branches = q->n_insn_samples = q->n_gaps = 0;
 		if (q->err && !pt->failed)
@@ -2878,7 +2877,7 @@ static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct r
 static int take(struct rb_pt *pt, const struct ptq *q, struct item *it)
 {
 	if (it->h.kind == ITEM_GAP) {
-		int rc = pt->env.sink->gap(pt->env.sink->ctx, &it->gap->g);
+		int rc = pt->env.gap(pt->env.ctx, &it->gap->g);
 		free(it->gap);
 		it->gap = NULL;
 		return rc;
@@ -2896,7 +2895,7 @@ static int take(struct rb_pt *pt, const struct ptq *q, struct item *it)
 	resolve(pt, b.thread, h->from, &b.from_al);
 	if (h->kind == RB_EV_BRANCH)
 		resolve(pt, b.thread, h->to, &b.to_al);
-	return pt->env.sink->trace(pt->env.sink->ctx, &b);
+	return pt->env.trace(pt->env.ctx, &b);
 }
 
 /*

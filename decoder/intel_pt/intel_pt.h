@@ -18,7 +18,10 @@ struct rb_pt;
 
 struct rb_pt_env {
 	struct rb_machine *m;
-	const struct rb_sink *sink;
+	/* where events go, on the session's thread, in time order; 0 or a stop code */
+	void *ctx;
+	int (*trace)(void *ctx, const struct rb_trace_ev *ev);   /* NULL: nobody takes them (count only) */
+	int (*gap)(void *ctx, const struct rb_gap_ev *g);         /* NULL: not wanted */
 	struct rb_session_stats *st;
 	int perf_export;             /* name symbol-less addresses as perf's exporter does */
 	uint64_t insn_period;        /* instruction samples every N instructions; 0: none */
@@ -40,10 +43,10 @@ struct rb_pt_env {
 int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env, struct pd_error *err);
 
 /*
- * Hand the sink every event decoded up to perf time @time (UINT64_MAX: to
+ * Hand env.trace and env.gap every event decoded up to perf time @time (UINT64_MAX: to
  * the end), decoding further first if needed (on env.jobs threads). Events
  * come in time order across queues; what comes out, and in which order,
- * does not depend on env.jobs. Returns a sink's non-zero status or 0.
+ * does not depend on env.jobs. Returns a callback's non-zero status or 0.
  */
 int rb_pt_run_until(struct rb_pt *pt, uint64_t time);
 

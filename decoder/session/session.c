@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "decoder/intel_pt/intel_pt.h"
 #include "spool.h"
-#include "decoder/auxdec.h"
+#include "decoder/source.h"
 #include "ordered.h"
 #include "session.h"
 
@@ -40,13 +39,12 @@ struct sess {
 	struct auxq *auxq;            /* per AUX queue, by mmap index */
 	size_t nr_auxq;
 	uint64_t aux_time[4096];      /* newest AUX record time per CPU, in file order */
-	struct rb_pt *pt;             /* Intel PT decoding, NULL if none */
-	struct rb_sink pt_sink;       /* what it delivers to: the sink, through the --time / -C selection */
 	uint8_t aux_overwrite[512];   /* CPUs whose AUX records say overwrite (snapshot) mode, in file order */
 	uint64_t cpu_time[4096];      /* newest record time per CPU, in time order (start of a loss) */
-	struct rb_imc_perf *imc;      /* IMC PMUs: trace records and counters (imc_perf.h) */
-	struct rb_auxdec *auxdec;     /* the AUX trace decoder (AUXTRACE_INFO's type), NULL if none */
-	struct rb_auxdec_env aenv;
+	struct rb_source *src[8];     /* the trace sources open, by kind (sources.c); NULL: none of that kind */
+	int want_chunks;              /* a source takes AUXTRACE chunks */
+	struct rb_source_env env;     /* what they see */
+	struct pd_error *err;         /* the caller's, for a failure that stops the session */
 };
 
 static int parse_cpus(struct sess *s, const char *list)
@@ -133,16 +131,19 @@ static int resolve_callchain(struct sess *s, struct rb_thread *t, const struct p
 	return 0;
 }
 
-static int on_sample(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
+/* A sample: to the sink if it is in the --time / -C selection (*@selected says whether it was). */
+static int on_sample(struct sess *s, const struct pd_record *rec, const struct pd_event *ev, int *selected)
 {
 	const struct pd_sample *ps = &ev->u.sample;
 	s->st->samples++;
+	*selected = 0;
 	if (!in_window(s, ps->time)) {
 		s->st->samples_out_of_window++;
 		return 0;
 	}
 	if (!cpu_selected(s, ps->cpu, !!(ps->type & PD_SAMPLE_CPU)))
 		return 0;
+	*selected = 1;
 	int32_t pid = (ps->type & PD_SAMPLE_TID) ? (int32_t)ps->pid : -1;
 	int32_t tid = (ps->type & PD_SAMPLE_TID) ? (int32_t)ps->tid : -1;
 	struct rb_sample_ev se = { .evsel = rec->evsel, .es = pd_reader_evsel(s->r, (size_t)rec->evsel),
@@ -165,8 +166,7 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 		for (size_t i = 0; s->o->perf_export && i < se.nr_nodes; i++)
 			s->nodes[i].al.sym = rb_machine_export_sym(s->m, &s->nodes[i].al, s->nodes[i].ip);
 	}
-	int rc = s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
-	return rc ? rc : rb_imc_perf_sample(s->imc, rec->evsel, ps, rec->misc);
+	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
 }
 
 static int on_switch(struct sess *s, const struct pd_event *ev)
@@ -191,7 +191,6 @@ static int on_switch(struct sess *s, const struct pd_event *ev)
 		sw.b = rb_machine_thread(s->m, (int32_t)ev->u.context_switch.next_prev_pid,
 					 (int32_t)ev->u.context_switch.next_prev_tid, 0);
 	s->st->switches++;
-	rb_imc_perf_switch(s->imc, sw.cpu, sw.time, !sw.out);
 	return s->sink->context_switch ? s->sink->context_switch(s->sink->ctx, &sw) : 0;
 }
 
@@ -228,8 +227,9 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 		if (!(f & (PD_AUX_FLAG_TRUNCATED | PD_AUX_FLAG_PARTIAL | PD_AUX_FLAG_COLLISION)))
 			return 0;
 		/* a decoder that owns the data reports the truncation itself, with when the trace resumed */
-		if ((f & PD_AUX_FLAG_TRUNCATED) && s->pt && rb_pt_owns_aux(s->pt, g.cpu, g.tid))
-			return 0;
+		for (size_t k = 0; (f & PD_AUX_FLAG_TRUNCATED) && k < rb_nr_source_kinds; k++)
+			if (s->src[k] && s->src[k]->ops->owns_aux && s->src[k]->ops->owns_aux(s->src[k], g.cpu, g.tid))
+				return 0;
 		g.source = "aux";
 		g.reason = (f & PD_AUX_FLAG_TRUNCATED) ? "aux truncated" :
 			   (f & PD_AUX_FLAG_COLLISION) ? "aux collision" : "aux partial";
@@ -238,7 +238,7 @@ static int on_loss(struct sess *s, const struct pd_record *rec, const struct pd_
 	return emit_gap(s, &g);
 }
 
-/* ---- the AUX trace decoder (auxdec.h): its records in, its events out ---- */
+/* ---- the trace sources (source.h): records in, events out ---- */
 
 /* Whether an event the trace decoders synthesize falls in --time and -C, as samples must. */
 static int trace_selected(const struct sess *s, uint64_t time, int32_t cpu)
@@ -246,8 +246,8 @@ static int trace_selected(const struct sess *s, uint64_t time, int32_t cpu)
 	return in_window(s, time) && cpu_selected(s, (uint32_t)cpu, cpu >= 0);
 }
 
-/* Intel PT's events reach the sink through here, for the same selection. */
-static int pt_trace(void *ctx, const struct rb_trace_ev *ev)
+/* Events a source resolved itself (Intel PT) reach the sink through here, for the same selection. */
+static int src_trace(void *ctx, const struct rb_trace_ev *ev)
 {
 	struct sess *s = ctx;
 	if (!trace_selected(s, ev->time, ev->cpu))
@@ -255,13 +255,8 @@ static int pt_trace(void *ctx, const struct rb_trace_ev *ev)
 	return s->sink->trace(s->sink->ctx, ev);
 }
 
-static int pt_gap(void *ctx, const struct rb_gap_ev *g)
-{
-	struct sess *s = ctx;
-	return s->sink->gap(s->sink->ctx, g);
-}
-
-static int aux_branch(void *ctx, const struct rb_branch_ev *b)
+/* A branch in addresses (CoreSight): resolved here, as perf's synthesized branch sample. */
+static int src_branch(void *ctx, const struct rb_branch_ev *b)
 {
 	struct sess *s = ctx;
 	if (!trace_selected(s, b->time, b->cpu))
@@ -290,15 +285,15 @@ static int aux_branch(void *ctx, const struct rb_branch_ev *b)
 	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
 }
 
-static int aux_range(void *ctx, const struct rb_range_ev *ev)
+static int src_range(void *ctx, const struct rb_range_ev *ev)
 {
 	struct sess *s = ctx;
 	return s->sink->range ? s->sink->range(s->sink->ctx, ev) : 0;
 }
 
-static int aux_gap(void *ctx, const struct rb_gap_ev *g) { return emit_gap(ctx, g); }
+static int src_gap(void *ctx, const struct rb_gap_ev *g) { return emit_gap(ctx, g); }
 
-static void aux_warn(void *ctx, const char *msg)
+static void src_warn(void *ctx, const char *msg)
 {
 	struct sess *s = ctx;
 	struct pd_error w;
@@ -308,40 +303,90 @@ static void aux_warn(void *ctx, const char *msg)
 		s->o->warn(s->o->warn_ctx, &w);
 }
 
-static void aux_element(void *ctx, const char *line)
+static void src_element(void *ctx, const char *line)
 {
 	struct sess *s = ctx;
 	s->o->aux_element(s->o->aux_element_ctx, line);
 }
 
-/* AUXTRACE_INFO: the decoder for its PMU (CoreSight today; other types are listed, not decoded). */
+static int src_imc_record(void *ctx, const struct rb_imc_rec_ev *ev)
+{
+	const struct rb_sink *k = ((struct sess *)ctx)->sink;
+	return k->imc_record ? k->imc_record(k->ctx, ev) : 0;
+}
+
+static int src_imc_counter(void *ctx, const struct rb_imc_counter_ev *ev)
+{
+	const struct rb_sink *k = ((struct sess *)ctx)->sink;
+	return k->imc_counter ? k->imc_counter(k->ctx, ev) : 0;
+}
+
+/* What every source sees: the recording, the machine, the options and the callbacks above. */
+static void setup_env(struct sess *s, const char *name)
+{
+	const struct rb_session_opts *o = s->o;
+	struct rb_source_env *v = &s->env;
+	v->r = s->r;
+	v->m = s->m;
+	v->path = o->path;
+	v->name = name;
+	v->pipe_mode = pd_reader_info(s->r)->pipe_mode;
+	v->symfs = o->machine.symfs;
+	v->buildid_dir = o->machine.buildid_dir;
+	v->no_aux_decode = o->no_aux_decode;
+	v->no_branches = o->no_branches;
+	v->insn_period = o->insn_period;
+	v->jobs = o->jobs;
+	v->ptwrites = o->ptwrites;
+	v->pwr_events = o->pwr_events;
+	v->perf_export = o->perf_export;
+	v->st = s->st;
+	v->sess = s;
+	v->branch = src_branch;
+	v->trace = s->sink->trace ? src_trace : NULL;
+	v->range = src_range;
+	v->gap = src_gap;
+	v->imc_record = src_imc_record;
+	v->imc_counter = src_imc_counter;
+	v->warn = src_warn;
+	v->pd_warn = o->warn;
+	v->pd_warn_ctx = o->warn_ctx;
+	v->element = o->aux_element ? src_element : NULL;
+}
+
+/*
+ * Open the sources of kind @k (with @rec, @info the AUXTRACE_INFO record that
+ * names it, or NULL at the start). A source that cannot use the recording
+ * is a "decoder error" gap; other failures stop the session (s->err says why).
+ */
+static int open_source(struct sess *s, size_t k, const struct pd_record *rec, const struct pd_event *info)
+{
+	struct pd_error e;
+	pd_error_clear(&e);
+	int rc = rb_source_kinds[k].open(&s->src[k], &s->env, info, &e);
+	if (rc == RB_SOURCE_UNUSABLE) {
+		struct rb_gap_ev g = { .cpu = -1, .pid = -1, .tid = -1, .source = rb_source_kinds[k].name,
+				       .reason = "decoder error", .file_offset = rec ? rec->offset : 0, .detail = e.msg };
+		return emit_gap(s, &g);
+	}
+	if (rc == -ENOMEM || (rc == PD_ERR_NOMEM && !e.msg[0]))
+		return -ENOMEM;         /* said as "out of memory" where the session returns */
+	if (rc < 0 && s->err)
+		*s->err = e;
+	if (!rc && s->src[k] && s->src[k]->ops->chunk)
+		s->want_chunks = 1;
+	return rc;
+}
+
+/* AUXTRACE_INFO: the source of its kind, if one is registered and none is open yet. */
 static int on_auxtrace_info(struct sess *s, const struct pd_record *rec)
 {
 	struct pd_event ev;
-	char msg[256];
-	if (s->auxdec || pd_event_parse(s->r, rec, &ev, NULL) < 0 || ev.u.auxtrace_info.type != PD_AUXTRACE_CS_ETM)
+	if (pd_event_parse(s->r, rec, &ev, NULL) < 0)
 		return 0;
-	struct rb_auxdec_env *v = &s->aenv;
-	v->r = s->r;
-	v->m = s->m;
-	v->path = s->o->path;
-	v->pipe_mode = pd_reader_info(s->r)->pipe_mode;
-	v->symfs = s->o->machine.symfs;
-	v->buildid_dir = s->o->machine.buildid_dir;
-	v->sess = s;
-	v->branch = aux_branch;
-	v->range = aux_range;
-	v->gap = aux_gap;
-	v->warn = aux_warn;
-	v->element = s->o->aux_element ? aux_element : NULL;
-	int rc = rb_cs_etm_new(&s->auxdec, v, &ev, msg, sizeof(msg));
-	if (rc == -ENOMEM)
-		return rc;
-	if (rc) {
-		struct rb_gap_ev g = { .cpu = -1, .pid = -1, .tid = -1, .source = "cs_etm", .reason = "decoder error",
-				       .file_offset = rec->offset, .detail = msg };
-		return emit_gap(s, &g);
-	}
+	for (size_t k = 0; k < rb_nr_source_kinds; k++)
+		if (rb_source_kinds[k].auxtrace_type == (int)ev.u.auxtrace_info.type && !s->src[k])
+			return open_source(s, k, rec, &ev);
 	return 0;
 }
 
@@ -350,42 +395,32 @@ static void on_time_conv(struct sess *s, const struct pd_record *rec)
 	struct pd_event ev;
 	if (pd_event_parse(s->r, rec, &ev, NULL) < 0)
 		return;
-	s->aenv.has_time_conv = 1;
-	s->aenv.time_shift = ev.u.time_conv.time_shift;
-	s->aenv.time_mult = ev.u.time_conv.time_mult;
-	s->aenv.time_zero = ev.u.time_conv.time_zero;
-	s->aenv.time_cycles = ev.u.time_conv.has_cycles ? ev.u.time_conv.time_cycles : 0;
-	s->aenv.time_mask = ev.u.time_conv.has_cycles ? ev.u.time_conv.time_mask : 0;
-	s->aenv.cap_user_time_short = ev.u.time_conv.has_cycles && ev.u.time_conv.cap_user_time_short;
+	s->env.has_time_conv = 1;
+	s->env.time_shift = ev.u.time_conv.time_shift;
+	s->env.time_mult = ev.u.time_conv.time_mult;
+	s->env.time_zero = ev.u.time_conv.time_zero;
+	s->env.time_cycles = ev.u.time_conv.has_cycles ? ev.u.time_conv.time_cycles : 0;
+	s->env.time_mask = ev.u.time_conv.has_cycles ? ev.u.time_conv.time_mask : 0;
+	s->env.cap_user_time_short = ev.u.time_conv.has_cycles && ev.u.time_conv.cap_user_time_short;
 }
 
-/* Kernel records the AUX decoder needs, in time order: AUX, ITRACE_START, AUX_OUTPUT_HW_ID. */
-static int aux_kernel_record(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
+/* Every source that takes AUXTRACE chunks is given @a. */
+static int give_chunk(struct sess *s, const struct rb_aux_ev *a, const uint8_t *bytes)
 {
-	if (!s->auxdec)
-		return 0;
-	int32_t cpu = (ev->sid.present & PD_SAMPLE_CPU) ? (int32_t)ev->sid.cpu : -1;
-	int32_t tid = (ev->sid.present & PD_SAMPLE_TID) ? (int32_t)ev->sid.tid : -1;
-	uint64_t t = (ev->sid.present & PD_SAMPLE_TIME) ? ev->sid.time : 0;
-	const struct rb_auxdec_ops *ops = s->auxdec->ops;
-	switch (ev->type) {
-	case PD_RECORD_AUX:
-		return ops->aux(s->auxdec, cpu, tid, t, ev->u.aux.aux_offset, ev->u.aux.aux_size, ev->u.aux.flags,
-				rec->offset);
-	case PD_RECORD_ITRACE_START:
-		return ops->itrace_start(s->auxdec, cpu, (int32_t)ev->u.itrace_start.pid,
-					 (int32_t)ev->u.itrace_start.tid, t);
-	case PD_RECORD_AUX_OUTPUT_HW_ID:
-		return ops->hw_id(s->auxdec, cpu, ev->u.aux_output_hw_id.hw_id);
-	}
+	for (size_t k = 0; k < rb_nr_source_kinds; k++)
+		if (s->src[k] && s->src[k]->ops->chunk) {
+			int rc = s->src[k]->ops->chunk(s->src[k], a, bytes);
+			if (rc)
+				return rc;
+		}
 	return 0;
 }
 
-/* An AUXTRACE chunk for the decoder: in pipe mode its bytes now (they cannot be read again). */
+/* An AUXTRACE chunk for the sources: in pipe mode its bytes now (they cannot be read again). */
 static int aux_chunk(struct sess *s, const struct pd_record *rec, const struct rb_aux_ev *a)
 {
-	if (!s->aenv.pipe_mode)
-		return s->auxdec->ops->chunk(s->auxdec, a, NULL);
+	if (!s->env.pipe_mode)
+		return give_chunk(s, a, NULL);
 	uint8_t *buf = malloc(a->size ? a->size : 1);
 	if (!buf)
 		return -ENOMEM;
@@ -398,7 +433,7 @@ static int aux_chunk(struct sess *s, const struct pd_record *rec, const struct r
 				       .detail = "the AUXTRACE payload could not be read from the stream" };
 		rc = emit_gap(s, &g);
 	} else {
-		rc = s->auxdec->ops->chunk(s->auxdec, a, buf);
+		rc = give_chunk(s, a, buf);
 	}
 	free(buf);
 	return rc;
@@ -419,6 +454,15 @@ static struct auxq *aux_queue(struct sess *s, uint32_t idx)
 		s->nr_auxq = n;
 	}
 	return &s->auxq[idx];
+}
+
+/* Whether a source reports the holes and overlaps of AUX queue @idx itself. */
+static int source_has_queue(const struct sess *s, uint32_t idx)
+{
+	for (size_t k = 0; k < rb_nr_source_kinds; k++)
+		if (s->src[k] && s->src[k]->ops->has_queue && s->src[k]->ops->has_queue(s->src[k], idx))
+			return 1;
+	return 0;
 }
 
 static int on_auxtrace(struct sess *s, const struct pd_record *rec)
@@ -442,7 +486,7 @@ static int on_auxtrace(struct sess *s, const struct pd_record *rec)
 	if (q->seen && a.aux_offset < q->next && q->next - a.aux_offset < 8 && a.aux_offset >= q->start)
 		q->next = a.aux_offset;
 	/* a decoded queue's holes and overlaps are reported by its decoder, with their times */
-	if (q->seen && a.aux_offset != q->next && !(s->pt && rb_pt_has_queue(s->pt, a.queue))) {
+	if (q->seen && a.aux_offset != q->next && !source_has_queue(s, a.queue)) {
 		char detail[160];
 		struct rb_gap_ev g = { .cpu = a.cpu, .pid = -1, .tid = a.tid, .source = "aux",
 				       .file_offset = rec->offset, .detail = detail };
@@ -470,7 +514,7 @@ static int on_auxtrace(struct sess *s, const struct pd_record *rec)
 	s->st->aux_buffers++;
 	if (!rc && s->sink->aux_buffer)
 		rc = s->sink->aux_buffer(s->sink->ctx, &a);
-	if (!rc && s->auxdec)
+	if (!rc && s->want_chunks)
 		rc = aux_chunk(s, rec, &a);
 	return rc;
 }
@@ -492,19 +536,17 @@ static int on_auxtrace_error(struct sess *s, const struct pd_record *rec)
 static void note_cpu_time(struct sess *s, const struct pd_event *ev);
 
 /*
- * What a record in time order tells beyond its usual handling: IMC
- * READ values, AUX / ITRACE_START for the sink's coverage, and each CPU's
- * newest time (losses on that CPU start there; noted after the record's own
- * loss is reported, so a LOST record does not start at itself).
+ * What a record in time order tells beyond its usual handling: AUX /
+ * ITRACE_START for the sink's coverage, and each CPU's newest time (losses
+ * on that CPU start there; noted after the record's own loss is reported,
+ * so a LOST record does not start at itself).
  */
 static int track_record(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
 {
 	int rc = 0;
 	if (rec->type != PD_RECORD_LOST && rec->type != PD_RECORD_LOST_SAMPLES)
 		note_cpu_time(s, ev);       /* a loss notes its own end once reported (on_loss) */
-	if (rec->type == PD_RECORD_READ)
-		rc = rb_imc_perf_record(s->imc, ev, rec->evsel);
-	else if ((rec->type == PD_RECORD_AUX || rec->type == PD_RECORD_ITRACE_START) && s->sink->aux_record &&
+	if ((rec->type == PD_RECORD_AUX || rec->type == PD_RECORD_ITRACE_START) && s->sink->aux_record &&
 		 cpu_selected(s, ev->sid.cpu, !!(ev->sid.present & PD_SAMPLE_CPU))) {
 		struct rb_aux_rec_ev a = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1,
 					   .itrace_start = rec->type == PD_RECORD_ITRACE_START };
@@ -536,47 +578,53 @@ static int process(struct sess *s, const struct pd_record *rec)
 		return 0;
 	}
 	int kernel = (rec->misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
-	if (s->pt)
-		rb_pt_sideband(s->pt, &ev);
 	int rc = track_record(s, rec, &ev);
 	if (rc)
 		return rc;
+	int selected = 1;
 	switch (rec->type) {
 	case PD_RECORD_SAMPLE:
-		return on_sample(s, rec, &ev);
+		rc = on_sample(s, rec, &ev, &selected);
+		break;
 	case PD_RECORD_COMM:
-		return rb_machine_comm(s->m, (int32_t)ev.u.comm.pid, (int32_t)ev.u.comm.tid, ev.u.comm.comm,
-				       !!(rec->misc & PD_MISC_COMM_EXEC), ev.sid.time);
+		rc = rb_machine_comm(s->m, (int32_t)ev.u.comm.pid, (int32_t)ev.u.comm.tid, ev.u.comm.comm,
+				     !!(rec->misc & PD_MISC_COMM_EXEC), ev.sid.time);
+		break;
 	case PD_RECORD_FORK:
 		/* perf dates the child's inherited comm with the record's sample time, not fork.time */
-		return rb_machine_fork(s->m, (int32_t)ev.u.fork.ppid, (int32_t)ev.u.fork.ptid,
-				       (int32_t)ev.u.fork.pid, (int32_t)ev.u.fork.tid,
-				       (ev.sid.present & PD_SAMPLE_TIME) ? ev.sid.time : ev.u.fork.time);
+		rc = rb_machine_fork(s->m, (int32_t)ev.u.fork.ppid, (int32_t)ev.u.fork.ptid,
+				     (int32_t)ev.u.fork.pid, (int32_t)ev.u.fork.tid,
+				     (ev.sid.present & PD_SAMPLE_TIME) ? ev.sid.time : ev.u.fork.time);
+		break;
 	case PD_RECORD_EXIT:
-		return rb_machine_exit(s->m, (int32_t)ev.u.fork.pid, (int32_t)ev.u.fork.tid);
+		rc = rb_machine_exit(s->m, (int32_t)ev.u.fork.pid, (int32_t)ev.u.fork.tid);
+		break;
 	case PD_RECORD_MMAP:
-		return rb_machine_mmap(s->m, (int32_t)ev.u.mmap.pid, (int32_t)ev.u.mmap.tid,
-				       kernel || (int32_t)ev.u.mmap.pid == -1, ev.u.mmap.start, ev.u.mmap.len,
-				       ev.u.mmap.pgoff, ev.u.mmap.filename, NULL, 0);
+		rc = rb_machine_mmap(s->m, (int32_t)ev.u.mmap.pid, (int32_t)ev.u.mmap.tid,
+				     kernel || (int32_t)ev.u.mmap.pid == -1, ev.u.mmap.start, ev.u.mmap.len,
+				     ev.u.mmap.pgoff, ev.u.mmap.filename, NULL, 0);
+		break;
 	case PD_RECORD_MMAP2:
-		return rb_machine_mmap(s->m, (int32_t)ev.u.mmap2.pid, (int32_t)ev.u.mmap2.tid,
-				       kernel || (int32_t)ev.u.mmap2.pid == -1, ev.u.mmap2.start, ev.u.mmap2.len,
-				       ev.u.mmap2.pgoff, ev.u.mmap2.filename, ev.u.mmap2.build_id,
-				       ev.u.mmap2.build_id ? ev.u.mmap2.build_id_size : 0);
+		rc = rb_machine_mmap(s->m, (int32_t)ev.u.mmap2.pid, (int32_t)ev.u.mmap2.tid,
+				     kernel || (int32_t)ev.u.mmap2.pid == -1, ev.u.mmap2.start, ev.u.mmap2.len,
+				     ev.u.mmap2.pgoff, ev.u.mmap2.filename, ev.u.mmap2.build_id,
+				     ev.u.mmap2.build_id ? ev.u.mmap2.build_id_size : 0);
+		break;
 	case PD_RECORD_SWITCH:
 	case PD_RECORD_SWITCH_CPU_WIDE:
-		return on_switch(s, &ev);
+		rc = on_switch(s, &ev);
+		break;
 	case PD_RECORD_LOST:
 	case PD_RECORD_LOST_SAMPLES:
-		return on_loss(s, rec, &ev);
 	case PD_RECORD_AUX:
 		rc = on_loss(s, rec, &ev);
-		return rc ? rc : aux_kernel_record(s, rec, &ev);
-	case PD_RECORD_ITRACE_START:
-	case PD_RECORD_AUX_OUTPUT_HW_ID:
-		return aux_kernel_record(s, rec, &ev);
+		break;
 	}
-	return 0;
+	/* then the trace sources (their sideband; samples only in the selection) */
+	for (size_t k = 0; !rc && selected && k < rb_nr_source_kinds; k++)
+		if (s->src[k] && s->src[k]->ops->record)
+			rc = s->src[k]->ops->record(s->src[k], rec, &ev);
+	return rc;
 }
 
 /* The time of the record just handled on its CPU: where the next loss there starts. */
@@ -600,11 +648,12 @@ static int deliver(void *ctx, const struct rb_oq_item *it)
 	memcpy(&rec.misc, it->data + 4, 2);
 	struct sess *s = ctx;
 	/* the trace up to this record's time is decoded with the state before it */
-	if (s->pt) {
-		int rc = rb_pt_run_until(s->pt, it->time);
-		if (rc)
-			return rc;
-	}
+	for (size_t k = 0; k < rb_nr_source_kinds; k++)
+		if (s->src[k] && s->src[k]->ops->run_until) {
+			int rc = s->src[k]->ops->run_until(s->src[k], it->time);
+			if (rc)
+				return rc;
+		}
 	return process(ctx, &rec);
 }
 
@@ -676,25 +725,19 @@ static void build_id_record(struct sess *s, const struct pd_record *rec)
 				ev.u.build_id.build_id, ev.u.build_id.size, kernel && name[0] == '[');
 }
 
-/* perf stat record's counter values (IMC counting events), in file order. */
-static int imc_user_record(struct sess *s, const struct pd_record *rec)
+/* perf stat record's user records (counter values), in file order: for the sources. */
+static int stat_record(struct sess *s, const struct pd_record *rec)
 {
 	struct pd_event ev;
 	if (pd_event_parse(s->r, rec, &ev, NULL) < 0)
 		return 0;
-	return rb_imc_perf_record(s->imc, &ev, rec->evsel);
-}
-
-static int imc_record_out(void *ctx, const struct rb_imc_rec_ev *ev)
-{
-	const struct rb_sink *k = ((struct sess *)ctx)->sink;
-	return k->imc_record ? k->imc_record(k->ctx, ev) : 0;
-}
-
-static int imc_counter_out(void *ctx, const struct rb_imc_counter_ev *ev)
-{
-	const struct rb_sink *k = ((struct sess *)ctx)->sink;
-	return k->imc_counter ? k->imc_counter(k->ctx, ev) : 0;
+	for (size_t k = 0; k < rb_nr_source_kinds; k++)
+		if (s->src[k] && s->src[k]->ops->record) {
+			int rc = s->src[k]->ops->record(s->src[k], rec, &ev);
+			if (rc)
+				return rc;
+		}
+	return 0;
 }
 
 static int any_comm_exec(struct pd_reader *r)
@@ -790,7 +833,7 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 static int session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		       struct rb_session_stats *stats, struct pd_error *err, int spool_fd)
 {
-	struct sess s = { .o = o, .sink = sink, .st = stats };
+	struct sess s = { .o = o, .sink = sink, .st = stats, .err = err };
 	struct pd_reader_opts ro;
 	memset(stats, 0, sizeof(*stats));
 	pd_error_clear(&stats->stop);
@@ -816,41 +859,12 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 		return -ENOMEM;
 	}
 	load_build_ids(&s);
-	struct rb_imc_out imc_out = { &s, imc_record_out, imc_counter_out };
-	if (!(s.imc = rb_imc_perf_new(s.r, &imc_out))) {
-		rb_machine_free(s.m);
-		pd_reader_free(s.r);
-		return -ENOMEM;
-	}
 	rc = sink->begin ? sink->begin(sink->ctx, s.r, s.m) : 0;
-	if (!rc && !o->no_aux_decode && strcmp(o->path, "-")) {
-		s.pt_sink.ctx = &s;
-		s.pt_sink.trace = sink->trace ? pt_trace : NULL;
-		s.pt_sink.gap = sink->gap ? pt_gap : NULL;
-		struct rb_pt_env env = { .m = s.m, .sink = &s.pt_sink, .st = stats, .perf_export = o->perf_export,
-					 .name = spool_fd >= 0 ? "<stdin>" : NULL,
-					 .insn_period = o->insn_period, .no_branches = o->no_branches, .jobs = o->jobs,
-					 .ptwrites = o->ptwrites, .pwr_events = o->pwr_events,
-					 .warn = o->warn, .warn_ctx = o->warn_ctx };
-		struct pd_error perr;
-		pd_error_clear(&perr);
-		int prc = rb_pt_open(&s.pt, o->path, &env, &perr);
-		if (prc < 0) {
-			if (!perr.code) {       /* failed before reading (its own allocation) */
-				perr.code = prc;
-				snprintf(perr.msg, sizeof(perr.msg), "%s", pd_strerror(prc));
-			}
-			/*
-			 * The file could not be read a second time (descriptors, memory) or
-			 * its trace not held (spool disk full): going on would give a result
-			 * without the trace that only a warning mentions, so this stops.
-			 */
-			snprintf(perr.msg + strlen(perr.msg), sizeof(perr.msg) - strlen(perr.msg),
-				 " (Intel PT trace not decoded)");
-			*err = perr;
-			rc = perr.code < 0 ? perr.code : PD_ERR_IO;
-		}
-	}
+	/* the sources opened from the recording itself; the others come with their AUXTRACE_INFO */
+	setup_env(&s, spool_fd >= 0 ? "<stdin>" : NULL);
+	for (size_t k = 0; !rc && k < rb_nr_source_kinds; k++)
+		if (rb_source_kinds[k].auxtrace_type < 0)
+			rc = open_source(&s, k, NULL, NULL);
 
 	const struct pd_file_info *fi = pd_reader_info(s.r);
 	uint64_t total = fi->pipe_mode ? 0 : fi->data_size;
@@ -870,7 +884,7 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 		else if (rec.type == PD_RECORD_AUXTRACE_ERROR)
 			rc = on_auxtrace_error(&s, &rec);
 		else if (rec.type == PD_RECORD_STAT || rec.type == PD_RECORD_STAT_ROUND || rec.type == PD_RECORD_CPU_MAP)
-			rc = imc_user_record(&s, &rec);
+			rc = stat_record(&s, &rec);
 		else if (rec.type == PD_RECORD_AUXTRACE_INFO)
 			rc = on_auxtrace_info(&s, &rec);
 		else if (rec.type == PD_RECORD_TIME_CONV)
@@ -895,23 +909,19 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	int frc = rc ? 0 : rb_oq_flush_all(&s.q, deliver, &s);
 	if (!rc)
 		rc = frc;
-	if (!rc && s.pt)
-		rc = rb_pt_run_until(s.pt, UINT64_MAX);
-	rb_pt_free(s.pt);
-	int irc = rb_imc_perf_finish(s.imc);   /* the last IMC batches */
-	if (!rc)
-		rc = irc;
-	/* the AUX trace, now that every record it depends on has been read */
-	if (s.auxdec) {
-		if (!rc)
-			rc = s.auxdec->ops->finish(s.auxdec);
-		s.auxdec->ops->free(s.auxdec);
+	/* what the sources still hold (the AUX trace, now that every record it depends on has been read) */
+	for (size_t k = 0; k < rb_nr_source_kinds; k++) {
+		if (!s.src[k])
+			continue;
+		if (!rc && s.src[k]->ops->finish)
+			rc = s.src[k]->ops->finish(s.src[k]);
+		s.src[k]->ops->free(s.src[k]);
 	}
 	if (more == 0)
 		pd_error_clear(&stats->stop);
 	const char *kwhy = rb_machine_kernel_image_problem(s.m);
 	if (kwhy)               /* said once here; each gap it caused says it too */
-		aux_warn(&s, kwhy);
+		src_warn(&s, kwhy);
 	stats->late = s.q.late;
 	if (o->progress)
 		o->progress(o->progress_ctx, pd_reader_position(s.r), total);

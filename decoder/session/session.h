@@ -10,7 +10,7 @@
 
 #include "pd.h"
 #include "machine.h"
-#include "decoder/auxdec.h"
+#include "decoder/source.h"
 #include "decoder/imc/imc_perf.h"
 
 struct rb_cc_node {               /* one call-chain entry, root first */
@@ -31,10 +31,10 @@ struct rb_sample_ev {
 	/* A sample a trace decoder synthesized (a branch): evsel is the trace's event */
 	const char *synth_name;       /* the synthesized event's name ("branches:u"); NULL for recorded samples */
 	struct rb_addr_loc to_al;     /* s->addr (the branch target) resolved, when synth_name */
-	uint32_t flags;               /* PERF_IP_FLAG_* (auxdec.h RB_IP_FLAG_*), 0 for recorded samples */
+	uint32_t flags;               /* PERF_IP_FLAG_* (source.h RB_IP_FLAG_*), 0 for recorded samples */
 };
 
-struct rb_range_ev;              /* auxdec.h: instructions executed in sequence */
+struct rb_range_ev;              /* source.h: instructions executed in sequence */
 
 struct rb_switch_ev {
 	uint64_t time;
@@ -74,7 +74,7 @@ struct rb_aux_ev {
 /*
  * A branch decoded from hardware trace by a decoder that resolves its own
  * threads and addresses (Intel PT), perf's synthesized "branches" sample:
- * from and to, perf's PERF_IP_FLAG_* bits (RB_IP_FLAG_*, auxdec.h), and the
+ * from and to, perf's PERF_IP_FLAG_* bits (RB_IP_FLAG_*, source.h), and the
  * instructions executed since the previous branch of its queue. A trace
  * begin has from 0; a trace end, to 0 (unless the hardware said where
  * execution went). Or an instruction sample.
