@@ -4,6 +4,7 @@
 #   source.h   the interface every trace source implements, sources.c their registry
 #   intel_pt/  cs_etm/  imc/   the trace sources
 #   ftrace/    trace.dat files: the ftrace page ring, a second timeline
+#   calls/     calls, returns and call paths from branches, for every output
 if BUILD_DECODER
 noinst_LIBRARIES += %D%/libdecoder.a
 %C%_libdecoder_a_SOURCES = \
@@ -14,6 +15,7 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/session/unpack.h %D%/session/unpack.c \
 	%D%/session/spool.h %D%/session/spool.c \
 	%D%/source.h %D%/sources.c \
+	%D%/calls/calls.h %D%/calls/calls.c %D%/calls/idmap.h \
 	%D%/intel_pt/intel_pt.h %D%/intel_pt/intel_pt.c %D%/intel_pt/pt_source.c \
 	%D%/intel_pt/pt_clock.h %D%/intel_pt/pt_clock.c \
 	%D%/intel_pt/pt_filter.h %D%/intel_pt/pt_filter.c \

@@ -24,6 +24,8 @@
 #include <unistd.h>
 #include "store.h"
 #include "schema.sql.h"
+#include "decoder/calls/calls.h"
+#include "decoder/calls/idmap.h"
 
 /* PERF_MEM_DATA_SRC_NONE: op, level, snoop, lock and TLB all "not available" */
 #define PERF_MEM_DATA_SRC_NONE 0x5080021ULL
@@ -91,17 +93,6 @@ struct batch {
 	struct batch *next;
 };
 
-/*
- * Interning of (key1, key2, key3) → id, for symbols (by pointer) and call
- * paths: open addressing. Before it, for maps whose ids never change once
- * given (imap_intern), a small direct-mapped copy of recently found keys:
- * the call paths of a system-wide recording fill a table of megabytes,
- * while the chains' shared roots, looked up again and again, fit in it.
- */
-struct ikey { uint64_t a, b, c; uint64_t id; };
-#define FRONT_SLOTS 4096
-struct imap { struct ikey *v; size_t cap, n; struct ikey *front; };
-
 struct rb_store {
 	struct rb_store_opts o;
 	char *final_path, *tmp_path;
@@ -116,8 +107,7 @@ struct rb_store {
 	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
 	uint64_t branches_evsel;      /* the synthesized "branches" event, 0 until a branch comes */
 	uint64_t insns_evsel;         /* the synthesized "instructions" event */
-	struct cstack **stacks;       /* call stacks of the threads with traced branches, by thread db id */
-	size_t nr_stacks;
+	struct rb_calls *calls;       /* calls and call paths (decoder/calls), with our ids as its keys */
 	size_t nr_evsels;
 	struct { const char *name; uint64_t id; } synth[16];   /* synthesized events; names live as long as the session */
 	size_t nr_synth;
@@ -125,13 +115,11 @@ struct rb_store {
 	uint32_t rowid_first;         /* statements whose first value is their table's rowid (INTEGER PRIMARY KEY) */
 	int64_t max_rowid[S_COUNT];   /* largest rowid bind_row has inserted by each of those (either thread: one at a time) */
 	uint64_t rows[S_COUNT];
-	struct imap syms, paths;
-	struct imap objs;             /* ids of the session's threads, comms and dsos, keyed by object (pointer, kind, thread generation) */
-	uint64_t root_path;           /* the root call path's id once made (it never changes) */
+	struct rb_idmap syms;
+	struct rb_idmap objs;             /* ids of the session's threads, comms and dsos, keyed by object (pointer, kind, thread generation) */
 	uint8_t *call_comms;          /* by comm id: 1 once a call of that comm is written (comms.has_calls) */
 	size_t call_comms_cap;
 	int call_comms_lost;          /* out of memory for it: set has_calls from the calls table */
-	struct imap trace_nr;         /* per trace queue (cpu, or tid when per thread): decoder restarts + 1 */
 	int failed;                   /* set by either thread (atomic) */
 	int failed_nomem;             /* the first failure was memory running out */
 	char err[512];
@@ -149,75 +137,6 @@ struct rb_store {
 };
 
 /* ------------------------------------------------------------ helpers */
-
-static inline uint64_t ihash(uint64_t a, uint64_t b, uint64_t c)
-{
-	return (a * 0x9e3779b97f4a7c15ULL) ^ (b * 0xc2b2ae3d27d4eb4fULL) ^ (c * 0x165667b19e3779f9ULL);
-}
-
-static struct ikey *imap_slot(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
-{
-	size_t mask = m->cap - 1;
-	size_t i = (size_t)(ihash(a, b, c) >> 24) & mask;
-	while (m->v[i].id && !(m->v[i].a == a && m->v[i].b == b && m->v[i].c == c))
-		i = (i + 1) & mask;
-	return &m->v[i];
-}
-
-/* Returns the slot for (a,b,c): id 0 means new (caller sets it). NULL on OOM. */
-static struct ikey *imap_get(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 1024;
-		struct ikey *old = m->v;
-		size_t ocap = m->cap;
-		m->v = calloc(cap, sizeof(*m->v));
-		/*
-		 * Each page written once now: lookups would otherwise map fresh pages
-		 * to the shared zero page, and the first insert into each would cost
-		 * a copy-on-write fault and a TLB flush on every core of the process.
-		 */
-		for (size_t i = 0; m->v && i < cap * sizeof(*m->v); i += 4096)
-			((volatile char *)m->v)[i] = 0;
-		if (!m->v) {
-			m->v = old;
-			return NULL;
-		}
-		m->cap = cap;
-		for (size_t i = 0; i < ocap; i++)
-			if (old[i].id)
-				*imap_slot(m, old[i].a, old[i].b, old[i].c) = old[i];
-		free(old);
-	}
-	struct ikey *k = imap_slot(m, a, b, c);
-	if (!k->id) {
-		k->a = a;
-		k->b = b;
-		k->c = c;
-		m->n++;
-	}
-	return k;
-}
-
-/* The id set for (a,b,c), 0 if none; never inserts. */
-static uint64_t imap_find(const struct imap *m, uint64_t a, uint64_t b, uint64_t c)
-{
-	return m->cap ? imap_slot((struct imap *)m, a, b, c)->id : 0;
-}
-
-/* imap_get for a map whose ids, once set, never change: the front copy answers repeated keys. */
-static struct ikey *imap_intern(struct imap *m, uint64_t a, uint64_t b, uint64_t c)
-{
-	if (!m->front && !(m->front = calloc(FRONT_SLOTS, sizeof(*m->front))))
-		return imap_get(m, a, b, c);
-	struct ikey *f = &m->front[(ihash(a, b, c) >> 40) & (FRONT_SLOTS - 1)];
-	if (f->id && f->a == a && f->b == b && f->c == c)
-		return f;
-	struct ikey *k = imap_get(m, a, b, c);
-	if (k && k->id)
-		*f = *k;
-	return k;
-}
 
 /*
  * SQLite says "database or disk is full" or "disk I/O error" and often keeps
@@ -617,18 +536,18 @@ enum { OBJ_THREAD = 1, OBJ_COMM, OBJ_DSO };
 
 static uint64_t thread_id(const struct rb_store *st, const struct rb_thread *t)
 {
-	return imap_find(&st->objs, (uint64_t)(uintptr_t)t, OBJ_THREAD, t->generation);
+	return rb_idmap_find(&st->objs, (uint64_t)(uintptr_t)t, OBJ_THREAD, t->generation);
 }
 
 static uint64_t comm_id(const struct rb_store *st, const struct rb_comm *c)
 {
-	return imap_find(&st->objs, (uint64_t)(uintptr_t)c, OBJ_COMM, 0);
+	return rb_idmap_find(&st->objs, (uint64_t)(uintptr_t)c, OBJ_COMM, 0);
 }
 
 /* The slot holding an object's id (id 0: not exported yet, the caller sets it); NULL after failing. */
-static struct ikey *obj_slot(struct rb_store *st, const void *p, uint64_t kind, uint64_t gen)
+static struct rb_idkey *obj_slot(struct rb_store *st, const void *p, uint64_t kind, uint64_t gen)
 {
-	struct ikey *k = imap_get(&st->objs, (uint64_t)(uintptr_t)p, kind, gen);
+	struct rb_idkey *k = rb_idmap_get(&st->objs, (uint64_t)(uintptr_t)p, kind, gen);
 	if (!k)
 		fail(st, "out of memory");
 	return k;
@@ -636,7 +555,7 @@ static struct ikey *obj_slot(struct rb_store *st, const void *p, uint64_t kind, 
 
 static void export_thread(struct rb_store *st, struct rb_thread *t, struct rb_thread *main)
 {
-	struct ikey *k = obj_slot(st, t, OBJ_THREAD, t->generation);
+	struct rb_idkey *k = obj_slot(st, t, OBJ_THREAD, t->generation);
 	if (!k || k->id)
 		return;
 	k->id = ++st->last[S_THREAD];
@@ -646,7 +565,7 @@ static void export_thread(struct rb_store *st, struct rb_thread *t, struct rb_th
 
 static void export_comm(struct rb_store *st, struct rb_comm *c, struct rb_thread *t)
 {
-	struct ikey *k = obj_slot(st, c, OBJ_COMM, 0);
+	struct rb_idkey *k = obj_slot(st, c, OBJ_COMM, 0);
 	if (!k || k->id)
 		return;
 	k->id = ++st->last[S_COMM];
@@ -683,7 +602,7 @@ static struct rb_comm *export_threads(struct rb_store *st, struct rb_thread *t, 
 
 static uint64_t export_dso(struct rb_store *st, struct rb_dso *d)
 {
-	struct ikey *k = obj_slot(st, d, OBJ_DSO, 0);
+	struct rb_idkey *k = obj_slot(st, d, OBJ_DSO, 0);
 	if (!k)
 		return 0;
 	if (k->id)
@@ -699,7 +618,7 @@ static uint64_t export_dso(struct rb_store *st, struct rb_dso *d)
 
 static uint64_t export_symbol(struct rb_store *st, const struct rb_sym *s, uint64_t dso_id)
 {
-	struct ikey *k = imap_intern(&st->syms, (uint64_t)(uintptr_t)s, 0, 0);
+	struct rb_idkey *k = rb_idmap_intern(&st->syms, (uint64_t)(uintptr_t)s, 0, 0);
 	if (!k)
 		return fail(st, "out of memory"), 0;
 	if (!k->id) {
@@ -726,36 +645,32 @@ static const struct rb_sym *export_al(struct rb_store *st, const struct rb_addr_
 	return s;
 }
 
-static uint64_t call_path_root(struct rb_store *st)
+/* A failure the calls builder reports: memory, or a row that failed (already said). */
+static uint64_t calls_failed(struct rb_store *st, int rc)
 {
-	if (st->root_path)
-		return st->root_path;
-	struct ikey *k = imap_get(&st->paths, 0, 0, 0);
-	if (!k)
-		return fail(st, "out of memory"), 0;
-	if (!k->id) {
-		k->id = ++st->last[S_CALL_PATH];
-		ROW(st, S_CALL_PATH, I(k->id), I(0), I(0), I(0));
-	}
-	return st->root_path = k->id;
+	if (rc == -ENOMEM)
+		fail(st, "out of memory");
+	return 0;
 }
 
-/* perf's call_path__findnew: the address is kept only when there is no symbol */
 static uint64_t call_path(struct rb_store *st, uint64_t parent, uint64_t sym_id, uint64_t ip)
 {
-	struct ikey *k = imap_intern(&st->paths, parent, sym_id, sym_id ? 0 : ip);
-	if (!k)
-		return fail(st, "out of memory"), 0;
-	if (!k->id) {
-		k->id = ++st->last[S_CALL_PATH];
-		ROW(st, S_CALL_PATH, I(k->id), I(parent), I(sym_id), I(sym_id ? 0 : ip));
-	}
-	return k->id;
+	uint64_t id = rb_calls_path(st->calls, parent, sym_id, ip);
+	return id ? id : calls_failed(st, rb_calls_error(st->calls));
+}
+
+static int store_call_path(void *ctx, uint64_t id, uint64_t parent, uint64_t sym, uint64_t ip)
+{
+	struct rb_store *st = ctx;
+	ROW(st, S_CALL_PATH, I(id), I(parent), I(sym), I(ip));
+	return st->failed ? -1 : 0;
 }
 
 static uint64_t export_call_path(struct rb_store *st, const struct rb_sample_ev *ev)
 {
-	uint64_t cp = call_path_root(st);
+	uint64_t cp = rb_calls_root(st->calls);
+	if (!cp)
+		return calls_failed(st, rb_calls_error(st->calls));
 	for (size_t i = 0; i < ev->nr_nodes && !st->failed; i++) {
 		uint64_t dso_id, sym_id, off;
 		const struct rb_sym *s = export_al(st, &ev->nodes[i].al, ev->nodes[i].ip, &dso_id, &sym_id, &off);
@@ -782,20 +697,25 @@ static int sink_begin(void *ctx, struct pd_reader *r, struct rb_machine *m)
 }
 
 /* The session ends (its objects are still alive): every queued row is written. */
-static void calls_flush(struct rb_store *st);
-
 static int sink_end(void *ctx)
 {
 	struct rb_store *st = ctx;
-	calls_flush(st);
+	calls_failed(st, rb_calls_flush(st->calls));
 	writer_stop(st);
 	return st->failed ? -1 : 0;
 }
 
-struct cstack;
-static struct cstack *cstack_of(struct rb_store *st, uint64_t thread_id);
-static void calls_branch(struct rb_store *st, struct cstack *cs, const struct rb_trace_ev *ev, uint64_t ref,
-			 uint64_t comm_id, uint64_t from_sym, uint64_t to_sym, uint64_t to_off);
+/* A branch into the calls builder, with our ids for its keys; @ref the branch's sample id (0: none). */
+static void calls_branch(struct rb_store *st, const struct rb_trace_ev *ev, uint64_t ref, uint64_t comm_id,
+			 uint64_t from_sym, uint64_t to_sym, uint64_t to_off)
+{
+	struct rb_calls_branch b = { .thread = thread_id(st, ev->thread), .comm = comm_id,
+				     .main_thread = ev->thread == ev->main_thread, .cpu = ev->cpu,
+				     .tid = ev->thread->tid, .time = ev->time, .from = ev->from, .to = ev->to,
+				     .flags = ev->flags, .insns = ev->insn_count, .cycles = ev->cyc_count,
+				     .from_sym = from_sym, .to_sym = to_sym, .to_off = to_off, .ref = ref };
+	calls_failed(st, rb_calls_branch(st->calls, &b));
+}
 
 static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 {
@@ -823,15 +743,12 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 		/* a branch from hardware trace that comes as a sample (CoreSight): calls as sink_branch builds them */
 		struct rb_trace_ev te = { .kind = RB_EV_BRANCH, .time = s->time, .cpu = (int32_t)cpu, .thread = ev->thread,
 					  .main_thread = ev->main_thread, .from = s->ip, .to = to_ip, .flags = ev->flags };
-		struct cstack *cs = cstack_of(st, thread_id(st, ev->thread));
-		if (!cs)
-			return fail(st, "out of memory");
 		if (st->o.calls_only) {
 			--st->last[S_SAMPLE];
-			calls_branch(st, cs, &te, 0, comm ? comm_id(st, comm) : 0, sym_id, to_sym, to_off);
+			calls_branch(st, &te, 0, comm ? comm_id(st, comm) : 0, sym_id, to_sym, to_off);
 			return st->failed ? -1 : 0;
 		}
-		calls_branch(st, cs, &te, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym, to_off);
+		calls_branch(st, &te, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym, to_off);
 	}
 	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(thread_id(st, ev->thread)), I(comm ? comm_id(st, comm) : 0), I(dso_id),
 	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(to_dso), I(to_sym), I(to_off), I(to_ip), I(period),
@@ -839,87 +756,7 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	return st->failed ? -1 : 0;
 }
 
-/*
- * Calls and returns from traced branches: perf's calls table, built by the
- * rules of perf's thread stack (util/thread-stack.c, which its
- * call-return processor uses for export-to-sqlite.py's "calls"), so that
- * exported-sql-viewer.py shows the same call trees on either database:
- *  - a thread's first branch puts the function it is in on the stack as a
- *    call never seen (flag 1), and so does a return that matches nothing;
- *  - a call pushes its target's symbol under the caller's call path (a call
- *    to the next instruction, the position-independent "call; pop", is none);
- *  - a jump to the first instruction of another symbol (a tail call) is
- *    pushed too (flag 4), and popped by the return that passes it;
- *  - a return pops the newest entry it returns to, and every entry above it
- *    as never returned (flag 2); a return into the kernel's caller from the
- *    kernel pops the kernel's entries;
- *  - trace end (not a system call's) pushes an entry without a symbol that
- *    the next trace begin pops;
- *  - an exec in the main thread, the first branch of a thread on a queue
- *    whose decoder restarted from a PSB since the thread's previous branch
- *    (data missing: a snapshot's overwritten start, a hole in the AUX data,
- *    lost sync), and the end, pop everything (flag 2, at the thread's last
- *    branch time); perf's decoder counts these restarts as trace numbers.
- * A call's return address: perf knows the call's length; the branch events
- * carry none, so a return matches a call when it lands within the 15 bytes
- * (the longest x86 instruction) after it. perf's x86 retpoline detection is
- * not done. Branch, instruction and cycle counts are the differences of the
- * thread's running sums between push and pop.
- */
-enum { CALL_NO_CALL = 1, CALL_NO_RETURN = 2, CALL_NON_CALL = 4 };
-#define KERNEL_START (1ULL << 63)
-
-struct centry {
-	uint64_t id, cp, sym, parent_cp, parent_id, ret, call_time, call_sample;
-	uint64_t branches0, insns0, cycles0;
-	uint8_t window;               /* ret is a call's address: a return lands within 15 bytes after it */
-	uint8_t no_call, non_call, trace_end, kernel;
-};
-struct cstack {
-	uint64_t thread_id, comm_id, branches, insns, cycles, last_time, trace_nr;
-	struct centry *v;
-	size_t n, cap;
-};
-
-static struct cstack *cstack_of(struct rb_store *st, uint64_t thread_id)
-{
-	if (thread_id >= st->nr_stacks) {
-		size_t n = (size_t)thread_id + 64;
-		struct cstack **v = realloc(st->stacks, n * sizeof(*v));
-		if (!v)
-			return NULL;
-		memset(v + st->nr_stacks, 0, (n - st->nr_stacks) * sizeof(*v));
-		st->stacks = v;
-		st->nr_stacks = n;
-	}
-	if (!st->stacks[thread_id] && (st->stacks[thread_id] = calloc(1, sizeof(struct cstack))))
-		st->stacks[thread_id]->thread_id = thread_id;
-	return st->stacks[thread_id];
-}
-
-static struct centry *cpush(struct rb_store *st, struct cstack *cs, uint64_t sym_id, uint64_t addr,
-			    uint64_t ret, uint64_t time, uint64_t ref)
-{
-	if (cs->n == cs->cap) {
-		size_t n = cs->cap ? 2 * cs->cap : 64;
-		struct centry *v = realloc(cs->v, n * sizeof(*v));
-		if (!v)
-			return fail(st, "out of memory"), NULL;
-		cs->v = v;
-		cs->cap = n;
-	}
-	uint64_t parent = cs->n ? cs->v[cs->n - 1].cp : call_path_root(st);
-	struct centry *e = &cs->v[cs->n];
-	*e = (struct centry){ .id = ++st->last[S_CALL], .cp = call_path(st, parent, sym_id, addr), .sym = sym_id,
-			      .parent_cp = parent, .parent_id = cs->n ? cs->v[cs->n - 1].id : 0, .ret = ret,
-			      .call_time = time, .call_sample = ref, .branches0 = cs->branches,
-			      .insns0 = cs->insns, .cycles0 = cs->cycles, .kernel = addr >= KERNEL_START };
-	if (st->failed)
-		return NULL;
-	cs->n++;
-	return e;
-}
-
+/* The calls table: perf's, from the branches (decoder/calls/calls.h has the rules). */
 /* Comm @id has calls (if memory runs out, has_calls is set from the calls table instead). */
 static void note_call_comm(struct rb_store *st, uint64_t id)
 {
@@ -938,166 +775,14 @@ static void note_call_comm(struct rb_store *st, uint64_t id)
 		st->call_comms[id] = 1;
 }
 
-/* The top entry returns (or not: @no_return) at @time, by sample @ref. */
-static void cpop(struct rb_store *st, struct cstack *cs, uint64_t time, uint64_t ref, int no_return)
+static int store_call(void *ctx, const struct rb_call *c)
 {
-	const struct centry *e = &cs->v[--cs->n];
-	note_call_comm(st, cs->comm_id);
-	int flags = (e->no_call ? CALL_NO_CALL : 0) | (no_return ? CALL_NO_RETURN : 0) | (e->non_call ? CALL_NON_CALL : 0);
-	ROW(st, S_CALL, I(e->id), I(cs->thread_id), I(cs->comm_id), I(e->cp), I(e->call_time), I(time),
-	    I(cs->branches - e->branches0), I(e->call_sample), I(ref), I(e->parent_cp), I(flags),
-	    I(e->parent_id), I(cs->insns - e->insns0), I(cs->cycles - e->cycles0));
-}
-
-static void cpop_all(struct rb_store *st, struct cstack *cs)
-{
-	while (cs->n > 0)
-		cpop(st, cs, cs->last_time, 0, 1);
-}
-
-static void cpop_kernel(struct rb_store *st, struct cstack *cs, uint64_t time, uint64_t ref)
-{
-	while (cs->n > 0 && cs->v[cs->n - 1].kernel)
-		cpop(st, cs, time, ref, 1);
-}
-
-static int returns_to(const struct centry *e, uint64_t to)
-{
-	return !e->non_call && (e->window ? to > e->ret && to <= e->ret + 15 : e->ret == to);
-}
-
-/* perf's thread_stack__pop_cp: 0 when the return closed an entry. */
-static int cpop_return(struct rb_store *st, struct cstack *cs, uint64_t to, uint64_t time, uint64_t ref,
-		       uint64_t from_sym)
-{
-	if (!cs->n)
-		return 1;
-	if (cs->n == 1 && cs->v[0].sym == from_sym) {
-		cpop(st, cs, time, ref, 0);
-		return 0;
-	}
-	for (size_t i = cs->n; i-- > 0;) {
-		if (!returns_to(&cs->v[i], to))
-			continue;
-		while (cs->n > i + 1)
-			cpop(st, cs, time, ref, 1);
-		cpop(st, cs, time, ref, 0);
-		return 0;
-	}
-	return 1;
-}
-
-/* perf's thread_stack__no_call_return: a return that matches no entry. */
-static void creturn_unmatched(struct rb_store *st, struct cstack *cs, const struct rb_trace_ev *ev, uint64_t ref,
-			      uint64_t from_sym, uint64_t to_sym)
-{
-	struct centry *e;
-	if (ev->from >= KERNEL_START && ev->to < KERNEL_START) {
-		cpop_kernel(st, cs, ev->time, ref);
-		if (!cs->n) {
-			if ((e = cpush(st, cs, to_sym, ev->to, 0, ev->time, ref)))
-				e->no_call = 1;
-			return;
-		}
-	} else if (cs->n && cs->v[cs->n - 1].kernel && ev->from < KERNEL_START) {
-		cpop_kernel(st, cs, ev->time, ref);
-	}
-	uint64_t parent_sym = cs->n ? cs->v[cs->n - 1].sym : 0;
-	if (parent_sym == from_sym) {
-		/* at the bottom: the call was before the trace began; else a return used as a jump */
-		if (cs->n == 1)
-			cpop(st, cs, ev->time, ref, 0);
-		int bottom = !cs->n;
-		if ((e = cpush(st, cs, to_sym, ev->to, bottom ? ev->to : 0, ev->time, ref))) {
-			e->no_call = 1;
-			e->non_call = !bottom;
-		}
-		return;
-	}
-	/* the parent has not returned yet: push the target, then push and pop the source */
-	if ((e = cpush(st, cs, to_sym, ev->to, ev->to, ev->time, ref)))
-		e->no_call = 1;
-	if ((e = cpush(st, cs, from_sym, ev->from, ev->from, ev->time, ref)))
-		e->no_call = 1;
-	if (e)
-		cpop(st, cs, ev->time, ref, 0);
-}
-
-static void calls_branch(struct rb_store *st, struct cstack *cs, const struct rb_trace_ev *ev, uint64_t ref,
-			 uint64_t comm_id, uint64_t from_sym, uint64_t to_sym, uint64_t to_off)
-{
-	struct centry *e;
-	struct ikey *nr = imap_get(&st->trace_nr, (uint64_t)(int64_t)ev->cpu, ev->cpu < 0 ? (uint64_t)ev->thread->tid : 0, 0);
-	if (!nr)
-		return (void)fail(st, "out of memory");
-	if (!nr->id)
-		nr->id = 1;
-	if (cs->trace_nr != nr->id) {
-		if (cs->trace_nr)
-			cpop_all(st, cs);
-		cs->trace_nr = nr->id;
-	}
-	/* an exec (a new comm of the main thread) ends every call */
-	if (cs->comm_id != comm_id) {
-		if (ev->thread == ev->main_thread)
-			cpop_all(st, cs);
-		if (!cs->comm_id || ev->thread == ev->main_thread)
-			cs->comm_id = comm_id;
-	}
-	if (!cs->n && (ev->from || ev->to)) {
-		uint64_t ip = ev->from ? ev->from : ev->to;
-		if ((e = cpush(st, cs, ev->from ? from_sym : to_sym, ip, ip, ev->time, ref)))
-			e->no_call = 1;
-	}
-	cs->branches++;
-	cs->insns += ev->insn_count;
-	cs->cycles += ev->cyc_count;
-	cs->last_time = ev->time;
-	uint32_t f = ev->flags;
-	if (f & RB_IP_FLAG_CALL) {
-		if (!ev->from || !ev->to || (ev->to > ev->from && ev->to <= ev->from + 15))
-			return;
-		if ((e = cpush(st, cs, to_sym, ev->to, ev->from, ev->time, ref))) {
-			e->window = 1;
-			e->trace_end = !!(f & RB_IP_FLAG_TRACE_END);
-		}
-	} else if (f & RB_IP_FLAG_RETURN) {
-		if (!ev->to) {
-			if (f & (RB_IP_FLAG_SYSCALLRET | RB_IP_FLAG_INTERRUPT))
-				cpop_kernel(st, cs, ev->time, ref);
-			return;
-		}
-		if (ev->from && cpop_return(st, cs, ev->to, ev->time, ref, from_sym))
-			creturn_unmatched(st, cs, ev, ref, from_sym, to_sym);
-	} else if (f & RB_IP_FLAG_TRACE_BEGIN) {
-		if (cs->n && cs->v[cs->n - 1].trace_end)
-			cpop(st, cs, ev->time, ref, 0);
-	} else if (f & RB_IP_FLAG_TRACE_END) {
-		if (cs->n >= 2 && (e = cpush(st, cs, 0, 0, ev->from, ev->time, ref))) {
-			e->window = 1;
-			e->trace_end = 1;
-		}
-	} else if ((f & RB_IP_FLAG_BRANCH) && from_sym != to_sym && to_sym && !to_off) {
-		if ((e = cpush(st, cs, to_sym, ev->to, 0, ev->time, ref)))
-			e->non_call = 1;
-	}
-}
-
-/* Calls still open at the end: written as never returned. */
-static void calls_flush(struct rb_store *st)
-{
-	for (size_t t = 0; t < st->nr_stacks; t++) {
-		struct cstack *cs = st->stacks[t];
-		if (!cs)
-			continue;
-		cpop_all(st, cs);
-		free(cs->v);
-		free(cs);
-		st->stacks[t] = NULL;
-	}
-	free(st->stacks);
-	st->stacks = NULL;
-	st->nr_stacks = 0;
+	struct rb_store *st = ctx;
+	note_call_comm(st, c->comm);
+	ROW(st, S_CALL, I(c->id), I(c->thread), I(c->comm), I(c->path), I(c->call_time), I(c->return_time),
+	    I(c->branches), I(c->call_ref), I(c->return_ref), I(c->parent_path), I(c->flags), I(c->parent_id),
+	    I(c->insns), I(c->cycles));
+	return st->failed ? -1 : 0;
 }
 
 /* An instruction sample from hardware trace (perf's synthesized "instructions" event; no data source). */
@@ -1188,10 +873,7 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 	export_al(st, &ev->to_al, ev->to_al.addr, &to_dso_id, &to_sym_id, &to_off);
 	/* --calls-only: the branch builds calls but has no samples row (and no id for calls rows to name) */
 	uint64_t id = st->o.calls_only ? 0 : ++st->last[S_SAMPLE];
-	struct cstack *cs = cstack_of(st, thread_id(st, ev->thread));
-	if (!cs)
-		return fail(st, "out of memory");
-	calls_branch(st, cs, ev, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym_id, to_off);
+	calls_branch(st, ev, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym_id, to_off);
 	if (!st->o.calls_only)
 		ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(thread_id(st, ev->thread)),
 	    I(comm ? comm_id(st, comm) : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
@@ -1230,7 +912,7 @@ static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
 	return st->failed ? -1 : 0;
 }
 
-/* The decoder restarts after these: the next branch on the queue ends its thread's calls (calls_branch). */
+/* The decoder restarts after these: the next branch on the queue ends its thread's calls (rb_calls_restart). */
 static const char *const RESTARTS[] = { "snapshot overwrite", "aux hole", "decoder lost sync", "no image" };
 
 static int sink_gap(void *ctx, const struct rb_gap_ev *g)
@@ -1239,10 +921,8 @@ static int sink_gap(void *ctx, const struct rb_gap_ev *g)
 	for (size_t i = 0; i < sizeof(RESTARTS) / sizeof(RESTARTS[0]); i++) {
 		if (strcmp(g->reason, RESTARTS[i]))
 			continue;
-		struct ikey *nr = imap_get(&st->trace_nr, (uint64_t)(int64_t)g->cpu, g->cpu < 0 ? (uint64_t)g->tid : 0, 0);
-		if (!nr)
-			return fail(st, "out of memory");
-		nr->id = nr->id ? nr->id + 1 : 2;
+		if (rb_calls_restart(st->calls, g->cpu, g->tid))
+			return calls_failed(st, rb_calls_error(st->calls)), -1;
 	}
 	ROW(st, S_GAP, I(++st->last[S_GAP]), I(g->time_start), I(g->time_end), I(g->cpu), I(g->pid),
 	    I(g->tid), T(g->source), T(g->reason), I(g->bytes_lost), I(g->records_lost),
@@ -1353,7 +1033,9 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	st->final_path = strdup(o->path);
 	size_t n = strlen(o->path) + 32;
 	st->tmp_path = malloc(n);
-	if (!st->final_path || !st->tmp_path) {
+	struct rb_calls_out co = { st, store_call_path, store_call };
+	st->calls = rb_calls_new(&co);
+	if (!st->final_path || !st->tmp_path || !st->calls) {
 		rb_store_abort(st);
 		snprintf(msg, msglen, "out of memory");
 		return PD_ERR_NOMEM;
@@ -1539,12 +1221,9 @@ void rb_store_abort(struct rb_store *st)
 		sqlite3_close(st->db);
 	if (st->tmp_path)
 		unlink(st->tmp_path);
-	free(st->syms.v);
-	free(st->syms.front);
-	free(st->paths.v);
-	free(st->objs.v);
-	free(st->paths.front);
-	free(st->trace_nr.v);
+	rb_idmap_free(&st->syms);
+	rb_idmap_free(&st->objs);
+	rb_calls_free(st->calls);
 	free(st->call_comms);
 	free(st->evsel_db_id);
 	free(st->final_path);

@@ -1,0 +1,334 @@
+/*
+ * calls.c - see calls.h. One stack per thread key; each entry remembers the
+ * thread's running branch, instruction and cycle sums when it was pushed,
+ * so that a pop reports the differences.
+ */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "calls.h"
+#include "idmap.h"
+#include "decoder/source.h"
+
+#define KERNEL_START (1ULL << 63)
+
+struct centry {
+	uint64_t id, cp, sym, parent_cp, parent_id, ret, call_time, call_ref;
+	uint64_t branches0, insns0, cycles0;
+	uint8_t window;               /* ret is a call's address: a return lands within 15 bytes after it */
+	uint8_t no_call, non_call, trace_end, kernel;
+};
+
+struct cstack {
+	uint64_t thread, comm, branches, insns, cycles, last_time, trace_nr;
+	struct centry *v;
+	size_t n, cap;
+};
+
+struct rb_calls {
+	struct rb_calls_out out;
+	struct rb_idmap paths;        /* (parent, sym, ip) -> call path id */
+	uint64_t root, last_path, last_call;
+	struct rb_idmap threads;      /* thread key -> index in stacks + 1 */
+	struct cstack **stacks;
+	size_t nr_stacks, cap_stacks;
+	struct rb_idmap trace_nr;     /* per trace queue (cpu, or tid when per thread): decoder restarts + 1 */
+	int err;                      /* the first failure; nothing is emitted after it */
+};
+
+struct rb_calls *rb_calls_new(const struct rb_calls_out *out)
+{
+	struct rb_calls *c = calloc(1, sizeof(*c));
+	if (c)
+		c->out = *out;
+	return c;
+}
+
+static int failed(struct rb_calls *c, int rc)
+{
+	if (!c->err)
+		c->err = rc;
+	return c->err;
+}
+
+/* perf's call_path__findnew: the address is kept only when there is no symbol */
+uint64_t rb_calls_path(struct rb_calls *c, uint64_t parent, uint64_t sym, uint64_t ip)
+{
+	if (c->err)
+		return 0;
+	struct rb_idkey *k = rb_idmap_intern(&c->paths, parent, sym, sym ? 0 : ip);
+	if (!k)
+		return failed(c, -ENOMEM), 0;
+	if (!k->id) {
+		k->id = ++c->last_path;
+		int rc = c->out.path(c->out.ctx, k->id, parent, sym, sym ? 0 : ip);
+		if (rc)
+			return failed(c, rc), 0;
+	}
+	return k->id;
+}
+
+uint64_t rb_calls_root(struct rb_calls *c)
+{
+	if (!c->root)
+		c->root = rb_calls_path(c, 0, 0, 0);
+	return c->root;
+}
+
+static struct cstack *stack_of(struct rb_calls *c, uint64_t thread)
+{
+	struct rb_idkey *k = rb_idmap_get(&c->threads, thread, 0, 0);
+	if (!k)
+		return failed(c, -ENOMEM), NULL;
+	if (k->id)
+		return c->stacks[k->id - 1];
+	if (c->nr_stacks == c->cap_stacks) {
+		size_t n = c->cap_stacks ? 2 * c->cap_stacks : 64;
+		struct cstack **v = realloc(c->stacks, n * sizeof(*v));
+		if (!v)
+			return failed(c, -ENOMEM), NULL;
+		c->stacks = v;
+		c->cap_stacks = n;
+	}
+	struct cstack *cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return failed(c, -ENOMEM), NULL;
+	cs->thread = thread;
+	c->stacks[c->nr_stacks++] = cs;
+	k->id = c->nr_stacks;
+	return cs;
+}
+
+static struct centry *cpush(struct rb_calls *c, struct cstack *cs, uint64_t sym, uint64_t addr, uint64_t ret,
+			    uint64_t time, uint64_t ref)
+{
+	if (cs->n == cs->cap) {
+		size_t n = cs->cap ? 2 * cs->cap : 64;
+		struct centry *v = realloc(cs->v, n * sizeof(*v));
+		if (!v)
+			return failed(c, -ENOMEM), NULL;
+		cs->v = v;
+		cs->cap = n;
+	}
+	uint64_t parent = cs->n ? cs->v[cs->n - 1].cp : rb_calls_root(c);
+	struct centry *e = &cs->v[cs->n];
+	*e = (struct centry){ .id = ++c->last_call, .cp = rb_calls_path(c, parent, sym, addr), .sym = sym,
+			      .parent_cp = parent, .parent_id = cs->n ? cs->v[cs->n - 1].id : 0, .ret = ret,
+			      .call_time = time, .call_ref = ref, .branches0 = cs->branches,
+			      .insns0 = cs->insns, .cycles0 = cs->cycles, .kernel = addr >= KERNEL_START };
+	if (c->err)
+		return NULL;
+	cs->n++;
+	return e;
+}
+
+/* The top entry returns (or not: @no_return) at @time, by branch @ref. */
+static void cpop(struct rb_calls *c, struct cstack *cs, uint64_t time, uint64_t ref, int no_return)
+{
+	const struct centry *e = &cs->v[--cs->n];
+	if (c->err)
+		return;
+	struct rb_call call = {
+		.id = e->id, .thread = cs->thread, .comm = cs->comm, .path = e->cp, .parent_path = e->parent_cp,
+		.parent_id = e->parent_id, .call_time = e->call_time, .return_time = time, .call_ref = e->call_ref,
+		.return_ref = ref, .branches = cs->branches - e->branches0, .insns = cs->insns - e->insns0,
+		.cycles = cs->cycles - e->cycles0,
+		.flags = (e->no_call ? RB_CALL_NO_CALL : 0) | (no_return ? RB_CALL_NO_RETURN : 0) |
+			 (e->non_call ? RB_CALL_NON_CALL : 0),
+	};
+	int rc = c->out.call(c->out.ctx, &call);
+	if (rc)
+		failed(c, rc);
+}
+
+static void cpop_all(struct rb_calls *c, struct cstack *cs)
+{
+	while (cs->n > 0)
+		cpop(c, cs, cs->last_time, 0, 1);
+}
+
+static void cpop_kernel(struct rb_calls *c, struct cstack *cs, uint64_t time, uint64_t ref)
+{
+	while (cs->n > 0 && cs->v[cs->n - 1].kernel)
+		cpop(c, cs, time, ref, 1);
+}
+
+static int returns_to(const struct centry *e, uint64_t to)
+{
+	return !e->non_call && (e->window ? to > e->ret && to <= e->ret + 15 : e->ret == to);
+}
+
+/* perf's thread_stack__pop_cp: 0 when the return closed an entry. */
+static int cpop_return(struct rb_calls *c, struct cstack *cs, uint64_t to, uint64_t time, uint64_t ref,
+		       uint64_t from_sym)
+{
+	if (!cs->n)
+		return 1;
+	if (cs->n == 1 && cs->v[0].sym == from_sym) {
+		cpop(c, cs, time, ref, 0);
+		return 0;
+	}
+	for (size_t i = cs->n; i-- > 0;) {
+		if (!returns_to(&cs->v[i], to))
+			continue;
+		while (cs->n > i + 1)
+			cpop(c, cs, time, ref, 1);
+		cpop(c, cs, time, ref, 0);
+		return 0;
+	}
+	return 1;
+}
+
+/* perf's thread_stack__no_call_return: a return that matches no entry. */
+static void creturn_unmatched(struct rb_calls *c, struct cstack *cs, const struct rb_calls_branch *b)
+{
+	struct centry *e;
+	if (b->from >= KERNEL_START && b->to < KERNEL_START) {
+		cpop_kernel(c, cs, b->time, b->ref);
+		if (!cs->n) {
+			if ((e = cpush(c, cs, b->to_sym, b->to, 0, b->time, b->ref)))
+				e->no_call = 1;
+			return;
+		}
+	} else if (cs->n && cs->v[cs->n - 1].kernel && b->from < KERNEL_START) {
+		cpop_kernel(c, cs, b->time, b->ref);
+	}
+	uint64_t parent_sym = cs->n ? cs->v[cs->n - 1].sym : 0;
+	if (parent_sym == b->from_sym) {
+		/* at the bottom: the call was before the trace began; else a return used as a jump */
+		if (cs->n == 1)
+			cpop(c, cs, b->time, b->ref, 0);
+		int bottom = !cs->n;
+		if ((e = cpush(c, cs, b->to_sym, b->to, bottom ? b->to : 0, b->time, b->ref))) {
+			e->no_call = 1;
+			e->non_call = !bottom;
+		}
+		return;
+	}
+	/* the parent has not returned yet: push the target, then push and pop the source */
+	if ((e = cpush(c, cs, b->to_sym, b->to, b->to, b->time, b->ref)))
+		e->no_call = 1;
+	if ((e = cpush(c, cs, b->from_sym, b->from, b->from, b->time, b->ref)))
+		e->no_call = 1;
+	if (e)
+		cpop(c, cs, b->time, b->ref, 0);
+}
+
+static struct rb_idkey *trace_nr(struct rb_calls *c, int32_t cpu, int32_t tid)
+{
+	struct rb_idkey *nr = rb_idmap_get(&c->trace_nr, (uint64_t)(int64_t)cpu, cpu < 0 ? (uint64_t)tid : 0, 0);
+	if (!nr)
+		failed(c, -ENOMEM);
+	return nr;
+}
+
+int rb_calls_restart(struct rb_calls *c, int32_t cpu, int32_t tid)
+{
+	if (c->err)
+		return c->err;
+	struct rb_idkey *nr = trace_nr(c, cpu, tid);
+	if (nr)
+		nr->id = nr->id ? nr->id + 1 : 2;
+	return c->err;
+}
+
+int rb_calls_branch(struct rb_calls *c, const struct rb_calls_branch *b)
+{
+	if (c->err)
+		return c->err;
+	struct cstack *cs = stack_of(c, b->thread);
+	struct rb_idkey *nr = cs ? trace_nr(c, b->cpu, b->tid) : NULL;
+	if (!nr)
+		return c->err;
+	struct centry *e;
+	if (!nr->id)
+		nr->id = 1;
+	if (cs->trace_nr != nr->id) {
+		if (cs->trace_nr)
+			cpop_all(c, cs);
+		cs->trace_nr = nr->id;
+	}
+	/* an exec (a new comm of the main thread) ends every call */
+	if (cs->comm != b->comm) {
+		if (b->main_thread)
+			cpop_all(c, cs);
+		if (!cs->comm || b->main_thread)
+			cs->comm = b->comm;
+	}
+	if (!cs->n && (b->from || b->to)) {
+		uint64_t ip = b->from ? b->from : b->to;
+		if ((e = cpush(c, cs, b->from ? b->from_sym : b->to_sym, ip, ip, b->time, b->ref)))
+			e->no_call = 1;
+	}
+	cs->branches++;
+	cs->insns += b->insns;
+	cs->cycles += b->cycles;
+	cs->last_time = b->time;
+	uint32_t f = b->flags;
+	if (f & RB_IP_FLAG_CALL) {
+		if (!b->from || !b->to || (b->to > b->from && b->to <= b->from + 15))
+			return c->err;
+		if ((e = cpush(c, cs, b->to_sym, b->to, b->from, b->time, b->ref))) {
+			e->window = 1;
+			e->trace_end = !!(f & RB_IP_FLAG_TRACE_END);
+		}
+	} else if (f & RB_IP_FLAG_RETURN) {
+		if (!b->to) {
+			if (f & (RB_IP_FLAG_SYSCALLRET | RB_IP_FLAG_INTERRUPT))
+				cpop_kernel(c, cs, b->time, b->ref);
+			return c->err;
+		}
+		if (b->from && cpop_return(c, cs, b->to, b->time, b->ref, b->from_sym))
+			creturn_unmatched(c, cs, b);
+	} else if (f & RB_IP_FLAG_TRACE_BEGIN) {
+		if (cs->n && cs->v[cs->n - 1].trace_end)
+			cpop(c, cs, b->time, b->ref, 0);
+	} else if (f & RB_IP_FLAG_TRACE_END) {
+		if (cs->n >= 2 && (e = cpush(c, cs, 0, 0, b->from, b->time, b->ref))) {
+			e->window = 1;
+			e->trace_end = 1;
+		}
+	} else if ((f & RB_IP_FLAG_BRANCH) && b->from_sym != b->to_sym && b->to_sym && !b->to_off) {
+		if ((e = cpush(c, cs, b->to_sym, b->to, 0, b->time, b->ref)))
+			e->non_call = 1;
+	}
+	return c->err;
+}
+
+static int by_thread(const void *a, const void *b)
+{
+	const struct cstack *x = *(const struct cstack *const *)a, *y = *(const struct cstack *const *)b;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+int rb_calls_flush(struct rb_calls *c)
+{
+	qsort(c->stacks, c->nr_stacks, sizeof(*c->stacks), by_thread);
+	for (size_t t = 0; t < c->nr_stacks; t++) {
+		struct cstack *cs = c->stacks[t];
+		cpop_all(c, cs);
+		free(cs->v);
+		free(cs);
+	}
+	c->nr_stacks = 0;
+	rb_idmap_free(&c->threads);
+	return c->err;
+}
+
+int rb_calls_error(const struct rb_calls *c) { return c->err; }
+
+void rb_calls_free(struct rb_calls *c)
+{
+	if (!c)
+		return;
+	for (size_t t = 0; t < c->nr_stacks; t++) {
+		free(c->stacks[t]->v);
+		free(c->stacks[t]);
+	}
+	free(c->stacks);
+	rb_idmap_free(&c->threads);
+	rb_idmap_free(&c->paths);
+	rb_idmap_free(&c->trace_nr);
+	free(c);
+}
