@@ -37,7 +37,7 @@ struct rb_branch_ev {
 	uint64_t ip, addr;            /* from, to; 0 for "outside the trace" */
 	uint32_t flags;               /* RB_IP_FLAG_* */
 	int evsel;                    /* the AUX event the trace came from */
-	const char *name;             /* the synthesized event's name ("branches:u") */
+	const char *mods;             /* the synthesized event's modifiers (":u" for "branches:u", or "") */
 };
 
 /*

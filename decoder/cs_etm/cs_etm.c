@@ -126,7 +126,7 @@ struct cs_etm {
 	size_t nr_meta;
 	int virtual_ts;               /* every CPU's TS_SOURCE is 1 */
 	int evsel;
-	char name[32];                /* "branches" + modifiers */
+	char mods[8];                 /* the synthesized event's modifiers: "branches" + ":u", ":k" or "" */
 	int32_t hw_id[4096];          /* trace ID per CPU from AUX_OUTPUT_HW_ID, -1 if none */
 	int any_hw_id;
 	struct { int32_t pid, tid; } itrace[4096];   /* ITRACE_START per CPU */
@@ -355,7 +355,7 @@ static int emit_branch(struct queue *q, struct stream *s, const struct pkt *from
 	const struct rb_source_env *v = q->etm->env;
 	struct rb_branch_ev b = { .cpu = s->meta ? s->meta->cpu : q->cpu, .pid = s->pid, .tid = s->tid,
 				  .time = event_time(q, s), .flags = from->flags, .evsel = q->etm->evsel,
-				  .name = q->etm->name };
+				  .mods = q->etm->mods };
 	b.ip = from->type == PKT_RANGE ? from->end - from->last_size : 0;
 	b.addr = to && to->type == PKT_RANGE ? to->start : 0;
 	int rc = v->branch(v->sess, &b);
@@ -1035,7 +1035,7 @@ static void event_name(struct cs_etm *e)
 	const struct pd_evsel *es = e->evsel >= 0 ? pd_reader_evsel(e->env->r, (size_t)e->evsel) : NULL;
 	int u = es && !pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_USER);
 	int k = es && !pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_KERNEL);
-	snprintf(e->name, sizeof(e->name), "branches%s", !es || (u && k) ? "" : u ? ":u" : k ? ":k" : "");
+	snprintf(e->mods, sizeof(e->mods), "%s", !es || (u && k) ? "" : u ? ":u" : k ? ":k" : "");
 }
 
 int rb_cs_etm_open(struct rb_source **out, const struct rb_source_env *env, const struct pd_event *info,

@@ -255,34 +255,28 @@ static int src_trace(void *ctx, const struct rb_trace_ev *ev)
 	return s->sink->trace(s->sink->ctx, ev);
 }
 
-/* A branch in addresses (CoreSight): resolved here, as perf's synthesized branch sample. */
+/* A branch in addresses (CoreSight): resolved here into the trace event every source's branches are. */
 static int src_branch(void *ctx, const struct rb_branch_ev *b)
 {
 	struct sess *s = ctx;
 	if (!trace_selected(s, b->time, b->cpu))
 		return 0;
-	struct pd_sample ps = { .type = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_ADDR | PD_SAMPLE_CPU | PD_SAMPLE_PERIOD,
-				.ip = b->ip, .addr = b->addr, .pid = (uint32_t)b->pid, .tid = (uint32_t)b->tid,
-				.cpu = (uint32_t)b->cpu, .period = 1, .time = b->time };
-	if (b->time)
-		ps.type |= PD_SAMPLE_TIME;
-	struct rb_sample_ev se = { .evsel = b->evsel, .s = &ps, .synth_name = b->name, .flags = b->flags };
-	se.es = b->evsel >= 0 ? pd_reader_evsel(s->r, (size_t)b->evsel) : NULL;
-	if (!se.es)
+	if (b->evsel < 0 || !pd_reader_evsel(s->r, (size_t)b->evsel))
 		return 0;
+	struct rb_trace_ev te = { .kind = RB_EV_BRANCH, .time = b->time, .cpu = b->cpu, .source = "cs_etm",
+				  .mods = b->mods, .from = b->ip, .to = b->addr, .flags = b->flags, .sample_style = 1 };
 	uint64_t kstart = rb_machine_kernel_start(s->m);
-	se.misc = b->ip >= kstart ? PD_MISC_KERNEL : PD_MISC_USER;
-	se.thread = rb_machine_thread(s->m, b->pid, b->tid, 1);
-	if (!se.thread)
+	te.thread = rb_machine_thread(s->m, b->pid, b->tid, 1);
+	if (!te.thread)
 		return -ENOMEM;
-	se.main_thread = rb_machine_main_thread(s->m, se.thread);
-	se.comm = rb_machine_sample_comm(s->m, se.thread);
-	rb_machine_resolve(s->m, se.thread, se.misc, b->ip, &se.al);
-	rb_machine_resolve(s->m, se.thread, b->addr >= kstart ? PD_MISC_KERNEL : PD_MISC_USER, b->addr, &se.to_al);
+	te.main_thread = rb_machine_main_thread(s->m, te.thread);
+	te.comm = rb_machine_sample_comm(s->m, te.thread);
+	rb_machine_resolve(s->m, te.thread, b->ip >= kstart ? PD_MISC_KERNEL : PD_MISC_USER, b->ip, &te.from_al);
+	rb_machine_resolve(s->m, te.thread, b->addr >= kstart ? PD_MISC_KERNEL : PD_MISC_USER, b->addr, &te.to_al);
 	if (s->o->perf_export)
-		se.al.sym = rb_machine_export_sym(s->m, &se.al, se.al.addr);
+		te.from_al.sym = rb_machine_export_sym(s->m, &te.from_al, te.from_al.addr);
 	s->st->branches++;
-	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
+	return s->sink->trace ? s->sink->trace(s->sink->ctx, &te) : 0;
 }
 
 static int src_range(void *ctx, const struct rb_range_ev *ev)

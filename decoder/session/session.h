@@ -28,10 +28,6 @@ struct rb_sample_ev {
 	struct rb_addr_loc al;        /* the sample ip */
 	size_t nr_nodes;              /* call chain, root first; 0 if none */
 	const struct rb_cc_node *nodes;
-	/* A sample a trace decoder synthesized (a branch): evsel is the trace's event */
-	const char *synth_name;       /* the synthesized event's name ("branches:u"); NULL for recorded samples */
-	struct rb_addr_loc to_al;     /* s->addr (the branch target) resolved, when synth_name */
-	uint32_t flags;               /* PERF_IP_FLAG_* (source.h RB_IP_FLAG_*), 0 for recorded samples */
 };
 
 struct rb_range_ev;              /* source.h: instructions executed in sequence */
@@ -72,10 +68,11 @@ struct rb_aux_ev {
 };
 
 /*
- * A branch decoded from hardware trace by a decoder that resolves its own
- * threads and addresses (Intel PT), perf's synthesized "branches" sample:
- * from and to, perf's PERF_IP_FLAG_* bits (RB_IP_FLAG_*, source.h), and the
- * instructions executed since the previous branch of its queue. A trace
+ * An event decoded from hardware trace, the one kind every trace source's
+ * branches reach the sink as (Intel PT, CoreSight): perf's synthesized
+ * "branches" sample: from and to, resolved, perf's PERF_IP_FLAG_* bits
+ * (RB_IP_FLAG_*, source.h), and the instructions executed since the
+ * previous branch of its queue (0 when the trace does not count them). A trace
  * begin has from 0; a trace end, to 0 (unless the hardware said where
  * execution went). Or an instruction sample.
  */
@@ -115,6 +112,13 @@ struct rb_trace_ev {
 	struct rb_addr_loc from_al, to_al;
 	uint32_t flags;               /* RB_BR_* */
 	uint64_t insn_count, cyc_count;
+	/*
+	 * 1: a branch perf synthesizes as a sample of the trace's own kind
+	 * (CoreSight): perf script prints it as a sample (period 1, time in
+	 * microseconds, the event's name, its flags); 0: as Intel PT's itrace
+	 * lines (nanoseconds, the instruction count)
+	 */
+	int sample_style;
 };
 
 /* A PERF_RECORD_AUX (data reached the AUX ring) or ITRACE_START (tracing began in a task), in time order. */
@@ -132,7 +136,7 @@ struct rb_sink {
 	int (*context_switch)(void *ctx, const struct rb_switch_ev *ev);
 	int (*gap)(void *ctx, const struct rb_gap_ev *ev);
 	int (*aux_buffer)(void *ctx, const struct rb_aux_ev *ev);
-	int (*trace)(void *ctx, const struct rb_trace_ev *ev);  /* Intel PT branches and instruction samples */
+	int (*trace)(void *ctx, const struct rb_trace_ev *ev);  /* hardware trace: branches, instruction samples, ... */
 	int (*aux_record)(void *ctx, const struct rb_aux_rec_ev *ev);
 	int (*imc_record)(void *ctx, const struct rb_imc_rec_ev *ev);      /* IMC trace records (imc_perf.h) */
 	int (*imc_counter)(void *ctx, const struct rb_imc_counter_ev *ev); /* IMC counter values */

@@ -721,7 +721,7 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_store *st = ctx;
 	const struct pd_sample *s = ev->s;
-	uint64_t evsel_id = ev->synth_name ? export_synth_evsel(st, ev->synth_name) : export_evsel(st, ev->evsel);
+	uint64_t evsel_id = export_evsel(st, ev->evsel);
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t id = ++st->last[S_SAMPLE];
 	uint64_t dso_id, sym_id, off;
@@ -730,33 +730,15 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	int64_t cpu = (s->type & PD_SAMPLE_CPU) ? (int64_t)(int32_t)s->cpu : -1;
 	/* perf's defaults for what the sample does not carry */
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
-	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src :
-			    ev->synth_name ? 0 : PERF_MEM_DATA_SRC_NONE;   /* perf's synthesized samples have none */
-	/* a branch: its target, and perf's branch type (the flags PERF_BRANCH_MASK keeps) */
-	uint64_t to_dso = 0, to_sym = 0, to_off = 0, to_ip = 0;
-	if (ev->synth_name && (s->type & PD_SAMPLE_ADDR)) {
-		to_ip = s->addr;
-		export_al(st, &ev->to_al, ev->to_al.addr, &to_dso, &to_sym, &to_off);
-	}
-	uint32_t branch_type = ev->flags & 0x1bff, in_tx = !!(ev->flags & 0x400);
-	if (ev->synth_name && ev->flags) {
-		/* a branch from hardware trace that comes as a sample (CoreSight): calls as sink_branch builds them */
-		struct rb_trace_ev te = { .kind = RB_EV_BRANCH, .time = s->time, .cpu = (int32_t)cpu, .thread = ev->thread,
-					  .main_thread = ev->main_thread, .from = s->ip, .to = to_ip, .flags = ev->flags };
-		if (st->o.calls_only) {
-			--st->last[S_SAMPLE];
-			calls_branch(st, &te, 0, comm ? comm_id(st, comm) : 0, sym_id, to_sym, to_off);
-			return st->failed ? -1 : 0;
-		}
-		calls_branch(st, &te, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym, to_off);
-	}
+	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src : PERF_MEM_DATA_SRC_NONE;
 	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(thread_id(st, ev->thread)), I(comm ? comm_id(st, comm) : 0), I(dso_id),
-	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(to_dso), I(to_sym), I(to_off), I(to_ip), I(period),
-	    I(s->weight), I(s->transaction), I(data_src), I(branch_type), I(in_tx), I(cp), I(0), I(0), I(ev->flags));
+	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(0), I(0), I(0), I(0), I(period),
+	    I(s->weight), I(s->transaction), I(data_src), I(0), I(0), I(cp), I(0), I(0), I(0));
 	return st->failed ? -1 : 0;
 }
 
 /* The calls table: perf's, from the branches (decoder/calls/calls.h has the rules). */
+
 /* Comm @id has calls (if memory runs out, has_calls is set from the calls table instead). */
 static void note_call_comm(struct rb_store *st, uint64_t id)
 {
@@ -873,7 +855,8 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 	export_al(st, &ev->to_al, ev->to_al.addr, &to_dso_id, &to_sym_id, &to_off);
 	/* --calls-only: the branch builds calls but has no samples row (and no id for calls rows to name) */
 	uint64_t id = st->o.calls_only ? 0 : ++st->last[S_SAMPLE];
-	calls_branch(st, ev, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym_id, to_off);
+	if (ev->flags)          /* a branch sample without branch flags (CoreSight's) makes no call */
+		calls_branch(st, ev, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym_id, to_off);
 	if (!st->o.calls_only)
 		ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(thread_id(st, ev->thread)),
 	    I(comm ? comm_id(st, comm) : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),

@@ -5,11 +5,11 @@
  * the call chain one entry per line), with --disasm adding the instruction
  * at each sample ip (capstone, read from the object file through its
  * mapping) and --show-switch-events the context switches in between, as
- * perf script prints them. Branch samples a trace decoder synthesized
- * (CoreSight) add perf's flags field before the ip and "=> addr symbol
- * (object)" after it, as perf script --itrace=b prints them; Intel PT
- * branches come as trace events (script_branch), and so do its PTWRITE and
- * power events (--itrace=w, p: perf's text for them). The gaps table
+ * perf script prints them. Branches from hardware trace come as trace
+ * events (script_branch) and are printed as perf prints each kind: Intel
+ * PT's as itrace lines, with its PTWRITE and power events (--itrace=w, p);
+ * CoreSight's as samples with perf's flags field before the ip and "=> addr
+ * symbol (object)" after it, as perf script --itrace=b prints them. The gaps table
  * (rbdecode gaps) is the other text this sink writes: one line per loss.
  */
 #include "config.h"
@@ -130,15 +130,8 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	if (s->type & PD_SAMPLE_CPU)
 		fprintf(o, " [%03u]", s->cpu);
 	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
-	fprintf(o, "%s %10" PRIu64 " %s: ", tbuf, period,
-		ev->synth_name ? ev->synth_name : ev->es->name ? ev->es->name : "event");
-	if (ev->synth_name)
-		print_flags(o, ev->flags);
+	fprintf(o, "%s %10" PRIu64 " %s: ", tbuf, period, ev->es->name ? ev->es->name : "event");
 	print_loc(o, s->ip, &ev->al);
-	if (ev->synth_name) {      /* a branch: its target, as perf script -F ip,addr prints it */
-		fputs(" => ", o);
-		print_loc(o, s->addr, &ev->to_al);
-	}
 	if (sc->disasm)
 		print_insn(sc, &ev->al, s->ip);
 	fputc('\n', o);
@@ -320,6 +313,29 @@ static void power_text(const struct rb_trace_ev *ev, char *buf, size_t n)
 	buf[len < 0 ? 0 : (size_t)len < n ? len : (int)n - 1] = 0;
 }
 
+/*
+ * A branch perf synthesizes as a sample of the trace's own kind (CoreSight):
+ * printed as a sample, period 1, with its flags and, as perf script -F
+ * ip,addr prints it, its target.
+ */
+static int script_sampled_branch(struct rb_text *sc, const struct rb_trace_ev *ev)
+{
+	FILE *o = sc->out;
+	fprintf(o, "%16s %6d/%-6d [%03u]", comm_of(ev->thread, ev->comm), ev->thread->pid, ev->thread->tid,
+		(uint32_t)ev->cpu);
+	if (ev->time)
+		fprintf(o, " %" PRIu64 ".%06" PRIu64 ":", ev->time / 1000000000, ev->time % 1000000000 / 1000);
+	fprintf(o, " %10d branches%s: ", 1, ev->mods ? ev->mods : "");
+	print_flags(o, ev->flags);
+	print_loc(o, ev->from, &ev->from_al);
+	fputs(" => ", o);
+	print_loc(o, ev->to, &ev->to_al);
+	if (sc->disasm)
+		print_insn(sc, &ev->from_al, ev->from);
+	fputc('\n', o);
+	return ferror(o) ? -1 : 0;
+}
+
 static int script_branch(void *ctx, const struct rb_trace_ev *ev)
 {
 	struct rb_text *sc = ctx;
@@ -333,6 +349,8 @@ static int script_branch(void *ctx, const struct rb_trace_ev *ev)
 	}
 	const char *kind = kinds[f];
 	int insn = ev->kind == RB_EV_INSTRUCTION;
+	if (ev->sample_style)
+		return script_sampled_branch(sc, ev);
 	l.p = l.b;
 	l_pad(&l, comm_of(ev->thread, ev->comm), 16, 0);
 	*l.p++ = ' ';
