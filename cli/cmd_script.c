@@ -5,12 +5,11 @@
  * records flagged truncated, partial or collision, holes between AUX
  * chunks, AUXTRACE_ERROR records, the ftrace ring's), as text or --json.
  * Option parsing and wiring (command line stage): the session feeds the
- * text sink (store/text); gaps --json is gathered here.
+ * text sink (store/text) or, for gaps --json, the JSON one (store/json).
  */
 #include "config.h"
 #include <fcntl.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +18,7 @@
 #include "decoder/session/session.h"
 #include "decoder/ftrace/tracedat.h"
 #include "store/text/text.h"
-
-static int json_gap(void *ctx, const struct rb_gap_ev *g)
-{
-	json_t *gaps = ctx;
-	json_t *o = json_pack("{s:I, s:I, s:i, s:i, s:i, s:s, s:s, s:I, s:I, s:I, s:s}",
-			      "time_start", (json_int_t)g->time_start, "time_end", (json_int_t)g->time_end,
-			      "cpu", g->cpu, "pid", g->pid, "tid", g->tid, "source", g->source,
-			      "reason", g->reason, "bytes_lost", (json_int_t)g->bytes_lost,
-			      "records_lost", (json_int_t)g->records_lost,
-			      "file_offset", (json_int_t)g->file_offset, "detail", g->detail ? g->detail : "");
-	return o ? json_array_append_new(gaps, o) : -1;
-}
+#include "store/json/json.h"
 
 static int run_text(int argc, char **argv, int gaps_mode)
 {
@@ -76,9 +64,12 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	so.warn = cli_warn_cb;
 	so.warn_ctx = &warnings;
 	struct rb_text *text = NULL;
-	json_t *gaps = NULL;
+	struct rb_json_gaps *gaps = NULL;
 	if (gaps_mode && json) {
-		gaps = json_array();
+		if (!(gaps = rb_json_gaps_new())) {
+			cli_error("out of memory");
+			return EXIT_INTERNAL;
+		}
 	} else {
 		text = rb_text_new(stdout, &to);
 		if (!text) {
@@ -99,9 +90,12 @@ static int run_text(int argc, char **argv, int gaps_mode)
 #ifdef F_SETPIPE_SZ
 	(void)fcntl(STDOUT_FILENO, F_SETPIPE_SZ, (int)sizeof(obuf));
 #endif
-	struct rb_sink sink = { .ctx = gaps, .gap = json_gap };
-	struct rb_ftrace_sink fs = { .ctx = gaps, .gap = json_gap };
-	if (text) {
+	struct rb_sink sink;
+	struct rb_ftrace_sink fs;
+	if (gaps) {
+		rb_json_gaps_sink(gaps, &sink);
+		rb_json_gaps_ftrace_sink(gaps, &fs);
+	} else {
 		rb_text_sink(text, &sink);
 		rb_text_ftrace_sink(text, &fs);
 		(void)rb_text_begin(text);      /* a failed write shows in rb_text_failed below */
@@ -121,7 +115,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		if (frc == -1 || ts.partial)
 			cli_error("%s", msg);
 		if (frc == -1 && ftrace_only) {
-			json_decref(gaps);
+			rb_json_gaps_free(gaps);
 			rb_text_free(text);
 			return EXIT_BADINPUT;
 		}
@@ -132,27 +126,26 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	int wfailed = text ? rb_text_failed(text) : ferror(stdout);
 	if (rc && wfailed) {      /* the sink stopped the session: the output could not be written */
 		cli_error("writing the output failed (standard output)");
-		json_decref(gaps);
+		rb_json_gaps_free(gaps);
 		rb_text_free(text);
 		return EXIT_INTERNAL;
 	}
 	if (rc < 0 && rc >= PD_ERR_NOATTR) {
 		cli_error("%s", err.msg);
-		json_decref(gaps);
+		rb_json_gaps_free(gaps);
 		rb_text_free(text);
 		return cli_status_of(rc);
 	}
-	if (json) {      /* (script --json: gaps is NULL, nothing but the newline, as before) */
-		json_t *root = json_pack("{s:s, s:o, s:b}", "file", so.path, "gaps", gaps,
-					 "partial", stats.stop.code != 0 || stats.malformed != 0 || fpartial);
-		json_dumpf(root, stdout, JSON_INDENT(2));
+	if (gaps)
+		(void)rb_json_gaps_write(gaps, stdout, so.path,   /* a failed write shows in ferror below */
+					 stats.stop.code != 0 || stats.malformed != 0 || fpartial);
+	else if (json)       /* script --json: nothing but a newline after the text, as before */
 		fputc('\n', stdout);
-		json_decref(root);
-	}
 	if (stats.stop.code)
 		cli_error("%s", stats.stop.msg);
-	int ffailed = text ? rb_text_finish(text) : fflush(stdout);
+	int ffailed = text ? rb_text_finish(text) : fflush(stdout) || ferror(stdout);
 	rb_text_free(text);
+	rb_json_gaps_free(gaps);
 	if (rc || ffailed) {
 		cli_error("writing the output failed (standard output)");
 		return EXIT_INTERNAL;
