@@ -347,7 +347,7 @@ int cmd_export(int argc, char **argv)
 	return status;
 }
 
-/* --time applies to ftrace events as to samples. */
+/* --time applies to ftrace events as to samples (a trace.dat alone: no session to apply it). */
 struct ftrace_window { const struct rb_ftrace_sink *to; uint64_t start, end; };
 
 static int window_event(void *ctx, const struct rb_ftrace_ev *ev)
@@ -364,16 +364,33 @@ static int window_gap(void *ctx, const struct rb_gap_ev *g)
 	return w->to->gap(w->to->ctx, g);
 }
 
-/* Load a trace.dat into @st after (or instead of) the perf session. 0, 1 read in part, or an exit status. */
-static int load_ftrace(struct rb_store *st, const char *path, const struct rb_session_opts *so, int with_perf,
-		       int quiet, uint64_t *events)
+/* What the trace.dat reader said, into decode_stats. 0, or 1 read in part. */
+static int note_ftrace(struct rb_store *st, const char *path, const struct rb_tracedat_stats *ts, const char *msg,
+		       int with_perf, int quiet)
+{
+	if (ts->partial)
+		cli_error("%s (partial: see decode_stats)", msg);
+	if (with_perf && !quiet && ts->clock[0] && strcmp(ts->clock, "perf"))
+		cli_error("warning: %s was recorded with trace_clock %s, not perf: its times are not on the "
+			  "perf samples' clock", path, ts->clock);
+	rb_store_note(st, "ftrace_events", ts->events);
+	rb_store_note(st, "ftrace_pages", ts->pages);
+	rb_store_note(st, "ftrace_missed_pages", ts->missed_pages);
+	rb_store_note(st, "ftrace_missed_events", ts->missed_events);
+	rb_store_note(st, "ftrace_damaged_pages", ts->damaged_pages);
+	rb_store_note(st, "ftrace_unknown_events", ts->unknown_events);
+	rb_store_note(st, "partial", (uint64_t)ts->partial);
+	return ts->partial ? 1 : 0;
+}
+
+/* A trace.dat given alone: loaded without a session. 0, 1 read in part, or an exit status. */
+static int load_ftrace(struct rb_store *st, const char *path, const struct rb_session_opts *so, int quiet)
 {
 	struct rb_tracedat_stats ts;
 	char msg[512];
 	struct ftrace_window w = { rb_store_ftrace_sink(st), so->time_start, so->time_end };
 	struct rb_ftrace_sink sink = { &w, window_event, window_gap };
 	int rc = rb_tracedat_run(path, &sink, &ts, msg, sizeof(msg));
-	*events = rb_store_rows(st, "ftrace_events");
 	if (rc == -1) {
 		cli_error("%s", msg);
 		return EXIT_BADINPUT;
@@ -382,19 +399,7 @@ static int load_ftrace(struct rb_store *st, const char *path, const struct rb_se
 		cli_error("%s: writing its events failed", path);
 		return EXIT_INTERNAL;
 	}
-	if (ts.partial)
-		cli_error("%s (partial: see decode_stats)", msg);
-	if (with_perf && !quiet && ts.clock[0] && strcmp(ts.clock, "perf"))
-		cli_error("warning: %s was recorded with trace_clock %s, not perf: its times are not on the "
-			  "perf samples' clock", path, ts.clock);
-	rb_store_note(st, "ftrace_events", ts.events);
-	rb_store_note(st, "ftrace_pages", ts.pages);
-	rb_store_note(st, "ftrace_missed_pages", ts.missed_pages);
-	rb_store_note(st, "ftrace_missed_events", ts.missed_events);
-	rb_store_note(st, "ftrace_damaged_pages", ts.damaged_pages);
-	rb_store_note(st, "ftrace_unknown_events", ts.unknown_events);
-	rb_store_note(st, "partial", (uint64_t)ts.partial);
-	return ts.partial ? 1 : 0;
+	return note_ftrace(st, path, &ts, msg, 0, quiet);
 }
 
 static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, const char *ftrace, int quiet)
@@ -424,19 +429,30 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 	int ftrace_only = rb_tracedat_is(so.path), fpartial = 0;
 	uint64_t fevents = 0;
 	memset(&stats, 0, sizeof(stats));
+	/* a trace.dat with the recording is merged into its timeline by the session */
+	struct rb_tracedat_stats fts;
+	char fmsg[512] = "";
+	memset(&fts, 0, sizeof(fts));
+	if (!ftrace_only && ftrace) {
+		so.ftrace = ftrace;
+		so.ftrace_stats = &fts;
+		so.ftrace_msg = fmsg;
+		so.ftrace_msglen = sizeof(fmsg);
+	}
 	struct rb_sink sink = stop_sink(rb_store_sink(st));
 	int rc = ftrace_only ? 0 : rb_session_run(&so, &sink, &stats, &err);
 	if (prog.on)
 		fputc('\n', stderr);
-	if (ftrace_only)
-		ftrace = so.path;
-	if (!rc && ftrace) {
-		fpartial = load_ftrace(st, ftrace, &so, !ftrace_only, quiet, &fevents);
+	if (!rc && ftrace_only) {
+		fpartial = load_ftrace(st, so.path, &so, quiet);
 		if (fpartial > 1) {
 			rb_store_abort(st);
 			return fpartial;
 		}
+	} else if (!rc && ftrace) {
+		fpartial = note_ftrace(st, ftrace, &fts, fmsg, 1, quiet);
 	}
+	fevents = rb_store_rows(st, "ftrace_events");
 	/* the store failing mid-load (disk full) stops the session with -1, which reads like a PD_ERR code */
 	const char *store_why = rc && rc != SINK_STOPPED ? rb_store_error(st) : NULL;
 	if (store_why) {

@@ -104,23 +104,32 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	struct pd_error err;
 	int ftrace_only = gaps_mode && rb_tracedat_is(so.path);
 	memset(&stats, 0, sizeof(stats));
+	/* gaps: also the ftrace ring's, from FILE.trace.dat beside the recording (merged by the session) */
+	char dat[4096], msg[512] = "";
+	struct rb_tracedat_stats ts;
+	memset(&ts, 0, sizeof(ts));
+	snprintf(dat, sizeof(dat), "%s.trace.dat", so.path);
+	if (gaps_mode && !ftrace_only && access(dat, R_OK) == 0) {
+		so.ftrace = dat;
+		so.ftrace_stats = &ts;
+		so.ftrace_msg = msg;
+		so.ftrace_msglen = sizeof(msg);
+	}
 	int rc = ftrace_only ? 0 : rb_session_run(&so, &sink, &stats, &err);
-	/* gaps: also the ftrace ring's, from FILE.trace.dat beside the recording (or FILE itself) */
-	char dat[4096], msg[512];
-	snprintf(dat, sizeof(dat), ftrace_only ? "%s" : "%s.trace.dat", so.path);
-	int fpartial = 0;
-	if (gaps_mode && !rc && (ftrace_only || access(dat, R_OK) == 0)) {
-		struct rb_tracedat_stats ts;
-		int frc = rb_tracedat_run(dat, &fs, &ts, msg, sizeof(msg));
+	int fpartial = ts.partial;
+	if (fpartial)
+		cli_error("%s", msg);
+	if (ftrace_only) {         /* FILE itself is a trace.dat: read alone */
+		int frc = rb_tracedat_run(so.path, &fs, &ts, msg, sizeof(msg));
 		if (frc == -1 || ts.partial)
 			cli_error("%s", msg);
-		if (frc == -1 && ftrace_only) {
+		if (frc == -1) {
 			rb_json_gaps_free(gaps);
 			rb_text_free(text);
 			return EXIT_BADINPUT;
 		}
-		fpartial = frc == -1 || ts.partial;
-		if (frc > 0 || frc < -1)
+		fpartial = ts.partial;
+		if (frc)
 			rc = frc;
 	}
 	int wfailed = text ? rb_text_failed(text) : ferror(stdout);

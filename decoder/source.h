@@ -58,6 +58,8 @@ struct rb_range_ev {
 
 struct rb_session_stats;
 struct rb_trace_ev;
+struct rb_ftrace_ev;
+struct rb_tracedat_stats;
 struct rb_imc_rec_ev;
 struct rb_imc_counter_ev;
 
@@ -84,6 +86,11 @@ struct rb_source_env {
 	int jobs;                     /* decoding threads; the output does not depend on it */
 	int ptwrites, pwr_events;     /* --itrace=w, --itrace=p */
 	int perf_export;              /* name symbol-less addresses as perf's exporter does */
+	/* a trace.dat to merge (ftrace's ring), NULL: none; its reader's counts and message go here */
+	const char *ftrace_path;
+	struct rb_tracedat_stats *ftrace_stats;
+	char *ftrace_msg;
+	size_t ftrace_msglen;
 	/* the TIME_CONV record, once read */
 	int has_time_conv;
 	uint64_t time_shift, time_mult, time_zero, time_cycles, time_mask;
@@ -99,6 +106,7 @@ struct rb_source_env {
 	int (*gap)(void *sess, const struct rb_gap_ev *g);          /* counted, then to the sink */
 	int (*imc_record)(void *sess, const struct rb_imc_rec_ev *ev);
 	int (*imc_counter)(void *sess, const struct rb_imc_counter_ev *ev);
+	int (*ftrace_event)(void *sess, const struct rb_ftrace_ev *ev);   /* NULL: nobody takes them */
 	void (*warn)(void *sess, const char *msg);
 	pd_warn_fn pd_warn;           /* the session's warning callback, for pd errors with offsets */
 	void *pd_warn_ctx;
@@ -170,5 +178,7 @@ int rb_imc_source_open(struct rb_source **out, const struct rb_source_env *env, 
 		       struct pd_error *err);
 int rb_cs_etm_open(struct rb_source **out, const struct rb_source_env *env, const struct pd_event *info,
 		   struct pd_error *err);
+int rb_ftrace_source_open(struct rb_source **out, const struct rb_source_env *env, const struct pd_event *info,
+			  struct pd_error *err);
 
 #endif

@@ -68,6 +68,7 @@ struct td {
 	char *json;                   /* fields of the current event */
 	size_t json_len, json_cap;
 	struct trace_seq seq;
+	int started;                  /* each CPU's first page is loaded */
 };
 
 static int failf(struct td *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -748,12 +749,14 @@ static int load_page(struct td *t, int cpu)
 	return 0;
 }
 
-static int merge(struct td *t)
+/* The events of every CPU up to @time, merged in time order. */
+static int merge(struct td *t, uint64_t time)
 {
 	int rc;
-	for (int c = 0; c < t->nr_cpus; c++)
+	for (int c = 0; !t->started && c < t->nr_cpus; c++)
 		if ((rc = load_page(t, c)) < 0)
 			return rc;
+	t->started = 1;
 	for (;;) {
 		int best = -1;
 		uint64_t bt = 0;
@@ -764,7 +767,7 @@ static int merge(struct td *t)
 				bt = cd->ev[cd->next].ts;
 			}
 		}
-		if (best < 0)
+		if (best < 0 || bt > time)
 			return 0;
 		struct cpu_data *cd = &t->cpus[best];
 		if ((rc = emit_event(t, best, &cd->ev[cd->next])))
@@ -786,84 +789,123 @@ int rb_tracedat_is(const char *path)
 	return n == (ssize_t)sizeof(b) && !memcmp(b, MAGIC, sizeof(b));
 }
 
-int rb_tracedat_run(const char *path, const struct rb_ftrace_sink *sink, struct rb_tracedat_stats *st,
-		    char *msg, size_t msglen)
+static void td_free(struct td *t);
+
+int rb_tracedat_open(struct rb_tracedat **out, const char *path, const struct rb_ftrace_sink *sink,
+		     struct rb_tracedat_stats *st, char *msg, size_t msglen)
 {
-	struct td t = { .path = path, .msg = msg, .msglen = msglen, .st = st, .sink = sink };
+	*out = NULL;
+	struct td *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	*t = (struct td){ .path = path, .msg = msg, .msglen = msglen, .st = st, .sink = sink };
 	memset(st, 0, sizeof(*st));
 	msg[0] = 0;
+	int rc;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat sb;
 	if (fd < 0 || fstat(fd, &sb) < 0) {
-		failf(&t, "cannot open: %s", strerror(errno));
+		failf(t, "cannot open: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		free(t);
 		return -1;
 	}
-	t.size = (size_t)sb.st_size;
-	t.map = t.size ? mmap(NULL, t.size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	t->size = (size_t)sb.st_size;
+	t->map = t->size ? mmap(NULL, t->size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
 	close(fd);
-	if (t.map == MAP_FAILED || !t.map) {
-		t.map = NULL;
-		return failf(&t, "cannot map %zu bytes: %s", t.size, t.size ? strerror(errno) : "empty file");
+	if (t->map == MAP_FAILED || !t->map) {
+		t->map = NULL;
+		rc = failf(t, "cannot map %zu bytes: %s", t->size, t->size ? strerror(errno) : "empty file");
+		free(t);
+		return rc;
 	}
-	struct cur c = { .p = t.map, .len = t.size };
+	struct cur c = { .p = t->map, .len = t->size };
+	rc = -1;
 	const uint8_t *m = take(&c, 10);
 	const char *ver = m && !memcmp(m, MAGIC, 10) ? str(&c) : NULL;
-	int rc = -1;
 	if (!ver) {
-		failf(&t, "not a trace.dat (no \\027\\010Dtracing magic at offset 0)");
+		failf(t, "not a trace.dat (no \\027\\010Dtracing magic at offset 0)");
 		goto out;
 	}
-	t.version = atoi(ver);
-	st->version = t.version;
-	t.be = (int)get(&c, 1);
-	c.be = t.be;
-	t.long_size = (int)get(&c, 1);
-	t.page_size = (uint32_t)get(&c, 4);
-	if (c.bad || (t.version != 6 && t.version != 7) || t.page_size < 64 || t.page_size > (1u << 24)) {
+	t->version = atoi(ver);
+	st->version = t->version;
+	t->be = (int)get(&c, 1);
+	c.be = t->be;
+	t->long_size = (int)get(&c, 1);
+	t->page_size = (uint32_t)get(&c, 4);
+	if (c.bad || (t->version != 6 && t->version != 7) || t->page_size < 64 || t->page_size > (1u << 24)) {
 		char vb[16];
-		failf(&t, "version '%s', page size %u: only versions 6 and 7 with a sane page size are read",
-		      printable(ver, vb, sizeof(vb)), t.page_size);
+		failf(t, "version '%s', page size %u: only versions 6 and 7 with a sane page size are read",
+		      printable(ver, vb, sizeof(vb)), t->page_size);
 		goto out;
 	}
-	t.tep = tep_alloc();
-	if (!t.tep) {
+	t->tep = tep_alloc();
+	if (!t->tep) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	tep_set_loglevel(TEP_LOG_NONE);
-	tep_set_file_bigendian(t.tep, t.be ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_file_bigendian(t->tep, t->be ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	tep_set_local_bigendian(t.tep, TEP_BIG_ENDIAN);
+	tep_set_local_bigendian(t->tep, TEP_BIG_ENDIAN);
 #else
-	tep_set_local_bigendian(t.tep, TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(t->tep, TEP_LITTLE_ENDIAN);
 #endif
-	tep_set_long_size(t.tep, t.long_size);
-	tep_set_page_size(t.tep, (int)t.page_size);
-	t.plugins = tep_load_plugins(t.tep);    /* the print handlers trace-cmd report uses */
-	trace_seq_init(&t.seq);
-	rc = t.version == 6 ? parse_v6(&t, &c) : parse_v7(&t, &c);
+	tep_set_long_size(t->tep, t->long_size);
+	tep_set_page_size(t->tep, (int)t->page_size);
+	t->plugins = tep_load_plugins(t->tep);    /* the print handlers trace-cmd report uses */
+	trace_seq_init(&t->seq);
+	rc = t->version == 6 ? parse_v6(t, &c) : parse_v7(t, &c);
 	if (rc)
 		goto out;
 	/* the kernel's long (commit size) decides field sizes of "long" in formats, as trace-cmd does */
-	tep_set_long_size(t.tep, (int)t.layout.commit_size);
-	st->nr_cpus = t.nr_cpus;
-	rc = merge(&t);
+	tep_set_long_size(t->tep, (int)t->layout.commit_size);
+	st->nr_cpus = t->nr_cpus;
+	*out = (struct rb_tracedat *)t;
+	return 0;
 out:
-	for (int i = 0; t.cpus && i < t.nr_cpus; i++) {
-		free(t.cpus[i].own);
-		free(t.cpus[i].ev);
+	td_free(t);
+	free(t);
+	return rc;
+}
+
+int rb_tracedat_run_until(struct rb_tracedat *t, uint64_t time) { return merge((struct td *)t, time); }
+
+static void td_free(struct td *t)
+{
+	for (int i = 0; t->cpus && i < t->nr_cpus; i++) {
+		free(t->cpus[i].own);
+		free(t->cpus[i].ev);
 	}
-	free(t.cpus);
-	free(t.json);
-	if (t.tep) {
-		trace_seq_destroy(&t.seq);
-		if (t.plugins)
-			tep_unload_plugins(t.plugins, t.tep);
-		tep_free(t.tep);
+	free(t->cpus);
+	free(t->json);
+	if (t->tep) {
+		trace_seq_destroy(&t->seq);
+		if (t->plugins)
+			tep_unload_plugins(t->plugins, t->tep);
+		tep_free(t->tep);
 	}
-	if (t.map)
-		munmap((void *)t.map, t.size);
+	if (t->map)
+		munmap((void *)t->map, t->size);
+}
+
+void rb_tracedat_close(struct rb_tracedat *t)
+{
+	if (!t)
+		return;
+	td_free((struct td *)t);
+	free(t);
+}
+
+int rb_tracedat_run(const char *path, const struct rb_ftrace_sink *sink, struct rb_tracedat_stats *st,
+		    char *msg, size_t msglen)
+{
+	struct rb_tracedat *t;
+	int rc = rb_tracedat_open(&t, path, sink, st, msg, msglen);
+	if (rc)
+		return rc;
+	rc = rb_tracedat_run_until(t, UINT64_MAX);
+	rb_tracedat_close(t);
 	return rc;
 }

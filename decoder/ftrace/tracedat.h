@@ -46,6 +46,19 @@ struct rb_tracedat_stats {
 int rb_tracedat_is(const char *path);
 
 /*
+ * The same in steps, for a session that merges the trace with its own
+ * records: open reads the headers (returns 0, -1 with @msg when the file
+ * cannot be read, or -ENOMEM); run_until hands @sink the events (and the
+ * gaps met on the way) up to @time, with the return values of
+ * rb_tracedat_run; close frees. @st and @msg are written until the close.
+ */
+struct rb_tracedat;
+int rb_tracedat_open(struct rb_tracedat **out, const char *path, const struct rb_ftrace_sink *sink,
+		     struct rb_tracedat_stats *st, char *msg, size_t msglen);
+int rb_tracedat_run_until(struct rb_tracedat *t, uint64_t time);
+void rb_tracedat_close(struct rb_tracedat *t);
+
+/*
  * Read @path and hand every event and gap to @sink in time order.
  * Returns 0 (st->partial says whether everything was read, @msg why not);
  * -1 if the file cannot be read at all (@msg names the file and offset);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "spool.h"
 #include "decoder/source.h"
+#include "decoder/ftrace/tracedat.h"
 #include "ordered.h"
 #include "session.h"
 
@@ -303,6 +304,15 @@ static void src_element(void *ctx, const char *line)
 	s->o->aux_element(s->o->aux_element_ctx, line);
 }
 
+/* ftrace events, through the same selection as samples. */
+static int src_ftrace_event(void *ctx, const struct rb_ftrace_ev *ev)
+{
+	struct sess *s = ctx;
+	if (!trace_selected(s, ev->time, ev->cpu))
+		return 0;
+	return s->sink->ftrace_event(s->sink->ctx, ev);
+}
+
 static int src_imc_record(void *ctx, const struct rb_imc_rec_ev *ev)
 {
 	const struct rb_sink *k = ((struct sess *)ctx)->sink;
@@ -334,6 +344,11 @@ static void setup_env(struct sess *s, const char *name)
 	v->ptwrites = o->ptwrites;
 	v->pwr_events = o->pwr_events;
 	v->perf_export = o->perf_export;
+	v->ftrace_path = o->ftrace;
+	v->ftrace_stats = o->ftrace_stats;
+	v->ftrace_msg = o->ftrace_msg;
+	v->ftrace_msglen = o->ftrace_msglen;
+	v->ftrace_event = s->sink->ftrace_event ? src_ftrace_event : NULL;
 	v->st = s->st;
 	v->sess = s;
 	v->branch = src_branch;

@@ -141,6 +141,7 @@ struct rb_sink {
 	int (*imc_record)(void *ctx, const struct rb_imc_rec_ev *ev);      /* IMC trace records (imc_perf.h) */
 	int (*imc_counter)(void *ctx, const struct rb_imc_counter_ev *ev); /* IMC counter values */
 	int (*range)(void *ctx, const struct rb_range_ev *ev);   /* decoded instruction ranges; NULL: not wanted */
+	int (*ftrace_event)(void *ctx, const struct rb_ftrace_ev *ev);    /* a trace.dat's events (tracedat.h) */
 	int (*end)(void *ctx);
 };
 
@@ -163,6 +164,16 @@ struct rb_session_opts {
 	/* every generic trace element a trace decoder sees, as a trc_pkt_lister "Idx:" line; NULL: none */
 	void (*aux_element)(void *ctx, const char *line);
 	void *aux_element_ctx;
+	/*
+	 * A trace.dat (ftrace's rings) merged into the timeline: its events and
+	 * gaps reach the sink in time order with the recording's, through the
+	 * same --time / -C selection; NULL: none. Its reader's counts go to
+	 * *ftrace_stats and its message (why it is partial) to ftrace_msg.
+	 */
+	const char *ftrace;
+	struct rb_tracedat_stats *ftrace_stats;
+	char *ftrace_msg;
+	size_t ftrace_msglen;
 };
 
 struct rb_session_stats {
