@@ -76,9 +76,8 @@ static const struct rb_dso *locate(struct autofdo *f, const struct rb_range_ev *
 	return map->dso;
 }
 
-static int fdo_begin(void *ctx, struct pd_reader *r, struct rb_machine *m)
+static int fdo_begin(void *ctx, struct rb_machine *m)
 {
-	(void)r;
 	((struct autofdo *)ctx)->m = m;
 	return 0;
 }

@@ -56,6 +56,14 @@ struct rb_range_ev {
 	enum rb_range_end kind;
 };
 
+/* Which recorded event a sample or an IMC value belongs to, as outputs name it. */
+struct rb_event_ref {
+	int index;                    /* in the recording's event list (perf's evsel index) */
+	const char *name;             /* NULL if the recording names none: then type and config */
+	uint32_t type;
+	uint64_t config;
+};
+
 struct rb_session_stats;
 struct rb_trace_ev;
 struct rb_ftrace_ev;

@@ -138,6 +138,19 @@ static struct cpu_batch *batch_of(struct rb_imc_perf *p, int32_t cpu)
 	return &p->cpus[i];
 }
 
+/* Evsel @evsel as the outputs name it. */
+static struct rb_event_ref event_ref(const struct rb_imc_perf *p, int evsel)
+{
+	const struct pd_evsel *es = evsel >= 0 ? pd_reader_evsel(p->r, (size_t)evsel) : NULL;
+	struct rb_event_ref e = { .index = evsel };
+	if (es) {
+		e.name = es->name;
+		e.type = es->attr.type;
+		e.config = es->attr.config;
+	}
+	return e;
+}
+
 /* Emit the pending batch of @b (CPU @cpu) with estimated times. */
 static int emit_batch(struct rb_imc_perf *p, struct cpu_batch *b, int32_t cpu)
 {
@@ -147,7 +160,7 @@ static int emit_batch(struct rb_imc_perf *p, struct cpu_batch *b, int32_t cpu)
 		const struct pending *e = &b->v[i];
 		struct rb_imc_rec_ev ev = { .flush_time = b->time, .estimated = 1, .cpu = cpu, .pid = e->pid,
 					    .tid = e->tid, .ip = e->ip, .period = e->period,
-					    .privilege = e->privilege, .evsel = e->evsel,
+					    .privilege = e->privilege, .event = event_ref(p, e->evsel),
 					    .batch_index = (uint32_t)i, .batch_size = (uint32_t)b->n };
 		if (start && start < b->time) {
 			unsigned __int128 span = b->time - start;
@@ -179,7 +192,7 @@ static int emit_counter(struct rb_imc_perf *p, int evsel, uint64_t time, int32_t
 {
 	if (rb_imc_perf_kind(p, evsel) == RB_IMC_NONE || !p->out.counter)
 		return 0;
-	struct rb_imc_counter_ev c = { .time = time, .cpu = cpu, .tid = tid, .evsel = evsel, .pmu = p->pmu[evsel],
+	struct rb_imc_counter_ev c = { .time = time, .cpu = cpu, .tid = tid, .event = event_ref(p, evsel), .pmu = p->pmu[evsel],
 				       .source = source, .value = value, .enabled = ena, .running = run };
 	return p->out.counter(p->out.ctx, &c);
 }

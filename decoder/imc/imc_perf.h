@@ -25,6 +25,7 @@
 
 #include <stdint.h>
 #include "pd.h"
+#include "decoder/source.h"
 
 enum rb_imc_kind { RB_IMC_NONE = 0, RB_IMC_TRACE, RB_IMC_THREAD, RB_IMC_CORE, RB_IMC_NEST };
 
@@ -38,14 +39,14 @@ struct rb_imc_rec_ev {
 	int32_t cpu, pid, tid;        /* -1 when the sample does not carry them */
 	uint64_t ip, period;
 	int privilege;                /* MSR[HV]<<1 | MSR[PR]: 0 guest kernel, 1 guest user, 2 kernel, 3 user; -1 unknown */
-	int evsel;
+	struct rb_event_ref event;    /* its event (source.h) */
 	uint32_t batch_index, batch_size;   /* position in its batch */
 };
 
 struct rb_imc_counter_ev {
 	uint64_t time;                /* perf clock ns; STAT: the STAT_ROUND time (ns since counting started) */
 	int32_t cpu, tid;             /* -1 when not known */
-	int evsel;
+	struct rb_event_ref event;    /* its event (source.h) */
 	const char *pmu;              /* PMU name from PMU_MAPPINGS */
 	const char *source;           /* "sample", "read" or "stat" */
 	uint64_t value, enabled, running;

@@ -20,6 +20,9 @@
 #include "ordered.h"
 #include "session.h"
 
+/* PERF_MEM_DATA_SRC_NONE: op, level, snoop, lock and TLB all "not available" */
+#define PERF_MEM_DATA_SRC_NONE 0x5080021ULL
+
 #define CONTEXT_MAX ((uint64_t)-4095)
 #define CONTEXT_HV ((uint64_t)-32)
 #define CONTEXT_KERNEL ((uint64_t)-128)
@@ -147,8 +150,15 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 	*selected = 1;
 	int32_t pid = (ps->type & PD_SAMPLE_TID) ? (int32_t)ps->pid : -1;
 	int32_t tid = (ps->type & PD_SAMPLE_TID) ? (int32_t)ps->tid : -1;
-	struct rb_sample_ev se = { .evsel = rec->evsel, .es = pd_reader_evsel(s->r, (size_t)rec->evsel),
-				   .s = ps, .misc = rec->misc };
+	const struct pd_evsel *es = pd_reader_evsel(s->r, (size_t)rec->evsel);
+	struct rb_sample_ev se = {
+		.event = { rec->evsel, es->name, es->attr.type, es->attr.config },
+		.ip = ps->ip, .time = ps->time, .has_time = !!(ps->type & PD_SAMPLE_TIME),
+		.has_cpu = !!(ps->type & PD_SAMPLE_CPU), .cpu = ps->cpu,
+		.period = (ps->type & PD_SAMPLE_PERIOD) ? ps->period : es->attr.sample_period,
+		.weight = ps->weight, .transaction = ps->transaction,
+		.data_src = (ps->type & PD_SAMPLE_DATA_SRC) ? ps->data_src : PERF_MEM_DATA_SRC_NONE,
+	};
 	se.thread = rb_machine_thread(s->m, pid, tid, 1);
 	if (!se.thread)
 		return -ENOMEM;
@@ -868,7 +878,7 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 		return -ENOMEM;
 	}
 	load_build_ids(&s);
-	rc = sink->begin ? sink->begin(sink->ctx, s.r, s.m) : 0;
+	rc = sink->begin ? sink->begin(sink->ctx, s.m) : 0;
 	/* the sources opened from the recording itself; the others come with their AUXTRACE_INFO */
 	setup_env(&s, spool_fd >= 0 ? "<stdin>" : NULL);
 	for (size_t k = 0; !rc && k < rb_nr_source_kinds; k++)

@@ -18,11 +18,16 @@ struct rb_cc_node {               /* one call-chain entry, root first */
 	struct rb_addr_loc al;
 };
 
+/* A recorded sample, with perf's defaults for what it does not carry. */
 struct rb_sample_ev {
-	int evsel;                    /* index in the file's evsel table */
-	const struct pd_evsel *es;
-	const struct pd_sample *s;
-	uint16_t misc;
+	struct rb_event_ref event;    /* which recorded event (source.h) */
+	uint64_t ip;
+	uint64_t time;                /* perf clock ns; 0 and has_time 0 when the sample has none */
+	int has_time, has_cpu;
+	uint32_t cpu;                 /* when has_cpu */
+	uint64_t period;              /* the sample's, or the event's fixed sample_period */
+	uint64_t weight, transaction;
+	uint64_t data_src;            /* perf's PERF_MEM_* encoding; "not available" (0x5080021) when absent */
 	struct rb_thread *thread, *main_thread;
 	struct rb_comm *comm;         /* the comm perf shows for it (see machine.h) */
 	struct rb_addr_loc al;        /* the sample ip */
@@ -131,7 +136,7 @@ struct rb_aux_rec_ev {
 
 struct rb_sink {
 	void *ctx;
-	int (*begin)(void *ctx, struct pd_reader *r, struct rb_machine *m);
+	int (*begin)(void *ctx, struct rb_machine *m);
 	int (*sample)(void *ctx, const struct rb_sample_ev *ev);
 	int (*context_switch)(void *ctx, const struct rb_switch_ev *ev);
 	int (*gap)(void *ctx, const struct rb_gap_ev *ev);

@@ -102,7 +102,6 @@ struct rb_store {
 	struct rb_sink sink;
 	struct rb_ftrace_sink ftrace_sink;
 	int partial;                  /* rb_store_note(st, "partial", 1) was called */
-	struct pd_reader *r;
 	struct rb_machine *m;
 	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
 	uint64_t branches_evsel;      /* the synthesized "branches" event, 0 until a branch comes */
@@ -492,8 +491,9 @@ static int run(struct rb_store *st, enum stmt_id id, const struct val *v, int n)
 
 /* ------------------------------------------------------------ exports */
 
-static uint64_t export_evsel(struct rb_store *st, int idx)
+static uint64_t export_evsel(struct rb_store *st, const struct rb_event_ref *ev)
 {
+	int idx = ev->index;
 	if (idx < 0)
 		return 0;
 	if ((size_t)idx >= st->nr_evsels) {
@@ -508,12 +508,11 @@ static uint64_t export_evsel(struct rb_store *st, int idx)
 	}
 	if (st->evsel_db_id[idx])
 		return st->evsel_db_id[idx];
-	const struct pd_evsel *es = pd_reader_evsel(st->r, (size_t)idx);
 	char name[64];
-	if (!es->name)
-		snprintf(name, sizeof(name), "type%u/config=%#" PRIx64 "/", es->attr.type, es->attr.config);
+	if (!ev->name)
+		snprintf(name, sizeof(name), "type%u/config=%#" PRIx64 "/", ev->type, ev->config);
 	st->evsel_db_id[idx] = ++st->last[S_EVSEL];
-	ROW(st, S_EVSEL, I(st->evsel_db_id[idx]), T(es->name ? es->name : name));
+	ROW(st, S_EVSEL, I(st->evsel_db_id[idx]), T(ev->name ? ev->name : name));
 	return st->evsel_db_id[idx];
 }
 
@@ -681,13 +680,12 @@ static uint64_t export_call_path(struct rb_store *st, const struct rb_sample_ev 
 
 /* ------------------------------------------------------------- sink */
 
-static int sink_begin(void *ctx, struct pd_reader *r, struct rb_machine *m)
+static int sink_begin(void *ctx, struct rb_machine *m)
 {
 	struct rb_store *st = ctx;
-	st->r = r;
 	st->m = m;
-	st->nr_evsels = pd_reader_nr_evsels(r);
-	st->evsel_db_id = calloc(st->nr_evsels + 64, sizeof(uint64_t));
+	st->nr_evsels = 64;           /* grows with the evsel indexes samples bring */
+	st->evsel_db_id = calloc(st->nr_evsels, sizeof(uint64_t));
 	if (!st->evsel_db_id)
 		return fail(st, "out of memory");
 	/* the machine: perf exports the host as pid -1 with an empty root */
@@ -720,20 +718,16 @@ static void calls_branch(struct rb_store *st, const struct rb_trace_ev *ev, uint
 static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_store *st = ctx;
-	const struct pd_sample *s = ev->s;
-	uint64_t evsel_id = export_evsel(st, ev->evsel);
+	uint64_t evsel_id = export_evsel(st, &ev->event);
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t id = ++st->last[S_SAMPLE];
 	uint64_t dso_id, sym_id, off;
 	export_al(st, &ev->al, ev->al.addr, &dso_id, &sym_id, &off);
 	uint64_t cp = ev->nr_nodes ? export_call_path(st, ev) : 0;
-	int64_t cpu = (s->type & PD_SAMPLE_CPU) ? (int64_t)(int32_t)s->cpu : -1;
-	/* perf's defaults for what the sample does not carry */
-	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
-	uint64_t data_src = (s->type & PD_SAMPLE_DATA_SRC) ? s->data_src : PERF_MEM_DATA_SRC_NONE;
+	int64_t cpu = ev->has_cpu ? (int64_t)(int32_t)ev->cpu : -1;
 	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(thread_id(st, ev->thread)), I(comm ? comm_id(st, comm) : 0), I(dso_id),
-	    I(sym_id), I(off), I(s->ip), I(s->time), I(cpu), I(0), I(0), I(0), I(0), I(period),
-	    I(s->weight), I(s->transaction), I(data_src), I(0), I(0), I(cp), I(0), I(0), I(0));
+	    I(sym_id), I(off), I(ev->ip), I(ev->time), I(cpu), I(0), I(0), I(0), I(0), I(ev->period),
+	    I(ev->weight), I(ev->transaction), I(ev->data_src), I(0), I(0), I(cp), I(0), I(0), I(0));
 	return st->failed ? -1 : 0;
 }
 
@@ -925,7 +919,7 @@ static int sink_aux_buffer(void *ctx, const struct rb_aux_ev *a)
 static int sink_imc_record(void *ctx, const struct rb_imc_rec_ev *r)
 {
 	struct rb_store *st = ctx;
-	uint64_t evsel_id = export_evsel(st, r->evsel);
+	uint64_t evsel_id = export_evsel(st, &r->event);
 	ROW(st, S_IMC, I(++st->last[S_IMC]), I(r->time), I(r->estimated), I(r->cpu), I(r->pid), I(r->tid),
 	    I(r->ip), I(r->privilege), I(r->period), I(0), I(0), I(0), I(0), I(0), I(r->flush_time), I(evsel_id));
 	return st->failed ? -1 : 0;
@@ -934,7 +928,7 @@ static int sink_imc_record(void *ctx, const struct rb_imc_rec_ev *r)
 static int sink_imc_counter(void *ctx, const struct rb_imc_counter_ev *c)
 {
 	struct rb_store *st = ctx;
-	uint64_t evsel_id = export_evsel(st, c->evsel);
+	uint64_t evsel_id = export_evsel(st, &c->event);
 	ROW(st, S_IMC_COUNTER, I(++st->last[S_IMC_COUNTER]), I(c->time), I(c->cpu), I(c->tid), I(evsel_id),
 	    T(c->pmu ? c->pmu : ""), T(c->source), I(c->value), I(c->enabled), I(c->running));
 	return st->failed ? -1 : 0;
@@ -1070,7 +1064,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .trace = sink_branch,
 				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,
 				     .imc_record = sink_imc_record, .imc_counter = sink_imc_counter,
-				     .end = sink_end };
+				     .ftrace_event = ftrace_event, .end = sink_end };
 	*out = st;
 	return 0;
 }

@@ -121,19 +121,18 @@ static const char *comm_of(const struct rb_thread *t, const struct rb_comm *fall
 static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_text *sc = ctx;
-	const struct pd_sample *s = ev->s;
 	FILE *o = sc->out;
 	char tbuf[40] = "";
-	if (s->type & PD_SAMPLE_TIME)
-		snprintf(tbuf, sizeof(tbuf), " %" PRIu64 ".%06" PRIu64 ":", s->time / 1000000000, s->time % 1000000000 / 1000);
+	if (ev->has_time)
+		snprintf(tbuf, sizeof(tbuf), " %" PRIu64 ".%06" PRIu64 ":", ev->time / 1000000000,
+			 ev->time % 1000000000 / 1000);
 	fprintf(o, "%16s %6d/%-6d", comm_of(ev->thread, ev->comm), ev->thread->pid, ev->thread->tid);
-	if (s->type & PD_SAMPLE_CPU)
-		fprintf(o, " [%03u]", s->cpu);
-	uint64_t period = (s->type & PD_SAMPLE_PERIOD) ? s->period : ev->es->attr.sample_period;
-	fprintf(o, "%s %10" PRIu64 " %s: ", tbuf, period, ev->es->name ? ev->es->name : "event");
-	print_loc(o, s->ip, &ev->al);
+	if (ev->has_cpu)
+		fprintf(o, " [%03u]", ev->cpu);
+	fprintf(o, "%s %10" PRIu64 " %s: ", tbuf, ev->period, ev->event.name ? ev->event.name : "event");
+	print_loc(o, ev->ip, &ev->al);
 	if (sc->disasm)
-		print_insn(sc, &ev->al, s->ip);
+		print_insn(sc, &ev->al, ev->ip);
 	fputc('\n', o);
 	for (size_t i = ev->nr_nodes; i-- > 0;) {   /* leaf first, as perf prints */
 		fputc('\t', o);
