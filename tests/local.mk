@@ -34,9 +34,9 @@ SHELL_TESTS = \
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
 TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc tests/unit/test_pt_filter \
-	tests/unit/test_ptclock tests/unit/test_ordered tests/unit/test_calls
+	tests/unit/test_ptclock tests/unit/test_ordered tests/unit/test_session tests/unit/test_calls
 check_PROGRAMS += tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc tests/unit/test_pt_filter \
-	tests/unit/test_ptclock tests/unit/test_ordered tests/unit/test_calls
+	tests/unit/test_ptclock tests/unit/test_ordered tests/unit/test_session tests/unit/test_calls
 endif
 tests_unit_test_calls_SOURCES = tests/unit/test_calls.c tests/unit/tap.h
 tests_unit_test_calls_CPPFLAGS = $(AM_CPPFLAGS)
@@ -44,6 +44,9 @@ tests_unit_test_calls_LDADD = $(DECODER_LIBS)
 tests_unit_test_ordered_SOURCES = tests/unit/test_ordered.c tests/unit/tap.h
 tests_unit_test_ordered_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_ordered_LDADD = $(DECODER_LIBS)
+tests_unit_test_session_SOURCES = tests/unit/test_session.c tests/unit/tap.h tests/unit/recbuf.h
+tests_unit_test_session_CPPFLAGS = $(AM_CPPFLAGS)
+tests_unit_test_session_LDADD = $(DECODER_LIBS) $(PERFDATA_LIBS) $(LIBARCHIVE_LIBS) $(OPENCSD_LIBS) $(TRACEEVENT_LIBS) $(ZSTD_LIBS)
 tests_unit_test_pt_filter_SOURCES = tests/unit/test_pt_filter.c tests/unit/tap.h
 tests_unit_test_pt_filter_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_pt_filter_LDADD = $(DECODER_LIBS)
