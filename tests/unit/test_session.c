@@ -211,10 +211,9 @@ static int stop_if(struct got *g, int at, int count)
 	return 0;
 }
 
-static int k_begin(void *ctx, struct pd_reader *r, struct rb_machine *m)
+static int k_begin(void *ctx, struct rb_machine *m)
 {
 	struct got *g = ctx;
-	(void)r;
 	(void)m;
 	g->begins++;
 	if (g->begin_code)
@@ -225,10 +224,10 @@ static int k_begin(void *ctx, struct pd_reader *r, struct rb_machine *m)
 static int k_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct got *g = ctx;
-	struct got_ev *e = next_ev(g, 'S', ev->s->time, (int32_t)ev->s->cpu, ev->thread ? ev->thread->pid : -1,
+	struct got_ev *e = next_ev(g, 'S', ev->time, (int32_t)ev->cpu, ev->thread ? ev->thread->pid : -1,
 				   ev->thread ? ev->thread->tid : -1);
 	e->main_tid = ev->main_thread ? ev->main_thread->tid : -1;
-	e->ip = ev->s->ip;
+	e->ip = ev->ip;
 	e->addr = ev->al.addr;
 	e->has_map = ev->al.map != NULL;
 	snprintf(e->comm, sizeof(e->comm), "%s", ev->comm ? ev->comm->name : "");
