@@ -30,7 +30,8 @@ SHELL_TESTS = \
 	tests/aux_gaps.test \
 	tests/pt_real.test \
 	tests/pt_decode.test \
-	tests/pt_damaged.test
+	tests/pt_damaged.test \
+	tests/aggregates.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
 TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc tests/unit/test_pt_filter \

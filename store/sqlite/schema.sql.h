@@ -165,7 +165,23 @@ static const char SCHEMA[] =
 	" INNER JOIN comms AS comm_in ON comm_in.id = context_switches.comm_in_id;"
 	/* ours: how complete is the trace */
 	"CREATE VIEW gaps_view AS SELECT id, time_start, time_end, time_end - time_start AS duration,"
-	" cpu, pid, tid, source, reason, bytes_lost, records_lost, file_offset, detail FROM gaps;";
+	" cpu, pid, tid, source, reason, bytes_lost, records_lost, file_offset, detail FROM gaps;"
+	/* hardware trace, aggregated while loading: grows with the program, not with the trace */
+	"CREATE TABLE call_path_stats (call_path_id integer NOT NULL PRIMARY KEY, calls bigint,"
+	" total_time bigint, self_time bigint, branch_count bigint, insn_count bigint, cyc_count bigint);"
+	"CREATE TABLE branch_edges (id integer NOT NULL PRIMARY KEY, from_dso_id bigint,"
+	" from_symbol_id bigint, from_sym_offset bigint, from_ip bigint, to_dso_id bigint,"
+	" to_symbol_id bigint, to_sym_offset bigint, to_ip bigint, branch_type integer, count bigint);"
+	"CREATE VIEW function_stats AS SELECT p.symbol_id, s.name, d.short_name AS dso, sum(t.calls) AS calls,"
+	" sum(t.self_time) AS self_time, sum(t.total_time) AS total_time_all_levels,"
+	" sum(t.branch_count) AS branch_count, sum(t.insn_count) AS insn_count, sum(t.cyc_count) AS cyc_count"
+	" FROM call_path_stats t JOIN call_paths p ON p.id = t.call_path_id"
+	" LEFT JOIN symbols s ON s.id = p.symbol_id LEFT JOIN dsos d ON d.id = s.dso_id GROUP BY p.symbol_id;"
+	"CREATE VIEW branch_edges_view AS SELECT e.id, printf(\"%x\", from_ip) AS from_ip,"
+	" (SELECT name FROM symbols WHERE id = from_symbol_id) AS from_symbol, from_sym_offset,"
+	" printf(\"%x\", to_ip) AS to_ip, (SELECT name FROM symbols WHERE id = to_symbol_id) AS to_symbol,"
+	" to_sym_offset, (SELECT name FROM branch_types WHERE id = branch_type) AS branch_type, count"
+	" FROM branch_edges e;";
 
 static const char INDEXES[] =
 	"CREATE INDEX samples_time_idx ON samples (time);"

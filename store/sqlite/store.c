@@ -33,7 +33,7 @@
 enum stmt_id {
 	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
 	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_IMC, S_IMC_COUNTER, S_STAT, S_CALL, S_FTRACE,
-	S_PTWRITE, S_CBR, S_MWAIT, S_PWRE, S_EXSTOP, S_PWRX, S_COUNT
+	S_PTWRITE, S_CBR, S_MWAIT, S_PWRE, S_EXSTOP, S_PWRX, S_PATH_STAT, S_EDGE, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -61,6 +61,8 @@ static const char *const STMT_SQL[S_COUNT] = {
 	[S_PWRE] = "INSERT INTO pwre VALUES (?, ?, ?, ?)",
 	[S_EXSTOP] = "INSERT INTO exstop VALUES (?, ?)",
 	[S_PWRX] = "INSERT INTO pwrx VALUES (?, ?, ?, ?)",
+	[S_PATH_STAT] = "INSERT INTO call_path_stats VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[S_EDGE] = "INSERT INTO branch_edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 #define BATCH_ROWS 2048
@@ -119,6 +121,12 @@ struct rb_store {
 	uint8_t *call_comms;          /* by comm id: 1 once a call of that comm is written (comms.has_calls) */
 	size_t call_comms_cap;
 	int call_comms_lost;          /* out of memory for it: set has_calls from the calls table */
+	/* aggregates (call_path_stats, branch_edges), written at the end */
+	struct pstat { uint64_t calls, total, children, branches, insns, cycles; } *pstats;   /* by call path id */
+	size_t nr_pstats;
+	struct edge { uint64_t from_dso, from_sym, from_off, from, to_dso, to_sym, to_off, to, type, count; } *edges;
+	size_t nr_edges, cap_edges;
+	struct rb_idmap edge_ids;     /* (from dso, from, to) -> index in edges + 1 */
 	int failed;                   /* set by either thread (atomic) */
 	int failed_nomem;             /* the first failure was memory running out */
 	char err[512];
@@ -694,11 +702,14 @@ static int sink_begin(void *ctx, struct rb_machine *m)
 	return st->failed ? -1 : 0;
 }
 
+static void write_aggregates(struct rb_store *st);
+
 /* The session ends (its objects are still alive): every queued row is written. */
 static int sink_end(void *ctx)
 {
 	struct rb_store *st = ctx;
 	calls_failed(st, rb_calls_flush(st->calls));
+	write_aggregates(st);
 	writer_stop(st);
 	return st->failed ? -1 : 0;
 }
@@ -751,10 +762,82 @@ static void note_call_comm(struct rb_store *st, uint64_t id)
 		st->call_comms[id] = 1;
 }
 
+/* The aggregate of call path @id (made zero on first use); NULL when memory ran out. */
+static struct pstat *pstat_of(struct rb_store *st, uint64_t id)
+{
+	if (id >= st->nr_pstats) {
+		size_t n = id + 1 > 2 * st->nr_pstats ? (size_t)id + 1 : 2 * st->nr_pstats;
+		struct pstat *v = id < SIZE_MAX / sizeof(*v) / 2 ? realloc(st->pstats, n * sizeof(*v)) : NULL;
+		if (!v)
+			return fail(st, "out of memory"), NULL;
+		memset(v + st->nr_pstats, 0, (n - st->nr_pstats) * sizeof(*v));
+		st->pstats = v;
+		st->nr_pstats = n;
+	}
+	return &st->pstats[id];
+}
+
+/* A call into call_path_stats: its path's count and times, and its time as its parent path's children's. */
+static void aggregate_call(struct rb_store *st, const struct rb_call *c)
+{
+	uint64_t d = c->return_time >= c->call_time ? c->return_time - c->call_time : 0;
+	struct pstat *p = pstat_of(st, c->path);
+	if (!p)
+		return;
+	p->calls++;
+	p->total += d;
+	p->branches += c->branches;
+	p->insns += c->insns;
+	p->cycles += c->cycles;
+	if ((p = pstat_of(st, c->parent_path)))
+		p->children += d;
+}
+
+/* A branch into branch_edges: one row per (object, from, to), with its count. */
+static void aggregate_edge(struct rb_store *st, const struct edge *e)
+{
+	struct rb_idkey *k = rb_idmap_get(&st->edge_ids, e->from_dso, e->from, e->to);
+	if (!k)
+		return (void)fail(st, "out of memory");
+	if (k->id) {
+		st->edges[k->id - 1].count++;
+		return;
+	}
+	if (st->nr_edges == st->cap_edges) {
+		size_t n = st->cap_edges ? 2 * st->cap_edges : 1024;
+		struct edge *v = realloc(st->edges, n * sizeof(*v));
+		if (!v)
+			return (void)fail(st, "out of memory");
+		st->edges = v;
+		st->cap_edges = n;
+	}
+	st->edges[st->nr_edges] = *e;
+	st->edges[st->nr_edges++].count = 1;
+	k->id = st->nr_edges;
+}
+
+/* The aggregates' rows, once every call has ended. */
+static void write_aggregates(struct rb_store *st)
+{
+	for (size_t id = 1; id < st->nr_pstats && !st->failed; id++) {
+		const struct pstat *p = &st->pstats[id];
+		if (p->calls)
+			ROW(st, S_PATH_STAT, I(id), I(p->calls), I(p->total),
+			    I(p->total >= p->children ? p->total - p->children : 0), I(p->branches), I(p->insns),
+			    I(p->cycles));
+	}
+	for (size_t i = 0; i < st->nr_edges && !st->failed; i++) {
+		const struct edge *e = &st->edges[i];
+		ROW(st, S_EDGE, I(i + 1), I(e->from_dso), I(e->from_sym), I(e->from_off), I(e->from), I(e->to_dso),
+		    I(e->to_sym), I(e->to_off), I(e->to), I(e->type), I(e->count));
+	}
+}
+
 static int store_call(void *ctx, const struct rb_call *c)
 {
 	struct rb_store *st = ctx;
 	note_call_comm(st, c->comm);
+	aggregate_call(st, c);
 	ROW(st, S_CALL, I(c->id), I(c->thread), I(c->comm), I(c->path), I(c->call_time), I(c->return_time),
 	    I(c->branches), I(c->call_ref), I(c->return_ref), I(c->parent_path), I(c->flags), I(c->parent_id),
 	    I(c->insns), I(c->cycles));
@@ -849,6 +932,11 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 	export_al(st, &ev->to_al, ev->to_al.addr, &to_dso_id, &to_sym_id, &to_off);
 	/* --calls-only: the branch builds calls but has no samples row (and no id for calls rows to name) */
 	uint64_t id = st->o.calls_only ? 0 : ++st->last[S_SAMPLE];
+	if (ev->from && ev->to) {
+		struct edge e = { dso_id, sym_id, off, ev->from, to_dso_id, to_sym_id, to_off, ev->to,
+				  ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX, 0 };
+		aggregate_edge(st, &e);
+	}
 	if (ev->flags)          /* a branch sample without branch flags (CoreSight's) makes no call */
 		calls_branch(st, ev, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym_id, to_off);
 	if (!st->o.calls_only)
@@ -1099,6 +1187,10 @@ static void drop_empty(struct rb_store *st)
 		exec_sql(st, "DROP VIEW timeline; DROP VIEW ftrace_fields; DROP TABLE ftrace_events", "drop");
 	if (!st->rows[S_PTWRITE])
 		exec_sql(st, "DROP VIEW ptwrite_view; DROP TABLE ptwrite", "drop");
+	if (!st->rows[S_PATH_STAT])
+		exec_sql(st, "DROP VIEW function_stats; DROP TABLE call_path_stats", "drop");
+	if (!st->rows[S_EDGE])
+		exec_sql(st, "DROP VIEW branch_edges_view; DROP TABLE branch_edges", "drop");
 	if (st->rows[S_MWAIT] || st->rows[S_PWRE] || st->rows[S_EXSTOP] || st->rows[S_PWRX])
 		return;
 	exec_sql(st, "DROP VIEW power_events_view; DROP VIEW mwait_view; DROP TABLE mwait;"
@@ -1200,6 +1292,9 @@ void rb_store_abort(struct rb_store *st)
 		unlink(st->tmp_path);
 	rb_idmap_free(&st->syms);
 	rb_idmap_free(&st->objs);
+	rb_idmap_free(&st->edge_ids);
+	free(st->pstats);
+	free(st->edges);
 	rb_calls_free(st->calls);
 	free(st->call_comms);
 	free(st->evsel_db_id);
