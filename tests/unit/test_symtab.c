@@ -1,5 +1,5 @@
 /*
- * test_symtab.c - TAP tests for decoder/session/symtab.c, the perf-6.1-compatible
+ * test_symtab.c - TAP tests for decoder/session/symtab.c (with sym_elf.c, sym_find.c, sym_kallsyms.c), the perf-6.1-compatible
  * symbol resolver.
  *
  * Three kinds of input: small synthetic ELF files (64/32-bit, either byte
