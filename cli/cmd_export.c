@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <sys/stat.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,6 +384,28 @@ static int note_ftrace(struct rb_store *st, const char *path, const struct rb_tr
 	return ts->partial ? 1 : 0;
 }
 
+/*
+ * Where the recording and its binaries are, so that the database can reach
+ * the trace again: the recording's absolute path and size, and the search
+ * path the decode used (only those given).
+ */
+static void note_paths(struct rb_store *st, const char *source, const struct rb_session_opts *so)
+{
+	char abs[PATH_MAX];
+	struct stat sb;
+	if (realpath(source, abs))
+		rb_store_note_text(st, "recording", abs);
+	if (stat(source, &sb) == 0 && S_ISREG(sb.st_mode))
+		rb_store_note(st, "recording_size", (uint64_t)sb.st_size);
+	const struct { const char *name, *path; } paths[] = {
+		{ "symfs", so->machine.symfs }, { "vmlinux", so->machine.vmlinux }, { "kcore", so->machine.kcore },
+		{ "kallsyms", so->machine.kallsyms },
+	};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (paths[i].path)
+			rb_store_note_text(st, paths[i].name, realpath(paths[i].path, abs) ? abs : paths[i].path);
+}
+
 /* A trace.dat given alone: loaded without a session. 0, 1 read in part, or an exit status. */
 static int load_ftrace(struct rb_store *st, const char *path, const struct rb_session_opts *so, int quiet)
 {
@@ -475,6 +498,7 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 		rb_store_abort(st);
 		return EXIT_INTERNAL;
 	}
+	note_paths(st, sto.source, &so);
 	uint64_t samples = rb_store_rows(st, "samples"), switches = rb_store_rows(st, "context_switches");
 	uint64_t syms = rb_store_rows(st, "symbols"), gaps = rb_store_rows(st, "gaps");
 	if (rb_store_finish(st, &stats, msg, sizeof(msg)) < 0) {

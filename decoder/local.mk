@@ -17,7 +17,7 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/session/spool.h %D%/session/spool.c \
 	%D%/source.h %D%/sources.c \
 	%D%/calls/calls.h %D%/calls/calls.c %D%/calls/idmap.h \
-	%D%/intel_pt/intel_pt.h %D%/intel_pt/intel_pt.c %D%/intel_pt/pt_source.c \
+	%D%/intel_pt/intel_pt.h %D%/intel_pt/intel_pt.c %D%/intel_pt/pt_source.c %D%/intel_pt/pt_index.c \
 	%D%/intel_pt/pt_internal.h %D%/intel_pt/pt_gather.c %D%/intel_pt/pt_image.c \
 	%D%/intel_pt/pt_events.c %D%/intel_pt/pt_decode.c %D%/intel_pt/pt_segment.c \
 	%D%/intel_pt/pt_dump.c \

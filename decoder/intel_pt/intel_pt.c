@@ -219,6 +219,10 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		return PD_ERR_NOMEM;
 	}
 	setup_timelines(pt);
+	if (pt_index_build(pt) < 0) {
+		rb_pt_free(pt);
+		return PD_ERR_NOMEM;
+	}
 	/*
 	 * Segments: RBDECODE_PT_SEGMENT bytes (0: none), by default only with
 	 * threads to decode them on: a lane's warm-up is work done twice, and
@@ -286,6 +290,7 @@ void rb_pt_free(struct rb_pt *pt)
 		free(q->tk);
 	}
 	free(pt->q);
+	free(pt->syncs);
 	free(pt->breaks);
 	free(pt->tl);
 	free(pt->bounds);

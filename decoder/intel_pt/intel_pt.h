@@ -50,6 +50,13 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
  */
 int rb_pt_run_until(struct rb_pt *pt, uint64_t time);
 
+/*
+ * Hand @cb the trace index entries (every PSB of every queue) up to perf
+ * time @time, in time order (UINT64_MAX: the rest). Returns @cb's non-zero
+ * value or 0.
+ */
+int rb_pt_index_until(struct rb_pt *pt, uint64_t time, int (*cb)(void *ctx, const struct rb_sync_ev *ev), void *ctx);
+
 /* A sideband record at its time (an exec drops the process's images; thread changes come from the timeline). */
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev);
 

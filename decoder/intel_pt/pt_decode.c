@@ -505,7 +505,7 @@ static int power_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *e
  * its AUXTRACE payloads one after the other. As perf does, the event comes
  * when decoding has reached the FUP's address: after the branches before it.
  */
-static uint64_t perf_pos_of(const struct ptq *q, uint64_t pos)
+uint64_t perf_pos_of(const struct ptq *q, uint64_t pos)
 {
 	for (size_t i = q->nr_chunks; i-- > 0;)
 		if (q->chunks[i].buf_off <= pos)

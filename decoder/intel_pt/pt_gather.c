@@ -431,6 +431,7 @@ static int build_runs(struct rb_pt *pt, struct ptq *q)
 		}
 		c->buf_off = start;
 		c->size -= skip;
+		c->file_offset += skip;      /* of the bytes kept */
 		c->perf_pos = perf_pos;
 		perf_pos += c->rec_size - skip;
 		prev_start = start;

@@ -26,7 +26,8 @@ enum {   /* priv[] indexes (facts file 4.1) */
 };
 
 struct chunk {
-	uint64_t buf_off, size, aux_offset, reference, file_offset;
+	uint64_t buf_off, size, aux_offset, reference;
+	uint64_t file_offset;            /* of its first byte in buf (after a snapshot's overlap is cut off) */
 	uint64_t rec_size;               /* the AUXTRACE record's size (padding included) */
 	uint64_t perf_pos;               /* where its data is in perf's decoder's stream (PSB offsets are
 					    given so): the sizes of the chunks before it, padding included,
@@ -118,6 +119,12 @@ struct item {                     /* a decoded event, waiting for the session to
 };
 
 enum qstate { Q_NEXT_RUN, Q_SYNC, Q_DECODE, Q_DONE };
+
+struct pt_sync {                  /* an entry of the trace index: a PSB */
+	uint64_t time, pos, file_offset, ip;
+	uint32_t queue;
+	int32_t cpu, tid;
+};
 
 struct psb_info {                 /* what a PSB+ says */
 	uint64_t tsc;                    /* its TSC (0: none) */
@@ -264,6 +271,8 @@ struct rb_pt {
 	size_t nr_breaks;
 	int spool;                       /* AUX data goes to spool files (large recordings), not the heap */
 	uint8_t *bounce;                 /* a piece of payload on its way to a spool file */
+	struct pt_sync *syncs;           /* the trace index (pt_index.c), by time; [next_sync, nr_syncs) not handed over */
+	size_t nr_syncs, next_sync;
 	struct tl_ent *tl;               /* thread timelines, by CPU then time */
 	size_t nr_tl, cap_tl;
 	uint64_t *bounds;                /* times of records that change memory maps, sorted */
@@ -311,6 +320,11 @@ int rb_pt_owns(const struct rb_pt *pt, const struct ptq *q, int32_t cpu, int32_t
 
 uint64_t next_psb(const uint8_t *p, uint64_t n, uint64_t from);
 void scan_psb(const uint8_t *p, uint64_t n, uint64_t pos, struct psb_info *pi);
+uint64_t perf_pos_of(const struct ptq *q, uint64_t pos);
+
+/* ------------------------------------------------------------ pt_index.c */
+
+int pt_index_build(struct rb_pt *pt);
 uint64_t psb_tsc(const uint8_t *p, uint64_t n, uint64_t pos);
 
 /* ------------------------------------------------------------ pt_image.c */

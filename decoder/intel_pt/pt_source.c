@@ -26,8 +26,15 @@ static int pt_record(struct rb_source *src, const struct pd_record *rec, const s
 	return 0;
 }
 
-static int pt_run_until(struct rb_source *src, uint64_t time) { return rb_pt_run_until(pts(src)->pt, time); }
-static int pt_finish(struct rb_source *src) { return rb_pt_run_until(pts(src)->pt, UINT64_MAX); }
+/* The index entries up to @time, then the decoded events: both in time order. */
+static int pt_run_until(struct rb_source *src, uint64_t time)
+{
+	const struct rb_source_env *env = pts(src)->env;
+	int rc = env->sync_point ? rb_pt_index_until(pts(src)->pt, time, env->sync_point, env->sess) : 0;
+	return rc ? rc : rb_pt_run_until(pts(src)->pt, time);
+}
+
+static int pt_finish(struct rb_source *src) { return pt_run_until(src, UINT64_MAX); }
 
 static int pt_has_queue(const struct rb_source *src, uint32_t idx)
 {

@@ -323,6 +323,13 @@ static int src_ftrace_event(void *ctx, const struct rb_ftrace_ev *ev)
 	return s->sink->ftrace_event(s->sink->ctx, ev);
 }
 
+/* The trace index: every entry, whatever --time and -C select (a window is reached through it). */
+static int src_sync_point(void *ctx, const struct rb_sync_ev *ev)
+{
+	const struct rb_sink *k = ((struct sess *)ctx)->sink;
+	return k->sync_point(k->ctx, ev);
+}
+
 static int src_imc_record(void *ctx, const struct rb_imc_rec_ev *ev)
 {
 	const struct rb_sink *k = ((struct sess *)ctx)->sink;
@@ -359,6 +366,7 @@ static void setup_env(struct sess *s, const char *name)
 	v->ftrace_msg = o->ftrace_msg;
 	v->ftrace_msglen = o->ftrace_msglen;
 	v->ftrace_event = s->sink->ftrace_event ? src_ftrace_event : NULL;
+	v->sync_point = s->sink->sync_point ? src_sync_point : NULL;
 	v->st = s->st;
 	v->sess = s;
 	v->branch = src_branch;

@@ -126,6 +126,21 @@ struct rb_trace_ev {
 	int sample_style;
 };
 
+/*
+ * A place in a trace queue where decoding can start (Intel PT: a PSB), for
+ * the trace index: its position in the queue's data (perf's PSB offset, the
+ * AUXTRACE payloads one after the other), its file offset, its time, where
+ * execution stood (0: unknown or tracing off) and the thread its CPU ran
+ * then by the sideband (-1: unknown).
+ */
+struct rb_sync_ev {
+	const char *source;           /* "intel_pt" */
+	uint32_t queue;
+	int32_t cpu, tid;
+	uint64_t time;                /* perf clock ns; 0 if the trace has no timing */
+	uint64_t aux_pos, file_offset, ip;
+};
+
 /* A PERF_RECORD_AUX (data reached the AUX ring) or ITRACE_START (tracing began in a task), in time order. */
 struct rb_aux_rec_ev {
 	uint64_t time;
@@ -147,6 +162,7 @@ struct rb_sink {
 	int (*imc_counter)(void *ctx, const struct rb_imc_counter_ev *ev); /* IMC counter values */
 	int (*range)(void *ctx, const struct rb_range_ev *ev);   /* decoded instruction ranges; NULL: not wanted */
 	int (*ftrace_event)(void *ctx, const struct rb_ftrace_ev *ev);    /* a trace.dat's events (tracedat.h) */
+	int (*sync_point)(void *ctx, const struct rb_sync_ev *ev);       /* the trace index; every one, in time order */
 	int (*end)(void *ctx);
 };
 

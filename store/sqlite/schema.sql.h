@@ -166,6 +166,9 @@ static const char SCHEMA[] =
 	/* ours: how complete is the trace */
 	"CREATE VIEW gaps_view AS SELECT id, time_start, time_end, time_end - time_start AS duration,"
 	" cpu, pid, tid, source, reason, bytes_lost, records_lost, file_offset, detail FROM gaps;"
+	/* hardware trace: where decoding can start in each queue (an Intel PT PSB) */
+	"CREATE TABLE trace_index (id integer NOT NULL PRIMARY KEY, source varchar(16), queue integer,"
+	" cpu integer, tid integer, time bigint, aux_pos bigint, file_offset bigint, ip bigint);"
 	/* hardware trace, aggregated while loading: grows with the program, not with the trace */
 	"CREATE TABLE call_path_stats (call_path_id integer NOT NULL PRIMARY KEY, calls bigint,"
 	" total_time bigint, self_time bigint, branch_count bigint, insn_count bigint, cyc_count bigint);"
@@ -192,6 +195,7 @@ static const char INDEXES[] =
 	"CREATE INDEX imc_records_time_idx ON imc_records (cpu, time);"
 	"CREATE INDEX imc_counters_time_idx ON imc_counters (evsel_id, time);";
 static const char FTRACE_INDEX[] = "CREATE INDEX ftrace_events_time_idx ON ftrace_events (time);";
+static const char SYNC_INDEX[] = "CREATE INDEX trace_index_time_idx ON trace_index (queue, time);";
 static const char SWITCH_INDEX[] = "CREATE INDEX context_switches_time_idx ON context_switches (cpu, time);";
 
 /* As perf's export-to-sqlite.py does when it exported calls: which comms have calls (the viewer's

@@ -33,7 +33,7 @@
 enum stmt_id {
 	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
 	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_IMC, S_IMC_COUNTER, S_STAT, S_CALL, S_FTRACE,
-	S_PTWRITE, S_CBR, S_MWAIT, S_PWRE, S_EXSTOP, S_PWRX, S_PATH_STAT, S_EDGE, S_COUNT
+	S_PTWRITE, S_CBR, S_MWAIT, S_PWRE, S_EXSTOP, S_PWRX, S_PATH_STAT, S_EDGE, S_SYNC, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -63,6 +63,7 @@ static const char *const STMT_SQL[S_COUNT] = {
 	[S_PWRX] = "INSERT INTO pwrx VALUES (?, ?, ?, ?)",
 	[S_PATH_STAT] = "INSERT INTO call_path_stats VALUES (?, ?, ?, ?, ?, ?, ?)",
 	[S_EDGE] = "INSERT INTO branch_edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_SYNC] = "INSERT INTO trace_index VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 #define BATCH_ROWS 2048
@@ -995,6 +996,14 @@ static int sink_gap(void *ctx, const struct rb_gap_ev *g)
 	return st->failed ? -1 : 0;
 }
 
+static int sink_sync_point(void *ctx, const struct rb_sync_ev *e)
+{
+	struct rb_store *st = ctx;
+	ROW(st, S_SYNC, I(++st->last[S_SYNC]), T(e->source), I(e->queue), I(e->cpu), I(e->tid), I(e->time),
+	    I(e->aux_pos), I(e->file_offset), I(e->ip));
+	return st->failed ? -1 : 0;
+}
+
 static int sink_aux_buffer(void *ctx, const struct rb_aux_ev *a)
 {
 	struct rb_store *st = ctx;
@@ -1152,7 +1161,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .trace = sink_branch,
 				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,
 				     .imc_record = sink_imc_record, .imc_counter = sink_imc_counter,
-				     .ftrace_event = ftrace_event, .end = sink_end };
+				     .ftrace_event = ftrace_event, .sync_point = sink_sync_point, .end = sink_end };
 	*out = st;
 	return 0;
 }
@@ -1168,6 +1177,11 @@ const struct rb_ftrace_sink *rb_store_ftrace_sink(struct rb_store *st)
 static void stat_row(struct rb_store *st, const char *name, uint64_t v)
 {
 	ROW(st, S_STAT, T(name), I(v));
+}
+
+void rb_store_note_text(struct rb_store *st, const char *name, const char *value)
+{
+	ROW(st, S_STAT, T(name), T(value));
 }
 
 void rb_store_note(struct rb_store *st, const char *name, uint64_t value)
@@ -1191,6 +1205,8 @@ static void drop_empty(struct rb_store *st)
 		exec_sql(st, "DROP VIEW function_stats; DROP TABLE call_path_stats", "drop");
 	if (!st->rows[S_EDGE])
 		exec_sql(st, "DROP VIEW branch_edges_view; DROP TABLE branch_edges", "drop");
+	if (!st->rows[S_SYNC])
+		exec_sql(st, "DROP TABLE trace_index", "drop");
 	if (st->rows[S_MWAIT] || st->rows[S_PWRE] || st->rows[S_EXSTOP] || st->rows[S_PWRX])
 		return;
 	exec_sql(st, "DROP VIEW power_events_view; DROP VIEW mwait_view; DROP TABLE mwait;"
@@ -1257,6 +1273,8 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 		exec_sql(st, SWITCH_INDEX, "indexes");
 	if (st->rows[S_FTRACE])
 		exec_sql(st, FTRACE_INDEX, "indexes");
+	if (st->rows[S_SYNC])
+		exec_sql(st, SYNC_INDEX, "indexes");
 	for (int i = 0; i < S_COUNT; i++) {
 		sqlite3_finalize(st->st[i]);
 		sqlite3_finalize(st->multi[i]);

@@ -42,6 +42,8 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 void rb_store_abort(struct rb_store *st);
 /* A decode_stats row (name, value); "partial" with a non-zero value marks the run partial. */
 void rb_store_note(struct rb_store *st, const char *name, uint64_t value);
+/* The same with a text value (call between the session's end and rb_store_finish). */
+void rb_store_note_text(struct rb_store *st, const char *name, const char *value);
 /*
  * Why the store failed (a sink callback returned non-zero), as a sentence
  * naming the file and SQLite's and the system's reason; NULL if it did not.

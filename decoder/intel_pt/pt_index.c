@@ -1,0 +1,96 @@
+/*
+ * pt_index.c - the trace index of Intel PT: every PSB of every queue, found
+ * by scanning the gathered data for the PSB pattern (no decoding), with its
+ * position in the queue's data (perf's PSB offset), its file offset, its TSC
+ * on the perf clock, its FUP (where execution stood) and the thread its CPU
+ * ran then by the sideband. A PSB is where a decoder can start, so with the
+ * index a time window can be decoded without what comes before it. Built
+ * once the queues are gathered and the timelines set up; handed to the
+ * session in time order with the decoded events (rb_pt_index_until).
+ */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include "pt_internal.h"
+
+/* The file offset of byte @pos of the queue's buffer (0 if no chunk holds it). */
+static uint64_t file_offset_of(const struct ptq *q, uint64_t pos)
+{
+	for (size_t i = q->nr_chunks; i-- > 0;)
+		if (q->chunks[i].buf_off <= pos && pos < q->chunks[i].buf_off + q->chunks[i].size)
+			return q->chunks[i].file_offset + (pos - q->chunks[i].buf_off);
+	return 0;
+}
+
+/* The thread CPU queue @q ran at perf time @t: the last timeline entry at or before it. */
+static int32_t tid_at(const struct rb_pt *pt, const struct ptq *q, uint64_t t)
+{
+	if (q->cpu < 0)
+		return q->tid;
+	size_t lo = q->tl_pos, hi = q->tl_end;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pt->tl[mid].time <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > q->tl_pos && t ? pt->tl[lo - 1].tid : -1;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct pt_sync *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->queue != y->queue)
+		return x->queue < y->queue ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+int pt_index_build(struct rb_pt *pt)
+{
+	size_t cap = 0;
+	for (size_t i = 0; i < pt->nr_q; i++) {
+		const struct ptq *q = &pt->q[i];
+		for (size_t r = 0; r < q->nr_runs; r++) {
+			const struct run *run = &q->runs[r];
+			const uint8_t *p = q->buf + run->buf_off;
+			for (uint64_t at = next_psb(p, run->size, 0); at < run->size; at = next_psb(p, run->size, at + 1)) {
+				if (pt->nr_syncs == cap) {
+					size_t n = cap ? 2 * cap : 256;
+					struct pt_sync *v = realloc(pt->syncs, n * sizeof(*v));
+					if (!v)
+						return -ENOMEM;
+					pt->syncs = v;
+					cap = n;
+				}
+				struct psb_info pi;
+				scan_psb(p, run->size, at, &pi);
+				struct pt_sync *s = &pt->syncs[pt->nr_syncs++];
+				s->time = pi.tsc && !pt->timeless ? tsc_to_perf(pt, pi.tsc) : 0;
+				s->pos = perf_pos_of(q, run->buf_off + at);
+				s->file_offset = file_offset_of(q, run->buf_off + at);
+				s->ip = pi.fup;
+				s->queue = q->idx;
+				s->cpu = q->cpu;
+				s->tid = tid_at(pt, q, s->time);
+			}
+		}
+	}
+	qsort(pt->syncs, pt->nr_syncs, sizeof(*pt->syncs), by_time);
+	return 0;
+}
+
+int rb_pt_index_until(struct rb_pt *pt, uint64_t time, int (*cb)(void *ctx, const struct rb_sync_ev *ev), void *ctx)
+{
+	for (; pt->next_sync < pt->nr_syncs && pt->syncs[pt->next_sync].time <= time; pt->next_sync++) {
+		const struct pt_sync *s = &pt->syncs[pt->next_sync];
+		struct rb_sync_ev ev = { .source = "intel_pt", .queue = s->queue, .cpu = s->cpu, .tid = s->tid,
+					 .time = s->time, .aux_pos = s->pos, .file_offset = s->file_offset, .ip = s->ip };
+		int rc = cb(ctx, &ev);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
