@@ -1,0 +1,104 @@
+#!/bin/sh
+# scale.sh - SQL over decoded traces at trace sizes: the measures of the
+# scale work, on traces this script synthesizes (ptgen large: the loops
+# fixture's verified run repeated; one queue, and 4 CPUs), each beside its
+# reference in the same run, the way a user runs them (wall time, output to a
+# file, peak memory from the kernel's max RSS):
+#  - default export (rbdecode FILE -o DB): wall time against the bare libipt
+#    block-decoder loop over the same bytes (pt_bare.c, the limit), database
+#    size against the trace's, peak memory as the trace grows 4x;
+#  - script: peak memory against perf script --itrace=b's on the same trace;
+#  - what the database gives without a row per branch: call_path_stats,
+#    branch_edges and trace_index rows against the trace's branches (ptgen's
+#    large trace repeats one run, and each seam leaves the recursive deep()'s
+#    calls open, so its call paths deepen with the trace as they do in perf's
+#    export of it; a real program's stay bounded).
+# Prints one line per measure and the ratio with its target. Not a test: run
+# it by hand (it takes minutes and the machine's load moves the times).
+#
+#   scripts/bench/scale.sh [BUILD_DIR] [SMALL_MB]     (SMALL_MB, default 16: the traces are
+#                                                     SMALL_MB and 4 x SMALL_MB)
+set -eu
+B=${1:-$(dirname "$0")/../..}
+MB=${2:-16}
+S=$(cd "$(dirname "$0")/../.." && pwd)
+FX=$S/tests/fixtures/intel-pt-gen
+PTGEN=${PTGEN:-$B/scripts/ptgen/ptgen}
+RBDECODE=$B/rbdecode
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rbscale.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+[ -x "$PTGEN" ] || { echo "scale.sh: no ptgen at $PTGEN (build the tree first)"; exit 1; }
+cc -O2 -o "$WORK/pt_bare" "$S/scripts/bench/pt_bare.c" -lipt
+text=$(readelf -lW "$FX/rbfix/loops" | awk '$1 == "LOAD" && / R E / { print $3, $2, $5; exit }')
+
+python3 - "$RBDECODE" "$WORK" "$FX" "$text" "$PTGEN" "$MB" <<'PY'
+import os, sqlite3, struct, subprocess, sys, time
+rb, work, fx, text, ptgen, mb = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(), sys.argv[5], int(sys.argv[6])
+loops, flow = os.path.join(fx, "rbfix/loops"), os.path.join(fx, "flows/loops.flow")
+
+def timed(cmd, out=os.devnull):
+    """wall seconds and peak RSS (MB) of one run, its output written to @out"""
+    r = os.path.join(work, "time")
+    with open(out, "wb") as f:
+        subprocess.run(["/usr/bin/time", "-o", r, "-f", "%e %M"] + cmd, stdout=f, stderr=subprocess.DEVNULL)
+    wall, kb = open(r).read().split()[-2:]
+    return float(wall), int(kb) / 1024.0
+
+def aux_bytes(data, dst):
+    """the queue's AUX bytes, perf's padding and snapshot repeats dropped, for the bare loop"""
+    d = open(data, "rb").read()
+    off, size = struct.unpack_from("<QQ", d, 40)
+    p, end, out, nxt = off, off + size, bytearray(), None
+    while p + 8 <= end:
+        t, misc, sz = struct.unpack_from("<IHH", d, p)
+        if t == 71:
+            psize, aoff = struct.unpack_from("<QQ", d, p + 8)
+            if nxt is not None and aoff < nxt:
+                del out[len(out) - (nxt - aoff):]
+            out += d[p + sz:p + sz + psize]
+            nxt = aoff + psize
+            p += sz + psize
+        else:
+            p += sz
+    open(dst, "wb").write(out)
+
+def line(what, value, ref, target):
+    print("%-58s %s   ratio %.2f (target %s)" % (what, value, ref, target))
+
+peaks = []
+for size, cpus in ((mb, "1"), (4 * mb, "1"), (4 * mb, "4")):
+    data = os.path.join(work, "pt-%d-%s.data" % (size, cpus))
+    subprocess.run([ptgen, "large", loops, flow, str(size), data, cpus], stdout=subprocess.DEVNULL, check=True)
+    tsize = os.path.getsize(data)
+    name = "%d MB, %s queue%s" % (size, cpus, "" if cpus == "1" else "s")
+    db = os.path.join(work, "x.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    wall, peak = timed([rb, data, "--symfs", fx, "-q", "-o", db])
+    dbsize = os.path.getsize(db)
+    con = sqlite3.connect(db)
+    q = lambda sql: con.execute(sql).fetchone()[0]
+    branches = q("SELECT count(*) FROM samples WHERE evsel_id IN (SELECT id FROM selected_events WHERE name LIKE 'branches%')")
+    agg = q("SELECT count(*) FROM call_path_stats") + q("SELECT count(*) FROM branch_edges") + q("SELECT count(*) FROM trace_index")
+    con.close()
+    os.unlink(db)
+    if cpus == "1":
+        aux_bytes(data, os.path.join(work, "trace.bin"))
+        bwall, _ = timed([os.path.join(work, "pt_bare"), os.path.join(work, "trace.bin"), loops] + text)
+        line("%s: default export, wall" % name, "%.1f s (bare libipt %.1f s)" % (wall, bwall), wall / bwall, "<= 2")
+        peaks.append(peak)
+    else:
+        line("%s: default export, wall" % name, "%.1f s" % wall, 1.0, "-")
+    line("%s: database size" % name, "%.0f MB (trace %.0f MB)" % (dbsize / 1e6, tsize / 1e6), dbsize / tsize, "<= 1")
+    line("%s: peak memory of the export" % name, "%.0f MB" % peak, peak / 256.0, "<= 1 of 256 MB")
+    line("%s: aggregate + index rows per branch" % name, "%d rows for %d branches" % (agg, branches),
+         agg / max(branches, 1), "grows with the program")
+line("export peak memory as the trace grows 4x", "%.0f -> %.0f MB" % tuple(peaks), peaks[1] / peaks[0], "<= 1.2")
+
+# script's peak memory against perf script's, on the small one-queue trace
+data = os.path.join(work, "pt-%d-1.data" % mb)
+wall, peak = timed([rb, "script", "--symfs", fx, data], os.path.join(work, "rb.txt"))
+pwall, ppeak = timed(["perf", "script", "-i", data, "--itrace=b", "--symfs", fx], os.path.join(work, "perf.txt"))
+line("%d MB: script peak memory" % mb, "%.0f MB (perf script %.0f MB)" % (peak, ppeak), peak / ppeak, "<= 2")
+line("%d MB: script wall" % mb, "%.1f s (perf script %.1f s)" % (wall, pwall), wall / pwall, "-")
+PY
