@@ -2,10 +2,12 @@
 #   sqlite/    perf's export-to-sqlite schema plus our tables
 #   text/      perf script's text and the gaps table
 #   json/      the gaps table as JSON (gaps --json)
+#   folded/    folded stacks for flame graphs (rbdecode folded)
 if BUILD_DECODER
 noinst_LIBRARIES += %D%/libstore.a
 %C%_libstore_a_SOURCES = %D%/sqlite/store.h %D%/sqlite/store.c %D%/sqlite/schema.sql.h \
-	%D%/text/text.h %D%/text/text.c %D%/json/json.h %D%/json/json.c
+	%D%/text/text.h %D%/text/text.c %D%/json/json.h %D%/json/json.c \
+	%D%/folded/folded.h %D%/folded/folded.c
 %C%_libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(CAPSTONE_CFLAGS) $(JANSSON_CFLAGS)
 STORE_LIBS = %D%/libstore.a
 endif

@@ -316,6 +316,15 @@ int rb_calls_flush(struct rb_calls *c)
 	return c->err;
 }
 
+int rb_calls_gap_restarts(const char *reason)
+{
+	static const char *const restarts[] = { "snapshot overwrite", "aux hole", "decoder lost sync", "no image" };
+	for (size_t i = 0; i < sizeof(restarts) / sizeof(restarts[0]); i++)
+		if (!strcmp(reason, restarts[i]))
+			return 1;
+	return 0;
+}
+
 int rb_calls_error(const struct rb_calls *c) { return c->err; }
 
 void rb_calls_free(struct rb_calls *c)

@@ -93,6 +93,8 @@ int rb_calls_restart(struct rb_calls *c, int32_t cpu, int32_t tid);
 int rb_calls_branch(struct rb_calls *c, const struct rb_calls_branch *b);
 /* Every call still open, in thread key order, as never returned; the stacks are emptied. */
 int rb_calls_flush(struct rb_calls *c);
+/* Whether a gap of @reason (rb_gap_ev) means the queue's decoder restarted (then: rb_calls_restart). */
+int rb_calls_gap_restarts(const char *reason);
 /* The first failure (-ENOMEM or a callback's value), 0 if none. */
 int rb_calls_error(const struct rb_calls *c);
 /* Accepts NULL. Emits nothing. */

@@ -68,6 +68,18 @@ struct rb_addr_loc {
 
 struct rb_machine;
 
+/*
+ * The comm an output shows for an event of thread @t: its own once a COMM
+ * named it, else @shown (the event's comm, rb_machine_sample_comm) as perf
+ * script and its scripts do.
+ */
+static inline const struct rb_comm *rb_thread_shown_comm(const struct rb_thread *t, const struct rb_comm *shown)
+{
+	if (t->comm && t->comm_set)
+		return t->comm;
+	return shown ? shown : t->comm;
+}
+
 struct rb_machine_opts {
 	const char *symfs;       /* prefix for object paths, or NULL */
 	const char *kallsyms;    /* kernel symbols file, or NULL for the build-id cache / running kernel */

@@ -978,18 +978,12 @@ static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
 	return st->failed ? -1 : 0;
 }
 
-/* The decoder restarts after these: the next branch on the queue ends its thread's calls (rb_calls_restart). */
-static const char *const RESTARTS[] = { "snapshot overwrite", "aux hole", "decoder lost sync", "no image" };
-
 static int sink_gap(void *ctx, const struct rb_gap_ev *g)
 {
 	struct rb_store *st = ctx;
-	for (size_t i = 0; i < sizeof(RESTARTS) / sizeof(RESTARTS[0]); i++) {
-		if (strcmp(g->reason, RESTARTS[i]))
-			continue;
-		if (rb_calls_restart(st->calls, g->cpu, g->tid))
-			return calls_failed(st, rb_calls_error(st->calls)), -1;
-	}
+	/* the decoder restarted: the next branch on the queue ends its thread's calls */
+	if (rb_calls_gap_restarts(g->reason) && rb_calls_restart(st->calls, g->cpu, g->tid))
+		return calls_failed(st, rb_calls_error(st->calls)), -1;
 	ROW(st, S_GAP, I(++st->last[S_GAP]), I(g->time_start), I(g->time_end), I(g->cpu), I(g->pid),
 	    I(g->tid), T(g->source), T(g->reason), I(g->bytes_lost), I(g->records_lost),
 	    I(g->file_offset), T(g->detail ? g->detail : ""));

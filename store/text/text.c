@@ -113,9 +113,7 @@ static void print_flags(FILE *o, uint32_t flags)
  */
 static const char *comm_of(const struct rb_thread *t, const struct rb_comm *fallback)
 {
-	if (t->comm && t->comm_set)
-		return t->comm->name;
-	return fallback ? fallback->name : t->comm->name;
+	return rb_thread_shown_comm(t, fallback)->name;
 }
 
 static int script_sample(void *ctx, const struct rb_sample_ev *ev)
