@@ -363,9 +363,26 @@ static void parse_kernel(struct cur *c, struct pd_event *ev, const struct pd_evs
 			ev->u.mmap2.ino = g64(c, "ino");
 			ev->u.mmap2.ino_generation = g64(c, "ino_generation");
 		}
-		ev->u.mmap2.prot = g32(c, "prot");
-		ev->u.mmap2.flags = g32(c, "flags");
-		ev->u.mmap2.filename = gstr(c, "filename");
+		{
+			/*
+			 * Kernels before 3.16 (and RHEL 7's 3.10 backport) wrote MMAP2
+			 * without prot and flags: the filename starts where prot
+			 * would. The kernel's prot holds only PROT_READ, _WRITE and
+			 * _EXEC (at most 7), while a name's first four bytes read as
+			 * a number are far larger ("/usr", "[sta"): a larger prot
+			 * whose bytes hold a NUL-terminated name is that name (prot
+			 * and flags then 0: not recorded).
+			 */
+			const uint8_t *at = c->p;
+			ev->u.mmap2.prot = g32(c, "prot");
+			ev->u.mmap2.flags = g32(c, "flags");
+			if (!c->bad && ev->u.mmap2.prot > 7 && !(ev->misc & PD_MISC_MMAP_BUILD_ID) &&
+			    memchr(at, 0, (size_t)(c->end - at))) {
+				c->p = at;
+				ev->u.mmap2.prot = ev->u.mmap2.flags = 0;
+			}
+			ev->u.mmap2.filename = gstr(c, "filename");
+		}
 		break;
 	case PD_RECORD_LOST:
 		ev->u.lost.id = g64(c, "id");
@@ -464,12 +481,17 @@ static void parse_user(struct cur *c, struct pd_event *ev, size_t size)
 		ev->u.header_attr.ids = gbytes(c, ev->u.header_attr.nr_ids, 8, "ids");
 		break;
 	}
-	case PD_RECORD_HEADER_EVENT_TYPE:
+	case PD_RECORD_HEADER_EVENT_TYPE: {
+		/* perf cut the name field to the name's length rounded up to 8 (event__synthesize_event_type) */
 		ev->u.event_type.event_id = g64(c, "event_id");
-		ev->u.event_type.name = (const char *)gbytes(c, 64, 1, "name");
-		if (ev->u.event_type.name && !memchr(ev->u.event_type.name, 0, 64) && !c->bad)
+		size_t n = c->bad ? 0 : (size_t)(c->end - c->p) < 64 ? (size_t)(c->end - c->p) : 64;
+		ev->u.event_type.name = n ? (const char *)gbytes(c, n, 1, "name") : NULL;
+		if (!ev->u.event_type.name && !c->bad)
+			c->bad = "name";
+		else if (ev->u.event_type.name && !memchr(ev->u.event_type.name, 0, n) && !c->bad)
 			c->bad = "name (not terminated)";
 		break;
+	}
 	case PD_RECORD_HEADER_TRACING_DATA:
 		ev->u.tracing_data.size = g32(c, "size");
 		break;

@@ -33,7 +33,8 @@ SHELL_TESTS = \
 	tests/pt_damaged.test \
 	tests/aggregates.test \
 	tests/trace_index.test \
-	tests/folded.test
+	tests/folded.test \
+	tests/zoo.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
 TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc tests/unit/test_pt_filter \
