@@ -304,7 +304,8 @@ static int by_thread(const void *a, const void *b)
 
 int rb_calls_flush(struct rb_calls *c)
 {
-	qsort(c->stacks, c->nr_stacks, sizeof(*c->stacks), by_thread);
+	if (c->nr_stacks)          /* (qsort with no array: undefined, says UBSan) */
+		qsort(c->stacks, c->nr_stacks, sizeof(*c->stacks), by_thread);
 	for (size_t t = 0; t < c->nr_stacks; t++) {
 		struct cstack *cs = c->stacks[t];
 		cpop_all(c, cs);

@@ -78,7 +78,8 @@ int pt_index_build(struct rb_pt *pt)
 			}
 		}
 	}
-	qsort(pt->syncs, pt->nr_syncs, sizeof(*pt->syncs), by_time);
+	if (pt->nr_syncs)
+		qsort(pt->syncs, pt->nr_syncs, sizeof(*pt->syncs), by_time);
 	return 0;
 }
 
