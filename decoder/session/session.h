@@ -149,6 +149,30 @@ struct rb_aux_rec_ev {
 	uint64_t aux_offset, aux_size, flags;
 };
 
+/*
+ * The one interface every output implements (SQLite, text, JSON, folded
+ * stacks...). The contract, for every callback:
+ *  - any callback may be NULL: that kind of event is not wanted (the
+ *    session and the trace sources then skip the work of making it where
+ *    they can: no trace callback, no branch events built);
+ *  - all are called from the thread that called rb_session_run, one at a
+ *    time, never concurrently, even when decoding runs on -j threads;
+ *  - events come in time order (perf's rounds: kernel records by time,
+ *    trace events up to each record's time, a trace.dat merged by time);
+ *    gaps and the trace index come where they are found, in that order;
+ *  - an event and everything it points to (threads, comms, symbols,
+ *    strings) is valid only during the call, except the session's objects
+ *    (struct rb_thread, rb_comm, rb_dso, rb_sym), which live until end()
+ *    returns: copy what is kept, or key it by those objects until then;
+ *  - a callback returns 0 to go on, or any other value to stop: nothing
+ *    more is delivered, end() is still called once, and rb_session_run
+ *    returns that value (a caller that could mistake it for a negative pd
+ *    status asks its sink, as cmd_export asks the store whether it failed);
+ *  - --time and -C have been applied (see doc/architecture.md for which
+ *    events they select); the sink filters nothing itself.
+ * begin() comes first, with the machine whose objects events point to;
+ * end() last, while those objects are alive, whatever happened before.
+ */
 struct rb_sink {
 	void *ctx;
 	int (*begin)(void *ctx, struct rb_machine *m);
