@@ -855,6 +855,17 @@ static int decode_block(struct queue *q, uint64_t off, uint64_t size, uint64_t f
 			 q->idx, size, c->file_offset + (off - c->aux_offset));
 		return gap(q, NULL, "aux data missing", size, file_offset, detail);
 	}
+	/* the trace index: each fragment is decoded from a reset decoder, so decoding can start here */
+	if (e->env->sync_point) {
+		struct rb_sync_ev sp = { .source = "cs_etm", .queue = q->idx, .cpu = q->cpu, .tid = tid, .time = time,
+					 .aux_pos = off, .file_offset = c->file_offset + (off - c->aux_offset) };
+		int src = e->env->sync_point(e->env->sess, &sp);
+		if (src) {
+			if (!c->bytes)
+				free(bytes);
+			return q->stop = src;
+		}
+	}
 	ocsd_dt_process_data(q->tree, OCSD_OP_RESET, 0, 0, NULL, NULL);
 	reset_streams(q, q->cpu, tid);
 	for (uint64_t done = 0; done < size && !q->stop;) {
