@@ -16,6 +16,7 @@
 struct centry {
 	uint64_t id, cp, sym, parent_cp, parent_id, ret, call_time, call_ref;
 	uint64_t branches0, insns0, cycles0;
+	uint64_t child_time, child_branches;   /* of the calls it made, as they ended */
 	uint8_t window;               /* ret is a call's address: a return lands within 15 bytes after it */
 	uint8_t no_call, non_call, trace_end, kernel;
 };
@@ -131,12 +132,17 @@ static void cpop(struct rb_calls *c, struct cstack *cs, uint64_t time, uint64_t 
 		return;
 	struct rb_call call = {
 		.id = e->id, .thread = cs->thread, .comm = cs->comm, .path = e->cp, .parent_path = e->parent_cp,
-		.parent_id = e->parent_id, .call_time = e->call_time, .return_time = time, .call_ref = e->call_ref,
+		.parent_id = e->parent_id, .call_time = e->call_time, .return_time = time,
+		.duration = time >= e->call_time ? time - e->call_time : 0, .call_ref = e->call_ref,
 		.return_ref = ref, .branches = cs->branches - e->branches0, .insns = cs->insns - e->insns0,
-		.cycles = cs->cycles - e->cycles0,
+		.cycles = cs->cycles - e->cycles0, .children_time = e->child_time, .children_branches = e->child_branches,
 		.flags = (e->no_call ? RB_CALL_NO_CALL : 0) | (no_return ? RB_CALL_NO_RETURN : 0) |
 			 (e->non_call ? RB_CALL_NON_CALL : 0),
 	};
+	if (cs->n) {             /* the caller, still open below it */
+		cs->v[cs->n - 1].child_time += call.duration;
+		cs->v[cs->n - 1].child_branches += call.branches;
+	}
 	int rc = c->out.call(c->out.ctx, &call);
 	if (rc)
 		failed(c, rc);

@@ -54,8 +54,11 @@ struct rb_call {
 	uint64_t path, parent_path;   /* call path ids */
 	uint64_t parent_id;           /* the enclosing call's id, 0 at the bottom of the stack */
 	uint64_t call_time, return_time;
+	uint64_t duration;            /* return_time - call_time, 0 if the times go backwards */
 	uint64_t call_ref, return_ref;   /* the refs of the branches that entered and left it */
 	uint64_t branches, insns, cycles;
+	/* what the calls it made took: their durations and branch counts summed (self = the rest) */
+	uint64_t children_time, children_branches;
 	int flags;                    /* RB_CALL_* */
 };
 

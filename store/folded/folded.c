@@ -167,21 +167,18 @@ static struct agg *agg_of(struct rb_folded *f, uint64_t comm, uint64_t path)
 	return &f->aggs[k->id - 1];
 }
 
-/* A call ended: its time to its path's total, and to its parent path's children's. */
+/* A call ended: its time and branches, and those of the calls it made, to its (comm, path). */
 static int on_call(void *ctx, const struct rb_call *c)
 {
 	struct rb_folded *f = ctx;
-	uint64_t d = c->return_time >= c->call_time ? c->return_time - c->call_time : 0;
 	struct agg *a = agg_of(f, c->comm, c->path);
 	if (!a)
 		return -ENOMEM;
-	a->total += d;
+	a->total += c->duration;
 	a->branches += c->branches;
-	if (!(a = agg_of(f, c->comm, c->parent_path)))
-		return -ENOMEM;
-	a->children += d;
-	a->child_branches += c->branches;
-	f->timed |= d != 0;
+	a->children += c->children_time;
+	a->child_branches += c->children_branches;
+	f->timed |= c->duration != 0;
 	return 0;
 }
 

@@ -778,20 +778,18 @@ static struct pstat *pstat_of(struct rb_store *st, uint64_t id)
 	return &st->pstats[id];
 }
 
-/* A call into call_path_stats: its path's count and times, and its time as its parent path's children's. */
+/* A call into call_path_stats: its path's count, its time and that of the calls it made. */
 static void aggregate_call(struct rb_store *st, const struct rb_call *c)
 {
-	uint64_t d = c->return_time >= c->call_time ? c->return_time - c->call_time : 0;
 	struct pstat *p = pstat_of(st, c->path);
 	if (!p)
 		return;
 	p->calls++;
-	p->total += d;
+	p->total += c->duration;
+	p->children += c->children_time;
 	p->branches += c->branches;
 	p->insns += c->insns;
 	p->cycles += c->cycles;
-	if ((p = pstat_of(st, c->parent_path)))
-		p->children += d;
 }
 
 /* A branch into branch_edges: one row per (object, from, to), with its count. */

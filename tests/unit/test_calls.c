@@ -5,7 +5,8 @@
  * them; a return that skips levels closes the inner calls as never returned;
  * a thread's first branch puts its function on the stack as a call never
  * seen; a call to the next instruction is no call; a jump to another
- * symbol's start is a tail call that the passing return closes; a decoder
+ * symbol's start is a tail call that the passing return closes; each call
+ * carries its duration and what the calls it made took; a decoder
  * restart on the thread's queue and an exec in the main thread close every
  * open call at the thread's last branch time; a trace end pushes an entry
  * that the next trace begin pops; the flush closes what is open in thread
@@ -112,6 +113,9 @@ static void test_call_return(void)
 	const struct rb_call *cf = call_of(&g, 2);
 	ok(cf && cf->flags == 0 && cf->branches == 3 && cf->parent_id == 1 && cf->call_ref == 1 && cf->return_ref == 4,
 	   "f: returned by branch 4 after 3 branches, under main");
+	ok(cf && cg && cg->duration == 10 && cg->children_time == 0 && cf->duration == 30 &&
+	   cf->children_time == 10 && cf->children_branches == 1,
+	   "a call's duration, and its children's time and branches (f: 30 ns, of which g's 10 ns and 1 branch)");
 	ok(rb_calls_flush(c) == 0 && g.nc == 3, "the flush closes what is open");
 	const struct rb_call *cm = call_of(&g, 1);
 	ok(cm && cm->flags == (RB_CALL_NO_CALL | RB_CALL_NO_RETURN) && cm->return_time == 130 && cm->return_ref == 0 &&
