@@ -35,24 +35,7 @@ cat "$WORK/expect"
 cc -O2 -o "$WORK/pt_bare" "$S/scripts/bench/pt_bare.c" -lipt
 
 # the queue's AUX bytes, perf's 8-byte padding between chunks dropped
-python3 - "$WORK/pt.data" "$WORK/trace.bin" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-off, size = struct.unpack_from('<QQ', d, 40)
-p, end, out, nxt = off, off + size, bytearray(), None
-while p + 8 <= end:
-    t, misc, sz = struct.unpack_from('<IHH', d, p)
-    if t == 71:
-        psize, aoff = struct.unpack_from('<QQ', d, p + 8)
-        if nxt is not None and aoff < nxt:
-            del out[len(out) - (nxt - aoff):]
-        out += d[p + sz:p + sz + psize]
-        nxt = aoff + psize
-        p += sz + psize
-    else:
-        p += sz
-open(sys.argv[2], 'wb').write(out)
-PY
+python3 "$S/scripts/bench/aux_bytes.py" "$WORK/pt.data" "$WORK/trace.bin"
 echo "trace: $(stat -c %s "$WORK/trace.bin") bytes of Intel PT"
 text=$(readelf -lW "$FX/rbfix/loops" | awk '$1 == "LOAD" && / R E / { print $3, $2, $5; exit }')
 

@@ -31,8 +31,8 @@ trap 'rm -rf "$WORK"' EXIT
 cc -O2 -o "$WORK/pt_bare" "$S/scripts/bench/pt_bare.c" -lipt
 text=$(readelf -lW "$FX/rbfix/loops" | awk '$1 == "LOAD" && / R E / { print $3, $2, $5; exit }')
 
-python3 - "$RBDECODE" "$WORK" "$FX" "$text" "$PTGEN" "$MB" <<'PY'
-import os, sqlite3, struct, subprocess, sys, time
+python3 - "$RBDECODE" "$WORK" "$FX" "$text" "$PTGEN" "$MB" "$S/scripts/bench" <<'PY'
+import os, sqlite3, subprocess, sys
 rb, work, fx, text, ptgen, mb = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(), sys.argv[5], int(sys.argv[6])
 loops, flow = os.path.join(fx, "rbfix/loops"), os.path.join(fx, "flows/loops.flow")
 
@@ -45,22 +45,7 @@ def timed(cmd, out=os.devnull):
     return float(wall), int(kb) / 1024.0
 
 def aux_bytes(data, dst):
-    """the queue's AUX bytes, perf's padding and snapshot repeats dropped, for the bare loop"""
-    d = open(data, "rb").read()
-    off, size = struct.unpack_from("<QQ", d, 40)
-    p, end, out, nxt = off, off + size, bytearray(), None
-    while p + 8 <= end:
-        t, misc, sz = struct.unpack_from("<IHH", d, p)
-        if t == 71:
-            psize, aoff = struct.unpack_from("<QQ", d, p + 8)
-            if nxt is not None and aoff < nxt:
-                del out[len(out) - (nxt - aoff):]
-            out += d[p + sz:p + sz + psize]
-            nxt = aoff + psize
-            p += sz + psize
-        else:
-            p += sz
-    open(dst, "wb").write(out)
+    subprocess.run(["python3", os.path.join(sys.argv[7], "aux_bytes.py"), data, dst], check=True)
 
 def line(what, value, ref, target):
     print("%-58s %s   ratio %.2f (target %s)" % (what, value, ref, target))
