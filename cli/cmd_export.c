@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "decoder/session/session.h"
 #include "store/sqlite/store.h"
+#include "store/rbtrace/fingerprint.h"
 #include "decoder/ftrace/tracedat.h"
 
 struct progress {
@@ -386,8 +387,9 @@ static int note_ftrace(struct rb_store *st, const char *path, const struct rb_tr
 
 /*
  * Where the recording and its binaries are, so that the database can reach
- * the trace again: the recording's absolute path and size, and the search
- * path the decode used (only those given).
+ * the trace again (the rbtrace extension does): the recording's absolute
+ * path, size and fingerprint, the search path the decode used (only those
+ * given) and the export's choices.
  */
 static void note_paths(struct rb_store *st, const char *source, const struct rb_session_opts *so)
 {
@@ -395,8 +397,12 @@ static void note_paths(struct rb_store *st, const char *source, const struct rb_
 	struct stat sb;
 	if (realpath(source, abs))
 		rb_store_note_text(st, "recording", abs);
-	if (stat(source, &sb) == 0 && S_ISREG(sb.st_mode))
-		rb_store_note(st, "recording_size", (uint64_t)sb.st_size);
+	char hex[17];
+	uint64_t size;
+	if (stat(source, &sb) == 0 && S_ISREG(sb.st_mode) && rb_fingerprint(source, hex, &size) == 0) {
+		rb_store_note(st, "recording_size", size);
+		rb_store_note_text(st, "recording_hash", hex);
+	}
 	const struct { const char *name, *path; } paths[] = {
 		{ "symfs", so->machine.symfs }, { "vmlinux", so->machine.vmlinux }, { "kcore", so->machine.kcore },
 		{ "kallsyms", so->machine.kallsyms },
@@ -404,6 +410,17 @@ static void note_paths(struct rb_store *st, const char *source, const struct rb_
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (paths[i].path)
 			rb_store_note_text(st, paths[i].name, realpath(paths[i].path, abs) ? abs : paths[i].path);
+	/* what was decoded, so that the trace can be decoded again the same way (row ids included) */
+	rb_store_note(st, "itrace_branches", !so->no_branches);
+	rb_store_note(st, "itrace_insn_period", so->insn_period);
+	rb_store_note(st, "itrace_ptwrites", (uint64_t)so->ptwrites);
+	rb_store_note(st, "itrace_pwr_events", (uint64_t)so->pwr_events);
+	if (so->time_start || so->time_end) {
+		rb_store_note(st, "export_time_start", so->time_start);
+		rb_store_note(st, "export_time_end", so->time_end);
+	}
+	if (so->cpus)
+		rb_store_note_text(st, "export_cpus", so->cpus);
 }
 
 /* A trace.dat given alone: loaded without a session. 0, 1 read in part, or an exit status. */

@@ -3,11 +3,32 @@
 #   text/      perf script's text and the gaps table
 #   json/      the gaps table as JSON (gaps --json)
 #   folded/    folded stacks for flame graphs (rbdecode folded)
+#   rbtrace/   the rbtrace SQLite extension: lazy tables decoded on demand
+#              from the recording a database names (rbtrace.so)
 if BUILD_DECODER
 noinst_LIBRARIES += %D%/libstore.a
 %C%_libstore_a_SOURCES = %D%/sqlite/store.h %D%/sqlite/store.c %D%/sqlite/schema.sql.h \
 	%D%/text/text.h %D%/text/text.c %D%/json/json.h %D%/json/json.c \
-	%D%/folded/folded.h %D%/folded/folded.c
+	%D%/folded/folded.h %D%/folded/folded.c \
+	%D%/rbtrace/fingerprint.h %D%/rbtrace/fingerprint.c
 %C%_libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(CAPSTONE_CFLAGS) $(JANSSON_CFLAGS)
 STORE_LIBS = %D%/libstore.a
+endif
+
+# The extension: a loadable module (sqlite3's .load, Python's load_extension),
+# installed beside the programs' data as $(pkglibdir)/rbtrace.so. It links
+# the decoder (built position-independent for it) but not the store.
+if BUILD_DECODER
+rbtraceextdir = $(pkglibdir)
+rbtraceext_PROGRAMS = rbtrace.so
+RBTRACE_SOURCES = %D%/rbtrace/rbtrace.c %D%/rbtrace/feed.h %D%/rbtrace/feed.c \
+	%D%/rbtrace/recording.h %D%/rbtrace/recording.c %D%/rbtrace/fingerprint.h %D%/rbtrace/fingerprint.c
+RBTRACE_LIBS = $(DECODER_LIBS) $(PERFDATA_LIBS) $(LIBARCHIVE_LIBS) $(OPENCSD_LIBS) $(TRACEEVENT_LIBS) \
+	$(ZSTD_LIBS) -lpthread
+rbtrace_so_SOURCES = $(RBTRACE_SOURCES)
+rbtrace_so_CFLAGS = $(AM_CFLAGS) -fPIC $(SQLITE_CFLAGS)
+rbtrace_so_LDFLAGS = $(AM_LDFLAGS) -shared -Wl,-z,defs -Wl,--version-script=$(srcdir)/%D%/rbtrace/rbtrace.map
+rbtrace_so_LDADD = $(RBTRACE_LIBS)
+EXTRA_rbtrace_so_DEPENDENCIES = $(srcdir)/%D%/rbtrace/rbtrace.map
+EXTRA_DIST += %D%/rbtrace/rbtrace.map
 endif

@@ -34,6 +34,7 @@ SHELL_TESTS = \
 	tests/aggregates.test \
 	tests/trace_index.test \
 	tests/folded.test \
+	tests/rbtrace.test \
 	tests/zoo.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
@@ -42,6 +43,13 @@ TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab tests/uni
 check_PROGRAMS += tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc tests/unit/test_pt_filter \
 	tests/unit/test_ptclock tests/unit/test_ordered tests/unit/test_session tests/unit/test_calls
 endif
+# rbtrace_sql: the rbtrace extension linked into a minimal shell (a sanitized build's module cannot be .load'ed)
+if BUILD_DECODER
+check_PROGRAMS += tests/tools/rbtrace_sql
+endif
+tests_tools_rbtrace_sql_SOURCES = tests/tools/rbtrace_sql.c $(RBTRACE_SOURCES)
+tests_tools_rbtrace_sql_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_tools_rbtrace_sql_LDADD = $(RBTRACE_LIBS) $(SQLITE_LIBS)
 tests_unit_test_calls_SOURCES = tests/unit/test_calls.c tests/unit/tap.h
 tests_unit_test_calls_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_calls_LDADD = $(DECODER_LIBS)

@@ -1,0 +1,395 @@
+/*
+ * feed.c - see feed.h. One session thread (the producer) and the cursor's
+ * thread (the consumer) meet at a queue of at most FEED_BATCHES batches of
+ * FEED_ROWS rows: the session blocks while the queue is full, the cursor
+ * while it is empty. Stopping early (the cursor closed, or the rows are
+ * past the window's end) is a stop code the sink returns; the session then
+ * ends as its contract says (end() called, nothing more delivered).
+ * The session decodes with the export's own choices (--itrace, --time, -C:
+ * feed.h), so that every event the export counted is counted here.
+ */
+#include "config.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "store/rbtrace/feed.h"
+#include "decoder/calls/idmap.h"
+#include "decoder/session/machine.h"
+
+#define FEED_ROWS 512
+#define FEED_BATCHES 8
+#define FEED_STOP 0x7e5d       /* the sink's stop code: the cursor asked, or the window is over */
+
+struct batch { struct rb_feed_row row[FEED_ROWS]; size_t n; };
+
+struct rb_feed {
+	struct rb_session_opts so;
+	struct rb_feed_filter flt;
+	pthread_t thread;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *queue[FEED_BATCHES]; /* ring of full batches */
+	size_t head, count;
+	struct batch *filling;             /* the session's */
+	struct batch *taking;              /* the cursor's */
+	size_t taken;
+	struct batch *spare;               /* an emptied batch, for the session to fill again */
+	int stop;                          /* the cursor asked the session to stop */
+	int done;                          /* the session ended: status, msg */
+	int status;
+	char msg[512];
+	/* the session thread's */
+	struct rb_machine *m;
+	uint64_t next_id;                  /* the samples id of the next sample or trace event */
+	struct rb_idmap objmap;            /* session object -> index + 1 in objs */
+	struct rb_feed_obj **objs;
+	size_t nobjs, capobjs;
+	int failed;                        /* out of memory */
+	uint32_t *queues;                  /* the filter's, copied */
+	uint8_t *passed;                   /* per queue: an event past the window came */
+	size_t npassed;
+};
+
+static char *dup_str(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+/* The record of session object @p (kind, generation @gen): made on first sight. NULL: out of memory. */
+static struct rb_feed_obj *obj_of(struct rb_feed *f, const void *p, int kind, uint64_t gen, int *fresh)
+{
+	struct rb_idkey *k = rb_idmap_get(&f->objmap, (uint64_t)(uintptr_t)p, (uint64_t)kind, gen);
+	if (!k)
+		return NULL;
+	*fresh = 0;
+	if (k->id)
+		return f->objs[k->id - 1];
+	if (f->nobjs == f->capobjs) {
+		size_t cap = f->capobjs ? 2 * f->capobjs : 256;
+		struct rb_feed_obj **v = realloc(f->objs, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		f->objs = v;
+		f->capobjs = cap;
+	}
+	struct rb_feed_obj *o = calloc(1, sizeof(*o));
+	if (!o)
+		return NULL;
+	o->kind = kind;
+	f->objs[f->nobjs++] = o;
+	k->id = f->nobjs;
+	*fresh = 1;
+	return o;
+}
+
+static struct rb_feed_obj *thread_obj(struct rb_feed *f, const struct rb_thread *t)
+{
+	int fresh;
+	struct rb_feed_obj *o = obj_of(f, t, RB_OBJ_THREAD, t->generation, &fresh);
+	if (o && fresh) {
+		o->pid = t->pid;
+		o->tid = t->tid;
+		o->a = t->generation;
+	}
+	return o;
+}
+
+static struct rb_feed_obj *comm_obj(struct rb_feed *f, const struct rb_comm *c, const struct rb_thread *t)
+{
+	int fresh;
+	struct rb_feed_obj *o = obj_of(f, c, RB_OBJ_COMM, 0, &fresh);
+	if (o && fresh) {
+		o->pid = t->pid;
+		o->a = c->start;
+		o->b = (uint64_t)c->exec;
+		if (!(o->name = dup_str(c->name)))
+			return NULL;
+	}
+	return o;
+}
+
+static struct rb_feed_obj *dso_obj(struct rb_feed *f, const struct rb_dso *d)
+{
+	int fresh;
+	struct rb_feed_obj *o = obj_of(f, d, RB_OBJ_DSO, 0, &fresh);
+	if (o && fresh) {
+		char bid[41] = "";
+		for (int i = 0; i < d->build_id_size && i < 20; i++)
+			sprintf(bid + 2 * i, "%02x", d->build_id[i]);
+		if (!(o->name = dup_str(d->long_name)) || !(o->build_id = dup_str(bid)))
+			return NULL;
+	}
+	return o;
+}
+
+static struct rb_feed_obj *sym_obj(struct rb_feed *f, const struct rb_sym *s, struct rb_feed_obj *dso)
+{
+	int fresh;
+	struct rb_feed_obj *o = obj_of(f, s, RB_OBJ_SYM, 0, &fresh);
+	if (o && fresh) {
+		o->a = s->start;
+		o->b = s->end;
+		o->dso = dso;
+		if (!(o->name = dup_str(s->name)))
+			return NULL;
+	}
+	return o;
+}
+
+static struct rb_feed_obj *evsel_obj(struct rb_feed *f, const char *mods)
+{
+	static const char key;          /* one record per modifier string the decoder uses */
+	int fresh;
+	struct rb_feed_obj *o = obj_of(f, &key, RB_OBJ_EVSEL, (uint64_t)(uintptr_t)mods, &fresh);
+	if (o && fresh) {
+		char name[32];
+		snprintf(name, sizeof(name), "branches%s", mods ? mods : "");
+		if (!(o->name = dup_str(name)))
+			return NULL;
+	}
+	return o;
+}
+
+/* An address's object, symbol and offset, as the store's export_al finds them. 0, or -1 out of memory. */
+static int locate(struct rb_feed *f, const struct rb_addr_loc *al, struct rb_feed_obj **dso,
+		  struct rb_feed_obj **sym, int64_t *off)
+{
+	*dso = *sym = NULL;
+	*off = 0;
+	if (!al->map)
+		return 0;
+	if (!(*dso = dso_obj(f, al->dso)))
+		return -1;
+	const struct rb_sym *s = rb_machine_export_sym(f->m, al, al->addr);
+	if (!s)
+		return 0;
+	if (!(*sym = sym_obj(f, s, *dso)))
+		return -1;
+	*off = al->addr >= s->start ? (int64_t)(al->addr - s->start) : 0;
+	return 0;
+}
+
+/* Hand the filled batch over; wait while the queue is full. FEED_STOP when the cursor asked to stop. */
+static int push_batch(struct rb_feed *f)
+{
+	pthread_mutex_lock(&f->mu);
+	while (f->count == FEED_BATCHES && !f->stop)
+		pthread_cond_wait(&f->cv, &f->mu);
+	if (f->stop) {
+		pthread_mutex_unlock(&f->mu);
+		return FEED_STOP;
+	}
+	f->queue[(f->head + f->count) % FEED_BATCHES] = f->filling;
+	f->count++;
+	f->filling = f->spare;
+	f->spare = NULL;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	if (!f->filling && !(f->filling = malloc(sizeof(*f->filling))))
+		return f->failed = 1, -ENOMEM;
+	f->filling->n = 0;
+	return 0;
+}
+
+/* Queue @q's events are past the window: FEED_STOP once every queue that can have some in it is. */
+static int past_window(struct rb_feed *f, uint32_t q)
+{
+	size_t i;
+	for (i = 0; i < f->flt.nqueues && f->flt.queues[i] != q; i++)
+		;
+	if (i == f->flt.nqueues || f->passed[i])
+		return 0;
+	f->passed[i] = 1;
+	return ++f->npassed == f->flt.nqueues ? FEED_STOP : 0;
+}
+
+static int feed_begin(void *ctx, struct rb_machine *m)
+{
+	struct rb_feed *f = ctx;
+	f->m = m;
+	return 0;
+}
+
+static int feed_sample(void *ctx, const struct rb_sample_ev *ev)
+{
+	struct rb_feed *f = ctx;
+	(void)ev;
+	f->next_id++;
+	return f->stop ? FEED_STOP : 0;
+}
+
+static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
+{
+	struct rb_feed *f = ctx;
+	const struct rb_feed_filter *w = &f->flt;
+	int64_t id = (int64_t)++f->next_id;
+	if (ev->kind != RB_EV_BRANCH)
+		return 0;
+	if (ev->time > w->time_hi)
+		return past_window(f, ev->queue);
+	if (ev->time < w->time_lo || (w->cpu >= 0 && ev->cpu != w->cpu) ||
+	    (w->pid >= 0 && (!ev->thread || ev->thread->pid != w->pid)) ||
+	    (w->tid >= 0 && (!ev->thread || ev->thread->tid != w->tid)))
+		return 0;
+	struct rb_feed_row *r = &f->filling->row[f->filling->n];
+	memset(r, 0, sizeof(*r));
+	int64_t *v = r->v;
+	v[RBC_ID] = id;
+	v[RBC_MACHINE] = 1;
+	v[RBC_IP] = (int64_t)ev->from;
+	v[RBC_TIME] = (int64_t)ev->time;
+	v[RBC_CPU] = ev->cpu;
+	v[RBC_TO_IP] = (int64_t)ev->to;
+	v[RBC_PERIOD] = 1;
+	v[RBC_BRANCH_TYPE] = ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX;
+	v[RBC_IN_TX] = !!(ev->flags & RB_IP_FLAG_IN_TX);
+	v[RBC_INSN_COUNT] = (int64_t)ev->insn_count;
+	v[RBC_CYC_COUNT] = (int64_t)ev->cyc_count;
+	v[RBC_FLAGS] = ev->flags;
+	v[RBC_PID] = ev->thread ? ev->thread->pid : -1;
+	v[RBC_TID] = ev->thread ? ev->thread->tid : -1;
+	if (!(r->evsel = evsel_obj(f, ev->mods)) || (ev->thread && !(r->thread = thread_obj(f, ev->thread))) ||
+	    (ev->comm && ev->thread && !(r->comm = comm_obj(f, ev->comm, ev->thread))) ||
+	    locate(f, &ev->from_al, &r->dso, &r->sym, &v[RBC_SYM_OFFSET]) < 0 ||
+	    locate(f, &ev->to_al, &r->to_dso, &r->to_sym, &v[RBC_TO_SYM_OFFSET]) < 0)
+		return f->failed = 1, -ENOMEM;
+	if (++f->filling->n == FEED_ROWS)
+		return push_batch(f);
+	return f->stop ? FEED_STOP : 0;
+}
+
+static int feed_end(void *ctx)
+{
+	struct rb_feed *f = ctx;
+	return f->filling->n && !f->stop ? push_batch(f) : 0;
+}
+
+static void *feed_main(void *arg)
+{
+	struct rb_feed *f = arg;
+	struct rb_sink sink = { .ctx = f, .begin = feed_begin, .sample = feed_sample, .trace = feed_trace,
+				.end = feed_end };
+	struct rb_session_stats stats;
+	struct pd_error err;
+	memset(&stats, 0, sizeof(stats));
+	memset(&err, 0, sizeof(err));
+	int rc = rb_session_run(&f->so, &sink, &stats, &err);
+	pthread_mutex_lock(&f->mu);
+	if (f->failed) {
+		f->status = -ENOMEM;
+		snprintf(f->msg, sizeof(f->msg), "out of memory while decoding %s", f->so.path);
+	} else if (rc && rc != FEED_STOP) {
+		f->status = rc;
+		snprintf(f->msg, sizeof(f->msg), "%s", err.msg[0] ? err.msg : "decoding the recording failed");
+	} else if (rc != FEED_STOP && (stats.stop.code || stats.malformed)) {
+		f->status = stats.stop.code ? stats.stop.code : -1;
+		snprintf(f->msg, sizeof(f->msg), "%s was read in part: %s", f->so.path,
+			 stats.stop.code ? stats.stop.msg : "malformed records were skipped");
+	}
+	f->done = 1;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const struct rb_feed_filter *flt,
+		  char *msg, size_t msglen)
+{
+	struct rb_feed *f = calloc(1, sizeof(*f));
+	*out = NULL;
+	if (!f || !(f->filling = malloc(sizeof(*f->filling)))) {
+		free(f);
+		snprintf(msg, msglen, "out of memory");
+		return -1;
+	}
+	f->filling->n = 0;
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	f->so = *so;
+	f->flt = *flt;
+	f->queues = malloc((flt->nqueues + 1) * sizeof(*f->queues));
+	f->passed = calloc(flt->nqueues + 1, 1);
+	if (!f->queues || !f->passed) {
+		snprintf(msg, msglen, "out of memory");
+		rb_feed_stop(f);
+		return -1;
+	}
+	if (flt->nqueues)
+		memcpy(f->queues, flt->queues, flt->nqueues * sizeof(*f->queues));
+	f->flt.queues = f->queues;
+	int e = pthread_create(&f->thread, NULL, feed_main, f);
+	if (e) {
+		snprintf(msg, msglen, "cannot start a decoding thread: %s", strerror(e));
+		rb_feed_stop(f);
+		return -1;
+	}
+	f->started = 1;
+	*out = f;
+	return 0;
+}
+
+struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen)
+{
+	*status = 0;
+	if (f->taking && f->taken < f->taking->n)
+		return &f->taking->row[f->taken++];
+	pthread_mutex_lock(&f->mu);
+	if (f->taking) {               /* give the emptied batch back */
+		if (!f->spare)
+			f->spare = f->taking;
+		else
+			free(f->taking);
+		f->taking = NULL;
+	}
+	while (!f->count && !f->done)
+		pthread_cond_wait(&f->cv, &f->mu);
+	if (f->count) {
+		f->taking = f->queue[f->head];
+		f->head = (f->head + 1) % FEED_BATCHES;
+		f->count--;
+		f->taken = 0;
+		pthread_cond_broadcast(&f->cv);
+	}
+	int end_status = f->status;
+	if (!f->taking && end_status)
+		snprintf(msg, msglen, "%s", f->msg);
+	pthread_mutex_unlock(&f->mu);
+	if (!f->taking) {
+		*status = end_status;
+		return NULL;
+	}
+	return &f->taking->row[f->taken++];
+}
+
+void rb_feed_stop(struct rb_feed *f)
+{
+	if (!f)
+		return;
+	if (f->started) {
+		pthread_mutex_lock(&f->mu);
+		f->stop = 1;
+		pthread_cond_broadcast(&f->cv);
+		pthread_mutex_unlock(&f->mu);
+		pthread_join(f->thread, NULL);
+	}
+	for (size_t i = 0; i < f->count; i++)
+		free(f->queue[(f->head + i) % FEED_BATCHES]);
+	free(f->filling);
+	free(f->taking);
+	free(f->spare);
+	for (size_t i = 0; i < f->nobjs; i++) {
+		free(f->objs[i]->name);
+		free(f->objs[i]->build_id);
+		free(f->objs[i]);
+	}
+	free(f->objs);
+	free(f->queues);
+	free(f->passed);
+	rb_idmap_free(&f->objmap);
+	pthread_mutex_destroy(&f->mu);
+	pthread_cond_destroy(&f->cv);
+	free(f);
+}

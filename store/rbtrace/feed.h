@@ -1,0 +1,85 @@
+/*
+ * feed.h - the decoding side of the rbtrace extension: a session over the
+ * recording a database was made from, run on a thread of its own, whose
+ * branches come out as rows in batches through a small bounded queue, so
+ * that a virtual table's cursor pulls them one at a time (SQLite's xNext)
+ * while the session pushes (its sink). Memory is the queue and the objects
+ * the rows name, never the trace.
+ *
+ * A row names the session's objects (thread, comm, object, symbol) through
+ * records the feed copies once per object (struct rb_feed_obj): the
+ * session's own objects die with it, and the rows may outlive it in the
+ * queue. The cursor turns records into the database's ids (rbtrace.c).
+ *
+ * Row ids follow the store's rule (store/sqlite/store.c): every sample and
+ * every trace event the session delivers takes the next samples id, whether
+ * or not the feed passes it on, so a branch has the id an export with
+ * --itrace=b gave it.
+ */
+#ifndef RB_FEED_H
+#define RB_FEED_H
+
+#include <stdint.h>
+#include "decoder/session/session.h"
+
+enum rb_feed_obj_kind { RB_OBJ_THREAD = 1, RB_OBJ_COMM, RB_OBJ_DSO, RB_OBJ_SYM, RB_OBJ_EVSEL };
+
+/* An object a row names, copied from the session; @id is the cursor's (0: not yet resolved). */
+struct rb_feed_obj {
+	int kind;
+	int64_t pid, tid;          /* thread: its ids; comm: the process it was exported with */
+	uint64_t a, b;             /* thread: generation; comm: start, exec; symbol: start, end */
+	char *name;                /* comm, object's long name, symbol, event name */
+	char *build_id;            /* object: hex, "" if unknown */
+	struct rb_feed_obj *dso;   /* symbol: its object */
+	int64_t id;                /* the database's id, set by the cursor; -1: not there */
+};
+
+/* The columns of a branch row: those of perf's samples table, then pid and tid. */
+enum rb_feed_col {
+	RBC_ID, RBC_EVSEL, RBC_MACHINE, RBC_THREAD, RBC_COMM, RBC_DSO, RBC_SYMBOL, RBC_SYM_OFFSET, RBC_IP,
+	RBC_TIME, RBC_CPU, RBC_TO_DSO, RBC_TO_SYMBOL, RBC_TO_SYM_OFFSET, RBC_TO_IP, RBC_PERIOD, RBC_WEIGHT,
+	RBC_TRANSACTION, RBC_DATA_SRC, RBC_BRANCH_TYPE, RBC_IN_TX, RBC_CALL_PATH, RBC_INSN_COUNT, RBC_CYC_COUNT,
+	RBC_FLAGS, RBC_PID, RBC_TID, RBC_COUNT
+};
+
+struct rb_feed_row {
+	int64_t v[RBC_COUNT];        /* the id columns are filled by the cursor from the objects below */
+	struct rb_feed_obj *evsel, *thread, *comm, *dso, *sym, *to_dso, *to_sym;
+};
+
+/*
+ * Which rows: a time window [time_lo, time_hi] and CPU, pid, tid (-1: any).
+ * Events come in the order the decoders' clocks give (a branch's time is
+ * that of the packet proving it, which can be a little behind), so the
+ * times of consecutive events of different queues may go back; within a
+ * queue they do not. Decoding stops early once each of @queues (the trace
+ * index's queues that start by time_hi) has passed time_hi; with none
+ * given, it runs to the end.
+ */
+struct rb_feed_filter {
+	uint64_t time_lo, time_hi;
+	int64_t cpu, pid, tid;
+	const uint32_t *queues;
+	size_t nqueues;
+};
+
+struct rb_feed;
+
+/*
+ * Start decoding the recording @so names (its path, machine options,
+ * --itrace choices as the export had them) on a new thread. 0, or -1 with
+ * @msg (memory, thread).
+ */
+int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const struct rb_feed_filter *f,
+		  char *msg, size_t msglen);
+/*
+ * The next row, NULL at the end. The row stays valid until the next call;
+ * its objects until rb_feed_stop. At the end, *@status is 0, or why the
+ * session stopped early (then @msg says it: a damaged recording, memory).
+ */
+struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen);
+/* Stop the session (if it still runs), wait for its thread and free everything. Accepts NULL. */
+void rb_feed_stop(struct rb_feed *f);
+
+#endif

@@ -1,0 +1,514 @@
+/*
+ * rbtrace.c - the rbtrace SQLite extension (entry point sqlite3_rbtrace_init):
+ * lazy tables over the recording a database was made from. In a database
+ * rbdecode wrote, `SELECT ... FROM branches WHERE ...` decodes the trace on
+ * demand (feed.c runs the session on a thread of its own) instead of
+ * reading rows an export stored, so the database stays small and every
+ * branch is still reachable by SQL.
+ *
+ * branches: the columns of perf's samples table as an export with
+ * --itrace=b stores a branch, row for row the same (ids included), and two
+ * hidden columns, pid and tid. Constraints on time (=, <, <=, >, >=), cpu,
+ * pid and tid are pushed down (xBestIndex): rows outside them are never
+ * made, and decoding stops once every queue has passed the window's end
+ * (feed.h). Rows come in the export's order (ids ascending).
+ *
+ * Where the database's ids come from: the session's objects (threads,
+ * comms, objects, symbols) are looked up by what identifies them in the
+ * database (pid/tid, name and time, path and build-id, start/end/name),
+ * from maps loaded once per connection. An object the database lacks is an
+ * SQL error naming it: the database was made from another recording, or
+ * under other options. So is a recording that moved or changed (its path,
+ * size and a hash of its first bytes are in decode_stats).
+ */
+#include "config.h"
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "store/rbtrace/feed.h"
+#include "store/rbtrace/recording.h"
+#include "decoder/calls/idmap.h"
+#include "decoder/session/unpack.h"
+
+/* ------------------------------------------------------------ ids */
+
+struct ids {
+	struct rb_idmap dso, sym, thread, comm, evsel;
+};
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; s && *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+#define THREAD_COUNT UINT64_MAX      /* the key under which a (pid, tid)'s number of rows is kept */
+
+/* Put (a,b,c) -> id unless the key has one already (the first row wins). 0, or -1 out of memory. */
+static int put(struct rb_idmap *m, uint64_t a, uint64_t b, uint64_t c, uint64_t id)
+{
+	struct rb_idkey *k = rb_idmap_get(m, a, b, c);
+	if (!k)
+		return -1;
+	if (!k->id)
+		k->id = id;
+	return 0;
+}
+
+static const char *text(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+	return t ? (const char *)t : "";
+}
+
+/* Load the maps from the database's tables. SQLITE_OK, or an error with *@err set. */
+static int ids_load(sqlite3 *db, struct ids *ids, char **err)
+{
+	static const char *const sql[] = {
+		"SELECT id, long_name, build_id, 0, 0 FROM dsos WHERE id > 0 ORDER BY id",
+		"SELECT id, dso_id, sym_start, sym_end, name FROM symbols WHERE id > 0 ORDER BY id",
+		"SELECT id, pid, tid, 0, 0 FROM threads WHERE id > 0 ORDER BY id",
+		"SELECT c.id, c.comm, c.c_time, c.exec_flag, t.pid FROM comms c LEFT JOIN threads t"
+		" ON t.id = c.c_thread_id WHERE c.id > 0 ORDER BY c.id",
+		"SELECT id, name, 0, 0, 0 FROM selected_events WHERE id > 0 ORDER BY id",
+	};
+	for (size_t q = 0; q < sizeof(sql) / sizeof(sql[0]); q++) {
+		sqlite3_stmt *s;
+		int rc = sqlite3_prepare_v2(db, sql[q], -1, &s, NULL);
+		if (rc != SQLITE_OK) {
+			*err = sqlite3_mprintf("rbtrace: this is not a database rbdecode made (%s)", sqlite3_errmsg(db));
+			return rc;
+		}
+		int bad = 0;
+		while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+			uint64_t id = (uint64_t)sqlite3_column_int64(s, 0);
+			uint64_t i2 = (uint64_t)sqlite3_column_int64(s, 2), i3 = (uint64_t)sqlite3_column_int64(s, 3);
+			switch (q) {
+			case 0:
+				bad = put(&ids->dso, fnv(text(s, 1)), fnv(text(s, 2)), 0, id);
+				break;
+			case 1:
+				bad = put(&ids->sym, (uint64_t)sqlite3_column_int64(s, 1), i2,
+					  fnv(text(s, 4)) ^ (i3 * 0x9e3779b97f4a7c15ULL), id);
+				break;
+			case 2: {
+				uint64_t pid = (uint64_t)sqlite3_column_int64(s, 1);
+				struct rb_idkey *n = rb_idmap_get(&ids->thread, pid, i2, THREAD_COUNT);
+				if (!n) {
+					bad = 1;
+					break;
+				}
+				bad = put(&ids->thread, pid, i2, n->id++, id);   /* the n-th row of (pid, tid) */
+				break;
+			}
+			case 3: {
+				uint64_t pid = sqlite3_column_type(s, 4) == SQLITE_NULL ? 0
+					     : (uint64_t)sqlite3_column_int64(s, 4) + 1;
+				bad = put(&ids->comm, fnv(text(s, 1)), i2, (i3 & 1) | (pid << 1), id) ||
+				      put(&ids->comm, fnv(text(s, 1)), i2, (i3 & 1), id);
+				break;
+			}
+			default:
+				bad = put(&ids->evsel, fnv(text(s, 1)), 0, 0, id);
+			}
+		}
+		sqlite3_finalize(s);
+		if (bad) {
+			*err = sqlite3_mprintf("rbtrace: out of memory");
+			return SQLITE_NOMEM;
+		}
+		if (rc != SQLITE_DONE) {
+			*err = sqlite3_mprintf("rbtrace: reading the database failed: %s", sqlite3_errmsg(db));
+			return rc;
+		}
+	}
+	return SQLITE_OK;
+}
+
+static void ids_free(struct ids *ids)
+{
+	rb_idmap_free(&ids->dso);
+	rb_idmap_free(&ids->sym);
+	rb_idmap_free(&ids->thread);
+	rb_idmap_free(&ids->comm);
+	rb_idmap_free(&ids->evsel);
+}
+
+/* The database's id of @o (0 for none), or -1 with *@err when the database has no such row. */
+static int64_t id_of(struct ids *ids, struct rb_feed_obj *o, char **err)
+{
+	if (!o)
+		return 0;
+	if (o->id)
+		return o->id;
+	uint64_t id = 0;
+	const char *what = "";
+	switch (o->kind) {
+	case RB_OBJ_DSO:
+		id = rb_idmap_find(&ids->dso, fnv(o->name), fnv(o->build_id), 0);
+		what = "object";
+		break;
+	case RB_OBJ_SYM: {
+		int64_t dso = id_of(ids, o->dso, err);
+		if (dso < 0)
+			return -1;
+		id = rb_idmap_find(&ids->sym, (uint64_t)dso, o->a, fnv(o->name) ^ (o->b * 0x9e3779b97f4a7c15ULL));
+		what = "symbol";
+		break;
+	}
+	case RB_OBJ_THREAD: {
+		uint64_t n = rb_idmap_find(&ids->thread, (uint64_t)o->pid, (uint64_t)o->tid, THREAD_COUNT);
+		if (n)
+			id = rb_idmap_find(&ids->thread, (uint64_t)o->pid, (uint64_t)o->tid, o->a < n ? o->a : n - 1);
+		what = "thread";
+		break;
+	}
+	case RB_OBJ_COMM:
+		id = rb_idmap_find(&ids->comm, fnv(o->name), o->a, (o->b & 1) | ((uint64_t)(o->pid + 1) << 1));
+		if (!id)
+			id = rb_idmap_find(&ids->comm, fnv(o->name), o->a, o->b & 1);
+		what = "comm";
+		break;
+	case RB_OBJ_EVSEL:
+		id = rb_idmap_find(&ids->evsel, fnv(o->name), 0, 0);
+		what = "event";
+		break;
+	}
+	if (!id) {
+		if (o->kind == RB_OBJ_THREAD)
+			*err = sqlite3_mprintf("rbtrace: the database has no row for thread %lld/%lld: was it made "
+					       "from this recording?", (long long)o->pid, (long long)o->tid);
+		else
+			*err = sqlite3_mprintf("rbtrace: the database has no row for %s '%s': was it made from this "
+					       "recording, with these options?", what, o->name);
+		o->id = -1;
+		return -1;
+	}
+	return o->id = (int64_t)id;
+}
+
+/* ------------------------------------------------------------ the branches table */
+
+struct vtab {
+	sqlite3_vtab base;
+	sqlite3 *db;
+	int ready;                 /* recording and ids loaded */
+	struct ids ids;
+	struct rb_recording rec;
+};
+
+struct cursor {
+	sqlite3_vtab_cursor base;
+	struct rb_feed *feed;
+	struct rb_feed_row *row;
+};
+
+static const char BRANCHES_SCHEMA[] =
+	"CREATE TABLE x(id integer, evsel_id bigint, machine_id bigint, thread_id bigint, comm_id bigint,"
+	" dso_id bigint, symbol_id bigint, sym_offset bigint, ip bigint, time bigint, cpu integer,"
+	" to_dso_id bigint, to_symbol_id bigint, to_sym_offset bigint, to_ip bigint, period bigint,"
+	" weight bigint, transaction_ bigint, data_src bigint, branch_type integer, in_tx boolean,"
+	" call_path_id bigint, insn_count bigint, cyc_count bigint, flags integer,"
+	" pid integer HIDDEN, tid integer HIDDEN)";
+
+static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
+{
+	(void)aux, (void)argc, (void)argv;
+	int rc = sqlite3_declare_vtab(db, BRANCHES_SCHEMA);
+	if (rc != SQLITE_OK)
+		return rc;
+	struct vtab *v = sqlite3_malloc(sizeof(*v));
+	if (!v) {
+		*err = sqlite3_mprintf("rbtrace: out of memory");
+		return SQLITE_NOMEM;
+	}
+	memset(v, 0, sizeof(*v));
+	v->db = db;
+	*out = &v->base;
+	return SQLITE_OK;
+}
+
+static int vt_disconnect(sqlite3_vtab *base)
+{
+	struct vtab *v = (struct vtab *)base;
+	ids_free(&v->ids);
+	rb_recording_close(&v->rec);
+	sqlite3_free(v);
+	return SQLITE_OK;
+}
+
+/*
+ * The plan: idxStr holds one letter per argument xFilter gets, saying what
+ * it bounds: 'e' time =, 'g' time >, 'G' time >=, 'l' time <, 'L' time <=,
+ * 'c' cpu =, 'p' pid =, 't' tid =.
+ */
+static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *ii)
+{
+	(void)base;
+	char plan[64];
+	int n = 0;
+	double cost = 1e9;
+	for (int i = 0; i < ii->nConstraint && n < (int)sizeof(plan) - 1; i++) {
+		const struct sqlite3_index_constraint *c = &ii->aConstraint[i];
+		if (!c->usable)
+			continue;
+		char l = 0;
+		if (c->iColumn == RBC_TIME) {
+			switch (c->op) {
+			case SQLITE_INDEX_CONSTRAINT_EQ: l = 'e'; break;
+			case SQLITE_INDEX_CONSTRAINT_GT: l = 'g'; break;
+			case SQLITE_INDEX_CONSTRAINT_GE: l = 'G'; break;
+			case SQLITE_INDEX_CONSTRAINT_LT: l = 'l'; break;
+			case SQLITE_INDEX_CONSTRAINT_LE: l = 'L'; break;
+			}
+		} else if (c->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+			l = c->iColumn == RBC_CPU ? 'c' : c->iColumn == RBC_PID ? 'p' : c->iColumn == RBC_TID ? 't' : 0;
+		}
+		if (!l)
+			continue;
+		plan[n++] = l;
+		ii->aConstraintUsage[i].argvIndex = n;
+		cost /= l == 'e' ? 1000 : strchr("gGlL", l) ? 10 : 4;
+	}
+	plan[n] = 0;
+	ii->idxStr = sqlite3_mprintf("%s", plan);
+	ii->needToFreeIdxStr = 1;
+	ii->estimatedCost = cost;
+	ii->estimatedRows = (sqlite3_int64)(cost / 10);
+	if (ii->nOrderBy == 1 && ii->aOrderBy[0].iColumn == RBC_ID && !ii->aOrderBy[0].desc)
+		ii->orderByConsumed = 1;
+	return SQLITE_OK;
+}
+
+static int vt_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
+{
+	(void)base;
+	struct cursor *c = sqlite3_malloc(sizeof(*c));
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof(*c));
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static int vt_close(sqlite3_vtab_cursor *cur)
+{
+	struct cursor *c = (struct cursor *)cur;
+	rb_feed_stop(c->feed);
+	sqlite3_free(c);
+	return SQLITE_OK;
+}
+
+static int set_error(struct vtab *v, char *msg)
+{
+	sqlite3_free(v->base.zErrMsg);
+	v->base.zErrMsg = msg;
+	return SQLITE_ERROR;
+}
+
+static int vt_next(sqlite3_vtab_cursor *cur)
+{
+	struct cursor *c = (struct cursor *)cur;
+	struct vtab *v = (struct vtab *)cur->pVtab;
+	int status;
+	char msg[512];
+	c->row = rb_feed_next(c->feed, &status, msg, sizeof(msg));
+	if (!c->row && status)
+		return set_error(v, sqlite3_mprintf("rbtrace: %s", msg));
+	return SQLITE_OK;
+}
+
+/* A time bound from a constraint's value: @up rounds a real down (an upper bound), else up. */
+static int time_arg(sqlite3_value *a, int up, int64_t *t)
+{
+	switch (sqlite3_value_numeric_type(a)) {
+	case SQLITE_INTEGER:
+		*t = sqlite3_value_int64(a);
+		return 0;
+	case SQLITE_FLOAT: {
+		double d = sqlite3_value_double(a);
+		if (d > 9.2e18 || d < -9.2e18)
+			*t = d > 0 ? INT64_MAX : INT64_MIN;
+		else
+			*t = up ? (int64_t)(d >= 0 ? d : d - 0.999999999) : (int64_t)(d >= 0 ? d + 0.999999999 : d);
+		return 0;
+	}
+	default:
+		return -1;    /* NULL or text: the comparison selects nothing */
+	}
+}
+
+/*
+ * The queues whose trace starts by @hi (their first trace_index entry): the
+ * ones a window ending at @hi waits for. None (no index): decode to the end.
+ * 0, or -1 out of memory.
+ */
+static int window_queues(sqlite3 *db, int64_t hi, uint32_t **out, size_t *n)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT queue FROM main.trace_index GROUP BY queue HAVING min(time) <= ?", -1, &s,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(s, 1, hi);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			uint32_t *q = realloc(*out, cap * sizeof(*q));
+			if (!q) {
+				sqlite3_finalize(s);
+				free(*out);
+				*out = NULL;
+				return -1;
+			}
+			*out = q;
+		}
+		(*out)[(*n)++] = (uint32_t)sqlite3_column_int64(s, 0);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc, sqlite3_value **argv)
+{
+	(void)idxNum;
+	struct cursor *c = (struct cursor *)cur;
+	struct vtab *v = (struct vtab *)cur->pVtab;
+	rb_feed_stop(c->feed);
+	c->feed = NULL;
+	c->row = NULL;
+	if (!v->ready) {
+		char *err = NULL;
+		int rc = rb_recording_open(v->db, &v->rec, &err);
+		if (rc == SQLITE_OK)
+			rc = ids_load(v->db, &v->ids, &err);
+		if (rc != SQLITE_OK)
+			return set_error(v, err);
+		v->ready = 1;
+	}
+	int64_t lo = 0, hi = INT64_MAX;
+	struct rb_feed_filter f = { 0, UINT64_MAX, -1, -1, -1, NULL, 0 };
+	int none = 0;
+	for (int i = 0; i < argc && idxStr && idxStr[i]; i++) {
+		char l = idxStr[i];
+		int64_t t;
+		if (strchr("egGlL", l)) {
+			if (time_arg(argv[i], l == 'l' || l == 'L', &t) < 0) {
+				none = 1;
+				continue;
+			}
+			if (l == 'e' || l == 'G' || (l == 'g' && t < INT64_MAX))
+				lo = t + (l == 'g') > lo ? t + (l == 'g') : lo;
+			if (l == 'e' || l == 'L' || (l == 'l' && t > INT64_MIN))
+				hi = t - (l == 'l') < hi ? t - (l == 'l') : hi;
+			if (l == 'g' && t == INT64_MAX)
+				none = 1;
+		} else {
+			if (sqlite3_value_numeric_type(argv[i]) != SQLITE_INTEGER) {
+				none = 1;
+				continue;
+			}
+			int64_t x = sqlite3_value_int64(argv[i]);
+			if (l == 'c')
+				f.cpu = x;
+			else if (l == 'p')
+				f.pid = x;
+			else
+				f.tid = x;
+		}
+	}
+	if (none || hi < 0 || hi < lo)
+		return SQLITE_OK;               /* no row: the cursor is at its end */
+	f.time_lo = lo > 0 ? (uint64_t)lo : 0;
+	f.time_hi = (uint64_t)hi;
+	uint32_t *queues = NULL;
+	if (hi < INT64_MAX && window_queues(v->db, hi, &queues, &f.nqueues) < 0)
+		return set_error(v, sqlite3_mprintf("rbtrace: out of memory"));
+	f.queues = queues;
+	char msg[512];
+	int rc = rb_feed_start(&c->feed, &v->rec.so, &f, msg, sizeof(msg));
+	free(queues);
+	if (rc < 0)
+		return set_error(v, sqlite3_mprintf("rbtrace: %s", msg));
+	return vt_next(cur);
+}
+
+static int vt_eof(sqlite3_vtab_cursor *cur)
+{
+	return ((struct cursor *)cur)->row == NULL;
+}
+
+static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+	struct cursor *c = (struct cursor *)cur;
+	struct vtab *v = (struct vtab *)cur->pVtab;
+	struct rb_feed_row *r = c->row;
+	struct rb_feed_obj *o = NULL;
+	switch (col) {
+	case RBC_EVSEL: o = r->evsel; break;
+	case RBC_THREAD: o = r->thread; break;
+	case RBC_COMM: o = r->comm; break;
+	case RBC_DSO: o = r->dso; break;
+	case RBC_SYMBOL: o = r->sym; break;
+	case RBC_TO_DSO: o = r->to_dso; break;
+	case RBC_TO_SYMBOL: o = r->to_sym; break;
+	default:
+		if (col < 0 || col >= RBC_COUNT)
+			return SQLITE_RANGE;
+		sqlite3_result_int64(ctx, r->v[col]);
+		return SQLITE_OK;
+	}
+	char *err = NULL;
+	int64_t id = id_of(&v->ids, o, &err);
+	if (id < 0) {
+		if (err)
+			sqlite3_result_error(ctx, err, -1);
+		else
+			sqlite3_result_error(ctx, "rbtrace: a row names what the database does not hold", -1);
+		sqlite3_free(err);
+		return SQLITE_ERROR;
+	}
+	sqlite3_result_int64(ctx, id);
+	return SQLITE_OK;
+}
+
+static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+	*rowid = ((struct cursor *)cur)->row->v[RBC_ID];
+	return SQLITE_OK;
+}
+
+static const sqlite3_module branches_module = {
+	.iVersion = 0,
+	.xCreate = NULL,             /* eponymous only: FROM branches, nothing to create */
+	.xConnect = vt_connect,
+	.xBestIndex = vt_best_index,
+	.xDisconnect = vt_disconnect,
+	.xDestroy = vt_disconnect,
+	.xOpen = vt_open,
+	.xClose = vt_close,
+	.xFilter = vt_filter,
+	.xNext = vt_next,
+	.xEof = vt_eof,
+	.xColumn = vt_column,
+	.xRowid = vt_rowid,
+};
+
+int sqlite3_rbtrace_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
+
+int sqlite3_rbtrace_init(sqlite3 *db, char **err, const sqlite3_api_routines *api)
+{
+	SQLITE_EXTENSION_INIT2(api);
+	int rc = sqlite3_create_module(db, "branches", &branches_module, NULL);
+	if (rc != SQLITE_OK)
+		*err = sqlite3_mprintf("rbtrace: cannot register the branches table: %s", sqlite3_errmsg(db));
+	return rc;
+}
