@@ -16,6 +16,7 @@
 #include <string.h>
 #include "store/rbtrace/feed.h"
 #include "decoder/calls/idmap.h"
+#include "decoder/calls/calls.h"
 #include "decoder/session/machine.h"
 
 #define FEED_ROWS 512
@@ -48,6 +49,7 @@ struct rb_feed {
 	struct rb_feed_obj **objs;
 	size_t nobjs, capobjs;
 	int failed;                        /* out of memory */
+	struct rb_calls *calls;            /* RB_FEED_CALLS: the builder */
 	uint32_t *queues;                  /* the filter's, copied */
 	uint8_t *passed;                   /* per queue: an event past the window came */
 	size_t npassed;
@@ -79,6 +81,7 @@ static struct rb_feed_obj *obj_of(struct rb_feed *f, const void *p, int kind, ui
 	if (!o)
 		return NULL;
 	o->kind = kind;
+	o->key = f->nobjs + 1;
 	f->objs[f->nobjs++] = o;
 	k->id = f->nobjs;
 	*fresh = 1;
@@ -153,8 +156,14 @@ static struct rb_feed_obj *evsel_obj(struct rb_feed *f, const char *mods)
 	return o;
 }
 
-/* An address's object, symbol and offset, as the store's export_al finds them. 0, or -1 out of memory. */
-static int locate(struct rb_feed *f, const struct rb_addr_loc *al, struct rb_feed_obj **dso,
+static int calls_failed(struct rb_feed *f);
+
+/*
+ * An address's object, symbol and offset, as the store's export_al finds
+ * them (a symbol-less address named "unknown" at @unknown_at). 0, or -1 out
+ * of memory.
+ */
+static int locate(struct rb_feed *f, const struct rb_addr_loc *al, uint64_t unknown_at, struct rb_feed_obj **dso,
 		  struct rb_feed_obj **sym, int64_t *off)
 {
 	*dso = *sym = NULL;
@@ -163,7 +172,7 @@ static int locate(struct rb_feed *f, const struct rb_addr_loc *al, struct rb_fee
 		return 0;
 	if (!(*dso = dso_obj(f, al->dso)))
 		return -1;
-	const struct rb_sym *s = rb_machine_export_sym(f->m, al, al->addr);
+	const struct rb_sym *s = rb_machine_export_sym(f->m, al, unknown_at);
 	if (!s)
 		return 0;
 	if (!(*sym = sym_obj(f, s, *dso)))
@@ -206,6 +215,22 @@ static int past_window(struct rb_feed *f, uint32_t q)
 	return ++f->npassed == f->flt.nqueues ? FEED_STOP : 0;
 }
 
+/* A call path: the database has it already (the export made the same ones in the same order). */
+static int no_path(void *ctx, uint64_t id, uint64_t parent, uint64_t sym, uint64_t ip)
+{
+	(void)ctx, (void)id, (void)parent, (void)sym, (void)ip;
+	return 0;
+}
+
+/* The builder failed: memory, or a row could not be handed over (the cursor stopped). */
+static int calls_failed(struct rb_feed *f)
+{
+	int rc = rb_calls_error(f->calls);
+	if (rc == -ENOMEM)
+		f->failed = 1;
+	return rc ? rc : -ENOMEM;
+}
+
 static int feed_begin(void *ctx, struct rb_machine *m)
 {
 	struct rb_feed *f = ctx;
@@ -216,9 +241,40 @@ static int feed_begin(void *ctx, struct rb_machine *m)
 static int feed_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_feed *f = ctx;
-	(void)ev;
 	f->next_id++;
+	if (f->calls && ev->nr_nodes) {      /* its call chain's paths, as the store makes them */
+		uint64_t cp = rb_calls_root(f->calls);
+		for (size_t i = 0; cp && i < ev->nr_nodes; i++) {
+			struct rb_feed_obj *dso, *sym;
+			int64_t off;
+			if (locate(f, &ev->nodes[i].al, ev->nodes[i].ip, &dso, &sym, &off) < 0)
+				return f->failed = 1, -ENOMEM;
+			cp = rb_calls_path(f->calls, cp, sym ? sym->key : 0, ev->nodes[i].ip);
+		}
+		if (!cp)
+			return calls_failed(f);
+	}
 	return f->stop ? FEED_STOP : 0;
+}
+
+/* A branch into the calls builder, as the store's calls_branch gives it (@id its samples id). */
+static int call_branch(struct rb_feed *f, const struct rb_trace_ev *ev, uint64_t id)
+{
+	struct rb_feed_obj *thread = thread_obj(f, ev->thread), *comm = NULL, *dso, *sym, *to_dso, *to_sym;
+	int64_t off, to_off;
+	if (!thread || (ev->comm && !(comm = comm_obj(f, ev->comm, ev->thread))) ||
+	    locate(f, &ev->from_al, ev->from_al.addr, &dso, &sym, &off) < 0 ||
+	    locate(f, &ev->to_al, ev->to_al.addr, &to_dso, &to_sym, &to_off) < 0)
+		return f->failed = 1, -ENOMEM;
+	if (!ev->flags)
+		return 0;
+	struct rb_calls_branch b = { .thread = thread->key, .comm = comm ? comm->key : 0,
+				     .main_thread = ev->thread == ev->main_thread, .cpu = ev->cpu,
+				     .tid = ev->thread->tid, .time = ev->time, .from = ev->from, .to = ev->to,
+				     .flags = ev->flags, .insns = ev->insn_count, .cycles = ev->cyc_count,
+				     .from_sym = sym ? sym->key : 0, .to_sym = to_sym ? to_sym->key : 0,
+				     .to_off = (uint64_t)to_off, .ref = id };
+	return rb_calls_branch(f->calls, &b) ? calls_failed(f) : 0;
 }
 
 static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
@@ -228,6 +284,8 @@ static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
 	int64_t id = (int64_t)++f->next_id;
 	if (ev->kind != RB_EV_BRANCH)
 		return 0;
+	if (f->calls)
+		return ev->thread ? call_branch(f, ev, (uint64_t)id) : 0;
 	if (ev->time > w->time_hi)
 		return past_window(f, ev->queue);
 	if (ev->time < w->time_lo || (w->cpu >= 0 && ev->cpu != w->cpu) ||
@@ -253,17 +311,61 @@ static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
 	v[RBC_TID] = ev->thread ? ev->thread->tid : -1;
 	if (!(r->evsel = evsel_obj(f, ev->mods)) || (ev->thread && !(r->thread = thread_obj(f, ev->thread))) ||
 	    (ev->comm && ev->thread && !(r->comm = comm_obj(f, ev->comm, ev->thread))) ||
-	    locate(f, &ev->from_al, &r->dso, &r->sym, &v[RBC_SYM_OFFSET]) < 0 ||
-	    locate(f, &ev->to_al, &r->to_dso, &r->to_sym, &v[RBC_TO_SYM_OFFSET]) < 0)
+	    locate(f, &ev->from_al, ev->from_al.addr, &r->dso, &r->sym, &v[RBC_SYM_OFFSET]) < 0 ||
+	    locate(f, &ev->to_al, ev->to_al.addr, &r->to_dso, &r->to_sym, &v[RBC_TO_SYM_OFFSET]) < 0)
 		return f->failed = 1, -ENOMEM;
 	if (++f->filling->n == FEED_ROWS)
 		return push_batch(f);
 	return f->stop ? FEED_STOP : 0;
 }
 
+/* A call that ended: a row, unless outside the filter (its call time in the window, its thread). */
+static int feed_call(void *ctx, const struct rb_call *c)
+{
+	struct rb_feed *f = ctx;
+	const struct rb_feed_filter *w = &f->flt;
+	struct rb_feed_obj *thread = c->thread ? f->objs[c->thread - 1] : NULL;
+	if (c->call_time < w->time_lo || c->call_time > w->time_hi ||
+	    (w->pid >= 0 && (!thread || thread->pid != w->pid)) || (w->tid >= 0 && (!thread || thread->tid != w->tid)))
+		return f->stop ? FEED_STOP : 0;
+	struct rb_feed_row *r = &f->filling->row[f->filling->n];
+	memset(r, 0, sizeof(*r));
+	int64_t *v = r->v;
+	r->thread = thread;
+	r->comm = c->comm ? f->objs[c->comm - 1] : NULL;
+	v[RCC_ID] = (int64_t)c->id;
+	v[RCC_CALL_PATH] = (int64_t)c->path;
+	v[RCC_CALL_TIME] = (int64_t)c->call_time;
+	v[RCC_RETURN_TIME] = (int64_t)c->return_time;
+	v[RCC_BRANCH_COUNT] = (int64_t)c->branches;
+	v[RCC_CALL_ID] = (int64_t)c->call_ref;
+	v[RCC_RETURN_ID] = (int64_t)c->return_ref;
+	v[RCC_PARENT_CALL_PATH] = (int64_t)c->parent_path;
+	v[RCC_FLAGS] = c->flags;
+	v[RCC_PARENT_ID] = (int64_t)c->parent_id;
+	v[RCC_INSN_COUNT] = (int64_t)c->insns;
+	v[RCC_CYC_COUNT] = (int64_t)c->cycles;
+	v[RCC_PID] = thread ? thread->pid : -1;
+	v[RCC_TID] = thread ? thread->tid : -1;
+	if (++f->filling->n == FEED_ROWS)
+		return push_batch(f);
+	return f->stop ? FEED_STOP : 0;
+}
+
+/* A decoder restart ends the calls open on its queue at its next branch, as in the store. */
+static int feed_gap(void *ctx, const struct rb_gap_ev *g)
+{
+	struct rb_feed *f = ctx;
+	if (f->calls && rb_calls_gap_restarts(g->reason) && rb_calls_restart(f->calls, g->cpu, g->tid))
+		return calls_failed(f);
+	return f->stop ? FEED_STOP : 0;
+}
+
 static int feed_end(void *ctx)
 {
 	struct rb_feed *f = ctx;
+	if (f->calls && !f->stop && rb_calls_flush(f->calls))
+		return calls_failed(f);
 	return f->filling->n && !f->stop ? push_batch(f) : 0;
 }
 
@@ -271,7 +373,7 @@ static void *feed_main(void *arg)
 {
 	struct rb_feed *f = arg;
 	struct rb_sink sink = { .ctx = f, .begin = feed_begin, .sample = feed_sample, .trace = feed_trace,
-				.end = feed_end };
+				.gap = feed_gap, .end = feed_end };
 	struct rb_session_stats stats;
 	struct pd_error err;
 	memset(&stats, 0, sizeof(stats));
@@ -320,6 +422,12 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 	if (flt->nqueues)
 		memcpy(f->queues, flt->queues, flt->nqueues * sizeof(*f->queues));
 	f->flt.queues = f->queues;
+	struct rb_calls_out co = { f, no_path, feed_call };
+	if (flt->table == RB_FEED_CALLS && !(f->calls = rb_calls_new(&co))) {
+		snprintf(msg, msglen, "out of memory");
+		rb_feed_stop(f);
+		return -1;
+	}
 	int e = pthread_create(&f->thread, NULL, feed_main, f);
 	if (e) {
 		snprintf(msg, msglen, "cannot start a decoding thread: %s", strerror(e));
@@ -386,6 +494,7 @@ void rb_feed_stop(struct rb_feed *f)
 		free(f->objs[i]);
 	}
 	free(f->objs);
+	rb_calls_free(f->calls);
 	free(f->queues);
 	free(f->passed);
 	rb_idmap_free(&f->objmap);

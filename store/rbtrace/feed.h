@@ -14,7 +14,10 @@
  * Row ids follow the store's rule (store/sqlite/store.c): every sample and
  * every trace event the session delivers takes the next samples id, whether
  * or not the feed passes it on, so a branch has the id an export with
- * --itrace=b gave it.
+ * --itrace=b gave it. Calls come from the calls builder (decoder/calls) fed
+ * as the store feeds it (branches with flags, sampled call chains, decoder
+ * restarts), so that its call and call path ids are the export's; its keys
+ * are the feed's object records (their index + 1).
  */
 #ifndef RB_FEED_H
 #define RB_FEED_H
@@ -32,8 +35,12 @@ struct rb_feed_obj {
 	char *name;                /* comm, object's long name, symbol, event name */
 	char *build_id;            /* object: hex, "" if unknown */
 	struct rb_feed_obj *dso;   /* symbol: its object */
+	uint64_t key;              /* its index + 1: the calls builder's key for it */
 	int64_t id;                /* the database's id, set by the cursor; -1: not there */
 };
+
+/* Which table a feed makes rows of. */
+enum rb_feed_table { RB_FEED_BRANCHES, RB_FEED_CALLS };
 
 /* The columns of a branch row: those of perf's samples table, then pid and tid. */
 enum rb_feed_col {
@@ -41,6 +48,13 @@ enum rb_feed_col {
 	RBC_TIME, RBC_CPU, RBC_TO_DSO, RBC_TO_SYMBOL, RBC_TO_SYM_OFFSET, RBC_TO_IP, RBC_PERIOD, RBC_WEIGHT,
 	RBC_TRANSACTION, RBC_DATA_SRC, RBC_BRANCH_TYPE, RBC_IN_TX, RBC_CALL_PATH, RBC_INSN_COUNT, RBC_CYC_COUNT,
 	RBC_FLAGS, RBC_PID, RBC_TID, RBC_COUNT
+};
+
+/* The columns of a call row: those of perf's calls table, then pid and tid. */
+enum rb_feed_call_col {
+	RCC_ID, RCC_THREAD, RCC_COMM, RCC_CALL_PATH, RCC_CALL_TIME, RCC_RETURN_TIME, RCC_BRANCH_COUNT,
+	RCC_CALL_ID, RCC_RETURN_ID, RCC_PARENT_CALL_PATH, RCC_FLAGS, RCC_PARENT_ID, RCC_INSN_COUNT,
+	RCC_CYC_COUNT, RCC_PID, RCC_TID, RCC_COUNT
 };
 
 struct rb_feed_row {
@@ -58,6 +72,7 @@ struct rb_feed_row {
  * given, it runs to the end.
  */
 struct rb_feed_filter {
+	enum rb_feed_table table;
 	uint64_t time_lo, time_hi;
 	int64_t cpu, pid, tid;
 	const uint32_t *queues;

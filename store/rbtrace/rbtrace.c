@@ -13,6 +13,14 @@
  * made, and decoding stops once every queue has passed the window's end
  * (feed.h). Rows come in the export's order (ids ascending).
  *
+ * calls: perf's calls table, from the calls builder fed as the export
+ * feeds it, with pid and tid hidden; constraints on call_time, pid and tid
+ * are pushed down. A call is known when it returns, so every query
+ * decodes the trace to its end, and rows come in the order calls end. A
+ * database that stored its calls (--calls) has a real table of that name,
+ * which SQLite uses instead: the lazy one serves where it is missing, as
+ * do the views over it (calls_view, call_paths_view).
+ *
  * Where the database's ids come from: the session's objects (threads,
  * comms, objects, symbols) are looked up by what identifies them in the
  * database (pid/tid, name and time, path and build-id, start/end/name),
@@ -193,11 +201,12 @@ static int64_t id_of(struct ids *ids, struct rb_feed_obj *o, char **err)
 	return o->id = (int64_t)id;
 }
 
-/* ------------------------------------------------------------ the branches table */
+/* ------------------------------------------------------------ the tables */
 
 struct vtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
+	enum rb_feed_table table;
 	int ready;                 /* recording and ids loaded */
 	struct ids ids;
 	struct rb_recording rec;
@@ -217,10 +226,26 @@ static const char BRANCHES_SCHEMA[] =
 	" call_path_id bigint, insn_count bigint, cyc_count bigint, flags integer,"
 	" pid integer HIDDEN, tid integer HIDDEN)";
 
+static const char CALLS_SCHEMA[] =
+	"CREATE TABLE x(id integer, thread_id bigint, comm_id bigint, call_path_id bigint, call_time bigint,"
+	" return_time bigint, branch_count bigint, call_id bigint, return_id bigint, parent_call_path_id bigint,"
+	" flags integer, parent_id bigint, insn_count bigint, cyc_count bigint, pid integer HIDDEN,"
+	" tid integer HIDDEN)";
+
+/* Per table: its schema and its columns for time, cpu, pid and tid (-1: none). */
+static const struct table_info {
+	const char *schema;
+	int time, cpu, pid, tid, id;
+} TABLES[] = {
+	[RB_FEED_BRANCHES] = { BRANCHES_SCHEMA, RBC_TIME, RBC_CPU, RBC_PID, RBC_TID, RBC_ID },
+	[RB_FEED_CALLS] = { CALLS_SCHEMA, RCC_CALL_TIME, -1, RCC_PID, RCC_TID, -1 },
+};
+
 static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err)
 {
-	(void)aux, (void)argc, (void)argv;
-	int rc = sqlite3_declare_vtab(db, BRANCHES_SCHEMA);
+	(void)argc, (void)argv;
+	enum rb_feed_table table = *(const enum rb_feed_table *)aux;
+	int rc = sqlite3_declare_vtab(db, TABLES[table].schema);
 	if (rc != SQLITE_OK)
 		return rc;
 	struct vtab *v = sqlite3_malloc(sizeof(*v));
@@ -230,6 +255,7 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	}
 	memset(v, 0, sizeof(*v));
 	v->db = db;
+	v->table = table;
 	*out = &v->base;
 	return SQLITE_OK;
 }
@@ -250,7 +276,7 @@ static int vt_disconnect(sqlite3_vtab *base)
  */
 static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *ii)
 {
-	(void)base;
+	const struct table_info *t = &TABLES[((struct vtab *)base)->table];
 	char plan[64];
 	int n = 0;
 	double cost = 1e9;
@@ -259,7 +285,7 @@ static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *ii)
 		if (!c->usable)
 			continue;
 		char l = 0;
-		if (c->iColumn == RBC_TIME) {
+		if (c->iColumn == t->time) {
 			switch (c->op) {
 			case SQLITE_INDEX_CONSTRAINT_EQ: l = 'e'; break;
 			case SQLITE_INDEX_CONSTRAINT_GT: l = 'g'; break;
@@ -268,7 +294,7 @@ static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *ii)
 			case SQLITE_INDEX_CONSTRAINT_LE: l = 'L'; break;
 			}
 		} else if (c->op == SQLITE_INDEX_CONSTRAINT_EQ) {
-			l = c->iColumn == RBC_CPU ? 'c' : c->iColumn == RBC_PID ? 'p' : c->iColumn == RBC_TID ? 't' : 0;
+			l = c->iColumn == t->cpu ? 'c' : c->iColumn == t->pid ? 'p' : c->iColumn == t->tid ? 't' : 0;
 		}
 		if (!l)
 			continue;
@@ -281,7 +307,7 @@ static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *ii)
 	ii->needToFreeIdxStr = 1;
 	ii->estimatedCost = cost;
 	ii->estimatedRows = (sqlite3_int64)(cost / 10);
-	if (ii->nOrderBy == 1 && ii->aOrderBy[0].iColumn == RBC_ID && !ii->aOrderBy[0].desc)
+	if (ii->nOrderBy == 1 && t->id >= 0 && ii->aOrderBy[0].iColumn == t->id && !ii->aOrderBy[0].desc)
 		ii->orderByConsumed = 1;
 	return SQLITE_OK;
 }
@@ -395,7 +421,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 		v->ready = 1;
 	}
 	int64_t lo = 0, hi = INT64_MAX;
-	struct rb_feed_filter f = { 0, UINT64_MAX, -1, -1, -1, NULL, 0 };
+	struct rb_feed_filter f = { v->table, 0, UINT64_MAX, -1, -1, -1, NULL, 0 };
 	int none = 0;
 	for (int i = 0; i < argc && idxStr && idxStr[i]; i++) {
 		char l = idxStr[i];
@@ -430,7 +456,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 	f.time_lo = lo > 0 ? (uint64_t)lo : 0;
 	f.time_hi = (uint64_t)hi;
 	uint32_t *queues = NULL;
-	if (hi < INT64_MAX && window_queues(v->db, hi, &queues, &f.nqueues) < 0)
+	if (v->table == RB_FEED_BRANCHES && hi < INT64_MAX && window_queues(v->db, hi, &queues, &f.nqueues) < 0)
 		return set_error(v, sqlite3_mprintf("rbtrace: out of memory"));
 	f.queues = queues;
 	char msg[512];
@@ -452,19 +478,30 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	struct vtab *v = (struct vtab *)cur->pVtab;
 	struct rb_feed_row *r = c->row;
 	struct rb_feed_obj *o = NULL;
-	switch (col) {
-	case RBC_EVSEL: o = r->evsel; break;
-	case RBC_THREAD: o = r->thread; break;
-	case RBC_COMM: o = r->comm; break;
-	case RBC_DSO: o = r->dso; break;
-	case RBC_SYMBOL: o = r->sym; break;
-	case RBC_TO_DSO: o = r->to_dso; break;
-	case RBC_TO_SYMBOL: o = r->to_sym; break;
-	default:
-		if (col < 0 || col >= RBC_COUNT)
-			return SQLITE_RANGE;
-		sqlite3_result_int64(ctx, r->v[col]);
-		return SQLITE_OK;
+	if (v->table == RB_FEED_CALLS) {
+		if (col == RCC_THREAD || col == RCC_COMM) {
+			o = col == RCC_THREAD ? r->thread : r->comm;
+		} else {
+			if (col < 0 || col >= RCC_COUNT)
+				return SQLITE_RANGE;
+			sqlite3_result_int64(ctx, r->v[col]);
+			return SQLITE_OK;
+		}
+	} else {
+		switch (col) {
+		case RBC_EVSEL: o = r->evsel; break;
+		case RBC_THREAD: o = r->thread; break;
+		case RBC_COMM: o = r->comm; break;
+		case RBC_DSO: o = r->dso; break;
+		case RBC_SYMBOL: o = r->sym; break;
+		case RBC_TO_DSO: o = r->to_dso; break;
+		case RBC_TO_SYMBOL: o = r->to_sym; break;
+		default:
+			if (col < 0 || col >= RBC_COUNT)
+				return SQLITE_RANGE;
+			sqlite3_result_int64(ctx, r->v[col]);
+			return SQLITE_OK;
+		}
 	}
 	char *err = NULL;
 	int64_t id = id_of(&v->ids, o, &err);
@@ -482,11 +519,11 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 
 static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
-	*rowid = ((struct cursor *)cur)->row->v[RBC_ID];
+	*rowid = ((struct cursor *)cur)->row->v[0];      /* both tables' id */
 	return SQLITE_OK;
 }
 
-static const sqlite3_module branches_module = {
+static const sqlite3_module lazy_module = {
 	.iVersion = 0,
 	.xCreate = NULL,             /* eponymous only: FROM branches, nothing to create */
 	.xConnect = vt_connect,
@@ -506,9 +543,12 @@ int sqlite3_rbtrace_init(sqlite3 *db, char **err, const sqlite3_api_routines *ap
 
 int sqlite3_rbtrace_init(sqlite3 *db, char **err, const sqlite3_api_routines *api)
 {
+	static const enum rb_feed_table branches = RB_FEED_BRANCHES, calls = RB_FEED_CALLS;
 	SQLITE_EXTENSION_INIT2(api);
-	int rc = sqlite3_create_module(db, "branches", &branches_module, NULL);
+	int rc = sqlite3_create_module(db, "branches", &lazy_module, (void *)&branches);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_module(db, "calls", &lazy_module, (void *)&calls);
 	if (rc != SQLITE_OK)
-		*err = sqlite3_mprintf("rbtrace: cannot register the branches table: %s", sqlite3_errmsg(db));
+		*err = sqlite3_mprintf("rbtrace: cannot register its tables: %s", sqlite3_errmsg(db));
 	return rc;
 }
