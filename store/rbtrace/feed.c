@@ -352,12 +352,29 @@ static int feed_call(void *ctx, const struct rb_call *c)
 	return f->stop ? FEED_STOP : 0;
 }
 
-/* A decoder restart ends the calls open on its queue at its next branch, as in the store. */
+/*
+ * A loss: handed to the cursor, which checks that the export met it too
+ * (else the decoding lacks something it had: a binary, say). A decoder
+ * restart ends the calls open on its queue at its next branch, as in the
+ * store.
+ */
 static int feed_gap(void *ctx, const struct rb_gap_ev *g)
 {
 	struct rb_feed *f = ctx;
 	if (f->calls && rb_calls_gap_restarts(g->reason) && rb_calls_restart(f->calls, g->cpu, g->tid))
 		return calls_failed(f);
+	int fresh;
+	struct rb_feed_obj *o = obj_of(f, g, RB_OBJ_GAP, f->nobjs, &fresh);  /* a record of its own */
+	if (!o || !(o->name = dup_str(g->reason)) || !(o->build_id = dup_str(g->detail)))
+		return f->failed = 1, -ENOMEM;
+	o->pid = g->cpu;
+	o->a = g->time_start;
+	o->b = g->time_end;
+	struct rb_feed_row *r = &f->filling->row[f->filling->n];
+	memset(r, 0, sizeof(*r));
+	r->gap = o;
+	if (++f->filling->n == FEED_ROWS)
+		return push_batch(f);
 	return f->stop ? FEED_STOP : 0;
 }
 

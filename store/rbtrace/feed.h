@@ -25,15 +25,15 @@
 #include <stdint.h>
 #include "decoder/session/session.h"
 
-enum rb_feed_obj_kind { RB_OBJ_THREAD = 1, RB_OBJ_COMM, RB_OBJ_DSO, RB_OBJ_SYM, RB_OBJ_EVSEL };
+enum rb_feed_obj_kind { RB_OBJ_THREAD = 1, RB_OBJ_COMM, RB_OBJ_DSO, RB_OBJ_SYM, RB_OBJ_EVSEL, RB_OBJ_GAP };
 
 /* An object a row names, copied from the session; @id is the cursor's (0: not yet resolved). */
 struct rb_feed_obj {
 	int kind;
-	int64_t pid, tid;          /* thread: its ids; comm: the process it was exported with */
-	uint64_t a, b;             /* thread: generation; comm: start, exec; symbol: start, end */
-	char *name;                /* comm, object's long name, symbol, event name */
-	char *build_id;            /* object: hex, "" if unknown */
+	int64_t pid, tid;          /* thread: its ids; comm: the process it was exported with; gap: cpu */
+	uint64_t a, b;             /* thread: generation; comm: start, exec; symbol: start, end; gap: times */
+	char *name;                /* comm, object's long name, symbol, event name, gap's reason */
+	char *build_id;            /* object: hex, "" if unknown; gap: its detail */
 	struct rb_feed_obj *dso;   /* symbol: its object */
 	uint64_t key;              /* its index + 1: the calls builder's key for it */
 	int64_t id;                /* the database's id, set by the cursor; -1: not there */
@@ -58,6 +58,7 @@ enum rb_feed_call_col {
 };
 
 struct rb_feed_row {
+	struct rb_feed_obj *gap;     /* not a row: a loss the decoding met (the cursor checks the database has it) */
 	int64_t v[RBC_COUNT];        /* the id columns are filled by the cursor from the objects below */
 	struct rb_feed_obj *evsel, *thread, *comm, *dso, *sym, *to_dso, *to_sym;
 };

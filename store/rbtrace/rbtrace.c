@@ -27,7 +27,9 @@
  * from maps loaded once per connection. An object the database lacks is an
  * SQL error naming it: the database was made from another recording, or
  * under other options. So is a recording that moved or changed (its path,
- * size and a hash of its first bytes are in decode_stats).
+ * size and a hash of its first bytes are in decode_stats), and so is a
+ * loss the decoding meets that the export did not (a binary missing now):
+ * a short answer is never silent.
  */
 #include "config.h"
 #include <sqlite3ext.h>
@@ -210,6 +212,7 @@ struct vtab {
 	int ready;                 /* recording and ids loaded */
 	struct ids ids;
 	struct rb_recording rec;
+	sqlite3_stmt *gap_stmt;    /* is a loss in the gaps table (check_gap) */
 };
 
 struct cursor {
@@ -264,6 +267,7 @@ static int vt_disconnect(sqlite3_vtab *base)
 {
 	struct vtab *v = (struct vtab *)base;
 	ids_free(&v->ids);
+	sqlite3_finalize(v->gap_stmt);
 	rb_recording_close(&v->rec);
 	sqlite3_free(v);
 	return SQLITE_OK;
@@ -338,19 +342,54 @@ static int set_error(struct vtab *v, char *msg)
 	return SQLITE_ERROR;
 }
 
+/*
+ * A loss the decoding met must be one the export met (in its gaps table):
+ * if not, the decoding is not the export's (a binary missing now, say) and
+ * its rows would be silently short. SQLITE_OK or an error.
+ */
+static int check_gap(struct vtab *v, const struct rb_feed_obj *g)
+{
+	if (!v->gap_stmt &&
+	    sqlite3_prepare_v2(v->db, "SELECT 1 FROM main.gaps WHERE cpu = ? AND time_start = ? AND time_end = ?"
+			       " AND reason = ? LIMIT 1", -1, &v->gap_stmt, NULL) != SQLITE_OK)
+		return set_error(v, sqlite3_mprintf("rbtrace: the database has no gaps table: %s",
+						    sqlite3_errmsg(v->db)));
+	sqlite3_stmt *s = v->gap_stmt;
+	sqlite3_bind_int64(s, 1, g->pid);
+	sqlite3_bind_int64(s, 2, (int64_t)g->a);
+	sqlite3_bind_int64(s, 3, (int64_t)g->b);
+	sqlite3_bind_text(s, 4, g->name, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW)
+		return SQLITE_OK;
+	return set_error(v, sqlite3_mprintf("rbtrace: decoding the recording again met a loss the export did not "
+					    "(%s at %llu on CPU %lld: %s): is a binary it used missing now?", g->name,
+					    (unsigned long long)g->a, (long long)g->pid, g->build_id));
+}
+
 static int vt_next(sqlite3_vtab_cursor *cur)
 {
 	struct cursor *c = (struct cursor *)cur;
 	struct vtab *v = (struct vtab *)cur->pVtab;
 	int status;
 	char msg[512];
-	c->row = rb_feed_next(c->feed, &status, msg, sizeof(msg));
+	while ((c->row = rb_feed_next(c->feed, &status, msg, sizeof(msg))) && c->row->gap)
+		if (check_gap(v, c->row->gap) != SQLITE_OK) {
+			c->row = NULL;
+			return SQLITE_ERROR;
+		}
 	if (!c->row && status)
 		return set_error(v, sqlite3_mprintf("rbtrace: %s", msg));
 	return SQLITE_OK;
 }
 
-/* A time bound from a constraint's value: @up rounds a real down (an upper bound), else up. */
+/*
+ * A time bound from a constraint's value: @up rounds a real down (an upper
+ * bound), else up. 0, -1 when nothing can match (NULL), 1 for no bound.
+ * SQLite checks every constraint again (none is omitted), so a bound only
+ * has to hold every row that matches.
+ */
 static int time_arg(sqlite3_value *a, int up, int64_t *t)
 {
 	switch (sqlite3_value_numeric_type(a)) {
@@ -365,8 +404,10 @@ static int time_arg(sqlite3_value *a, int up, int64_t *t)
 			*t = up ? (int64_t)(d >= 0 ? d : d - 0.999999999) : (int64_t)(d >= 0 ? d + 0.999999999 : d);
 		return 0;
 	}
+	case SQLITE_NULL:
+		return -1;    /* the comparison selects nothing */
 	default:
-		return -1;    /* NULL or text: the comparison selects nothing */
+		return 1;     /* text or a blob: no bound here (SQLite compares them itself: any number is less) */
 	}
 }
 
@@ -427,8 +468,9 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 		char l = idxStr[i];
 		int64_t t;
 		if (strchr("egGlL", l)) {
-			if (time_arg(argv[i], l == 'l' || l == 'L', &t) < 0) {
-				none = 1;
+			int r = time_arg(argv[i], l == 'l' || l == 'L', &t);
+			if (r) {
+				none |= r < 0;
 				continue;
 			}
 			if (l == 'e' || l == 'G' || (l == 'g' && t < INT64_MAX))
@@ -439,7 +481,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 				none = 1;
 		} else {
 			if (sqlite3_value_numeric_type(argv[i]) != SQLITE_INTEGER) {
-				none = 1;
+				none |= sqlite3_value_type(argv[i]) != SQLITE_TEXT;   /* NULL, a fraction: no cpu or id */
 				continue;
 			}
 			int64_t x = sqlite3_value_int64(argv[i]);
