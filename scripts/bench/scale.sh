@@ -63,7 +63,7 @@ for size, cpus in ((mb, "1"), (4 * mb, "1"), (4 * mb, "4")):
     dbsize = os.path.getsize(db)
     con = sqlite3.connect(db)
     q = lambda sql: con.execute(sql).fetchone()[0]
-    branches = q("SELECT count(*) FROM samples WHERE evsel_id IN (SELECT id FROM selected_events WHERE name LIKE 'branches%')")
+    branches = q("SELECT value FROM decode_stats WHERE name = 'branch_samples_from_trace'")   # no row each by default
     agg = q("SELECT count(*) FROM call_path_stats") + q("SELECT count(*) FROM branch_edges") + q("SELECT count(*) FROM trace_index")
     con.close()
     os.unlink(db)
