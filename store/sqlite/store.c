@@ -1240,6 +1240,25 @@ static void set_has_calls(struct rb_store *st)
 	sqlite3_finalize(u);
 }
 
+/*
+ * A hardware trace's database without a row per branch or per call is
+ * mostly a page or two per table, and 64 KiB pages (for fast inserts) make
+ * even an empty one 2 MB: a small one (up to 16 MiB; rewriting takes a few
+ * ms per MB) is rewritten with 4 KiB pages. The rows stay as they are.
+ */
+static void compact(struct rb_store *st)
+{
+	sqlite3_stmt *q;
+	int64_t pages = 0;
+	if (st->failed || !st->branches_evsel || st->o.branch_rows || st->o.call_rows)
+		return;
+	if (sqlite3_prepare_v2(st->db, "PRAGMA page_count", -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+		pages = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	if (pages && pages <= 256)
+		exec_sql(st, "PRAGMA page_size = 4096; VACUUM", "compact");
+}
+
 int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, char *msg, size_t msglen)
 {
 	stat_row(st, "schema_version", RB_STORE_SCHEMA_VERSION);
@@ -1283,6 +1302,7 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 		sqlite3_finalize(st->multi[i]);
 		st->st[i] = st->multi[i] = NULL;
 	}
+	compact(st);
 	if (sqlite3_close(st->db) != SQLITE_OK && !st->failed)
 		fail(st, "close");
 	st->db = NULL;
