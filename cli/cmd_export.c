@@ -182,11 +182,15 @@ static void export_usage(FILE *f)
 		"      --kallsyms FILE   kernel symbols (default: build-id cache, else the running kernel's)\n"
 		"      --vmlinux FILE    the kernel's ELF image, to decode kernel trace (build-id checked)\n"
 		"      --kcore DIR       a perf kcore_dir (kcore, kallsyms): kernel and modules' code\n"
-		"      --itrace SPEC     what hardware trace gives: b branches (default), iN an instruction\n"
+		"      --itrace SPEC     rows from hardware trace: b a samples row per branch, iN an instruction\n"
 		"                        sample every N instructions, p power events, w PTWRITE, e errors\n"
-		"                        (always kept as gaps)\n"
+		"                        (always kept as gaps). Without --itrace: no row per branch; the\n"
+		"                        call paths, call_path_stats, branch_edges, gaps and trace_index\n"
+		"                        are written in every mode (the database grows with the program)\n"
+		"      --calls           hardware trace: also a calls row per call (perf's export 'calls')\n"
+		"      --calls-only      --calls without samples rows per branch, even with --itrace=b\n"
+		"                        (--itrace=b --calls: the rows perf's export-to-sqlite.py writes)\n"
 		"  -j, --jobs N          decode AUX trace queues on N threads (same output for every N)\n"
-		"      --calls-only      hardware trace: calls and call paths without a samples row per branch\n"
 		"      --ftrace FILE     also load this trace.dat (default: FILE.trace.dat beside FILE if it exists);\n"
 		"                        FILE itself may be a trace.dat (trace-cmd's format, versions 6 and 7)\n"
 		"  -q, --quiet           no progress or summary\n", cli_prog);
@@ -288,12 +292,12 @@ int cmd_export(int argc, char **argv)
 		{ "itrace", required_argument, NULL, 'I' }, { "jobs", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ "ftrace", required_argument, NULL, 'F' }, { "calls-only", no_argument, NULL, 'L' },
-		{ NULL, 0, NULL, 0 },
+		{ "calls", no_argument, NULL, 'A' }, { NULL, 0, NULL, 0 },
 	};
 	const char *ftrace = NULL;
 	struct rb_session_opts so;
 	struct rb_store_opts sto;
-	int quiet = 0, c;
+	int quiet = 0, c, itrace = 0, calls_only = 0;
 	memset(&so, 0, sizeof(so));
 	memset(&sto, 0, sizeof(sto));
 	optind = 1;
@@ -306,10 +310,12 @@ int cmd_export(int argc, char **argv)
 		case 't': case 'C': case 's': case 'k': case 'I': case 'V': case 'K': case 'J':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
+			itrace |= c == 'I';
 			break;
 		case 'q': quiet = 1; break;
 		case 'F': ftrace = optarg; break;
-		case 'L': sto.calls_only = 1; break;
+		case 'L': calls_only = sto.call_rows = 1; break;
+		case 'A': sto.call_rows = 1; break;
 		case 'h': export_usage(stdout); return EXIT_OK;
 		default: export_usage(stderr); return EXIT_USAGE;
 		}
@@ -318,6 +324,14 @@ int cmd_export(int argc, char **argv)
 		export_usage(stderr);
 		return EXIT_USAGE;
 	}
+	/*
+	 * Branches are decoded for the aggregates unless --itrace leaves b out
+	 * (then, as perf's --itrace=iN, there are none, and no calls, unless
+	 * --calls asks for them); a samples row each only with b.
+	 */
+	sto.branch_rows = itrace && !so.no_branches && !calls_only;
+	if (sto.call_rows)
+		so.no_branches = 0;
 	so.path = cli_perf_data_dir(argv[optind], &so);
 	so.perf_export = 1;
 	sto.source = so.path;
@@ -524,10 +538,18 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 	}
 	if (stats.stop.code)
 		cli_error("%s", stats.stop.msg);
+	/* which rows hardware trace left (decode_stats has it too: branch_rows, call_rows) */
+	char mode[160] = "";
+	if (stats.branches)
+		snprintf(mode, sizeof(mode), "; %" PRIu64 " trace branches: %s", stats.branches,
+			 sto.branch_rows && sto.call_rows ? "a samples row each, calls rows"
+			 : sto.branch_rows ? "a samples row each, aggregates (--calls: calls rows)"
+			 : sto.call_rows ? "calls rows, aggregates (--itrace=b: a samples row each)"
+					 : "aggregates only (--itrace=b: a samples row each; --calls: calls rows)");
 	if (!quiet)
 		fprintf(stderr, "%s: wrote %s: %" PRIu64 " samples, %" PRIu64 " symbols, %" PRIu64
-			" context switches, %" PRIu64 " ftrace events, %" PRIu64 " gaps from %" PRIu64 " records%s\n",
-			cli_prog, sto.path, samples, syms, switches, fevents, gaps, stats.records,
+			" context switches, %" PRIu64 " ftrace events, %" PRIu64 " gaps from %" PRIu64 " records%s%s\n",
+			cli_prog, sto.path, samples, syms, switches, fevents, gaps, stats.records, mode,
 			stats.stop.code || stats.malformed || fpartial ? " (partial: see decode_stats)" : "");
 	return stats.stop.code || stats.malformed || fpartial ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -74,6 +74,7 @@ pt_cases() {   # pt_cases NAME FILE [DECODE_OPTS]
 	case_ "$pn.dump" "dump --packets $pf"
 	case_ "$pn.export-i" "export $pf --itrace=bi50pw $po -q -o @DB@"
 	case_ "$pn.export-calls" "export $pf --calls-only $po -q -o @DB@"
+	case_ "$pn.export-rows" "export $pf --itrace=b --calls $po -q -o @DB@"
 	case_ "$pn.export-j2" "export $pf -j 2 $po -q -o @DB@"
 }
 for d in "$PTG"/*/; do

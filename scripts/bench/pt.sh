@@ -85,15 +85,16 @@ def rm():
     for f in (db, os.path.join(work, "perf.db")):
         if os.path.exists(f):
             os.remove(f)
-rbs_cpu, rbs_wall = best([rb, data, "--symfs", fx, "-q", "-o", db], n=3, setup=rm)
-print("rbdecode -o SQLite       cpu %.3f s  wall %.3f s (decoding and SQLite run in two threads)" % (rbs_cpu, rbs_wall))
+# the rows perf's export writes (branches, calls): --itrace=b --calls, not the default's aggregates only
+rbs_cpu, rbs_wall = best([rb, data, "--symfs", fx, "--itrace=b", "--calls", "-q", "-o", db], n=3, setup=rm)
+print("rbdecode -o --itrace=b --calls  cpu %.3f s  wall %.3f s (decoding and SQLite run in two threads)" % (rbs_cpu, rbs_wall))
 script = "/usr/lib/perf-core/scripts/python/export-to-sqlite.py"
 if not os.path.exists(script):
     script = None
 if script and os.environ.get("PT_BENCH_PERF_SQLITE", "1") == "1":
     env = dict(os.environ, PATH="/usr/bin:" + os.environ.get("PATH", ""))
     rm()
-    # the same tables filled: branch samples, and calls with call paths (rbdecode always builds them)
+    # the same tables filled: branch samples, and calls with call paths
     t = run(["perf", "script", "-i", data, "--symfs", fx, "--itrace=b", "-s", script,
              os.path.join(work, "perf.db"), "branches", "calls"], env=env)
     print("perf export-to-sqlite    cpu %.3f s  wall %.3f s (one run; branches calls)" % (t[1], t[0]))

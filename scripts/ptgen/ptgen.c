@@ -25,9 +25,10 @@
  *                                    KIMG's text (and modules') in PT_LOADs at
  *                                    other file offsets than in KIMG
  *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
- *   ptgen large PROG FLOW MB OUT [CPUS]
+ *   ptgen large PROG FLOW MB OUT [CPUS [threads]]
  *                                    a benchmark perf.data with about MB megabytes
- *                                    of trace (CPUS queues); counts on stdout
+ *                                    of trace (CPUS queues); counts on stdout;
+ *                                    threads: each repetition a new thread
  *
  * Exit status: 0 done, 1 bad command line, 2 input unreadable, 3 ptrace
  * refused (the caller may skip), 4 internal failure, 5 (ipt) libipt reported
@@ -1305,7 +1306,13 @@ static int cmd_insns(int argc, char **argv)
  * repetition ends with TIP.PGD (exit_group) and the next starts with PSB+
  * and TIP.PGE at the entry point, which is valid Intel PT (as if the task
  * re-entered its entry point from the kernel). With CPUS > 1 each CPU runs
- * another thread of the process through the same repetitions.
+ * another thread of the process through the same repetitions. As one
+ * thread never returns from its entry point, each repetition nests in the
+ * calls of the one before (its call paths grow with the trace, in perf's
+ * thread stack as in ours); with "threads" each repetition runs in a new
+ * thread instead (the old one exits, a new one is forked and switched in
+ * before the PSB), as a program that starts short-lived threads: its call
+ * paths stay those of one run.
  */
 static void patch_timing(struct gen *g, uint8_t *ep, const struct ptstream *s, uint64_t shift)
 {
@@ -1331,15 +1338,16 @@ static void patch_timing(struct gen *g, uint8_t *ep, const struct ptstream *s, u
 
 static int cmd_large(int argc, char **argv)
 {
-	if (argc != 6 && argc != 7)
+	if (argc < 6 || argc > 8 || (argc == 8 && strcmp(argv[7], "threads")))
 		return 1;
+	int new_threads = argc == 8;
 	struct gen g;
 	load(&g, argv[2], argv[3], "loops");
 	const char *slash = strrchr(argv[2], '/');
 	g.name = slash ? slash + 1 : argv[2];
 	snprintf(g.recname, sizeof(g.recname), "/rbfix/%s", g.name);
 	double mb = atof(argv[4]);
-	int ncpus = argc == 7 ? atoi(argv[6]) : 1;
+	int ncpus = argc >= 7 ? atoi(argv[6]) : 1;
 	if (mb <= 0 || ncpus < 1 || ncpus > 8)
 		die(1, "%s", "large: MB must be > 0 and CPUS 1..8");
 	if (g.fl.nth != 1)
@@ -1378,19 +1386,30 @@ static int cmd_large(int argc, char **argv)
 	uint64_t end_tsc = START_TSC + reps * period;
 	for (int c = 0; c < ncpus; c++) {
 		uint64_t off = 0;
+		uint32_t tid = PID + (unsigned)c;
 		for (uint64_t r = 0; r < reps;) {
 			size_t k = 0;
 			for (; k < per_chunk && r < reps; k++, r++) {
 				memcpy(chunk + k * s.len, s.buf, s.len);
 				patch_timing(&g, chunk + k * s.len, &s, r * period);
+				if (new_threads && r) {   /* the previous repetition ended 2000 ticks or more before */
+					uint64_t t = START_TSC + r * period;
+					uint32_t next = PID + (unsigned)c + (uint32_t)(r * (uint64_t)ncpus);
+					wrap_switch(w, c, t - 500, PID, tid, 1);
+					wrap_fork(w, c, t - 400, PID, tid, PID, 1);
+					wrap_fork(w, c, t + 100, PID, next, PID, 0);
+					wrap_itrace_start(w, c, t + 300, PID, next);
+					wrap_switch(w, c, t + 400, PID, next, 0);
+					tid = next;
+				}
 			}
 			uint64_t tsc = START_TSC + r * period;
-			wrap_aux(w, c, tsc, PID, PID + (unsigned)c, off, k * s.len, 0);
-			wrap_auxtrace(w, c, tsc, PID + (unsigned)c, off, chunk, k * s.len);
+			wrap_aux(w, c, tsc, PID, tid, off, k * s.len, 0);
+			wrap_auxtrace(w, c, tsc, tid, off, chunk, k * s.len);
 			off += k * s.len;
 		}
-		wrap_switch(w, c, end_tsc, PID, PID + (unsigned)c, 1);
-		wrap_fork(w, c, end_tsc + 100, PID, PID + (unsigned)c, PID, 1);
+		wrap_switch(w, c, end_tsc, PID, tid, 1);
+		wrap_fork(w, c, end_tsc + 100, PID, tid, PID, 1);
 	}
 	free(chunk);
 	wrap_round(w);
@@ -1441,6 +1460,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: ptgen trace PROG FLOW | ktrace KIMG KFLOW |"
 				" fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH] [--kaslr DELTA] |"
 				" insns PROG FLOW EXPECTED THREAD [--kernel KIMG KFLOW [--kaslr DELTA]] | ipt PERFDATA PROG QUEUE |"
-				" large PROG FLOW MB OUT [CPUS] | kcore KIMG OUT\n");
+				" large PROG FLOW MB OUT [CPUS [threads]] | kcore KIMG OUT\n");
 	return rc;
 }

@@ -837,9 +837,10 @@ static int store_call(void *ctx, const struct rb_call *c)
 	struct rb_store *st = ctx;
 	note_call_comm(st, c->comm);
 	aggregate_call(st, c);
-	ROW(st, S_CALL, I(c->id), I(c->thread), I(c->comm), I(c->path), I(c->call_time), I(c->return_time),
-	    I(c->branches), I(c->call_ref), I(c->return_ref), I(c->parent_path), I(c->flags), I(c->parent_id),
-	    I(c->insns), I(c->cycles));
+	if (st->o.call_rows)            /* --calls; call_path_stats has them all either way */
+		ROW(st, S_CALL, I(c->id), I(c->thread), I(c->comm), I(c->path), I(c->call_time), I(c->return_time),
+		    I(c->branches), I(c->call_ref), I(c->return_ref), I(c->parent_path), I(c->flags), I(c->parent_id),
+		    I(c->insns), I(c->cycles));
 	return st->failed ? -1 : 0;
 }
 
@@ -919,7 +920,8 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 		return sink_insn(st, ev);
 	if (ev->kind == RB_EV_PTWRITE || ev->kind == RB_EV_POWER)
 		return sink_power(st, ev);
-	if (!st->branches_evsel && !st->o.calls_only) {
+	/* the "branches" event is listed even without its rows: ids of later events stay as with them */
+	if (!st->branches_evsel) {
 		st->branches_evsel = ++st->last[S_EVSEL];
 		char name[32];
 		snprintf(name, sizeof(name), "branches%s", ev->mods ? ev->mods : "");
@@ -929,21 +931,28 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 	uint64_t dso_id, sym_id, off, to_dso_id, to_sym_id, to_off;
 	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
 	export_al(st, &ev->to_al, ev->to_al.addr, &to_dso_id, &to_sym_id, &to_off);
-	/* --calls-only: the branch builds calls but has no samples row (and no id for calls rows to name) */
-	uint64_t id = st->o.calls_only ? 0 : ++st->last[S_SAMPLE];
+	/*
+	 * Every branch takes its sample id, stored or not (--itrace=b stores it):
+	 * the ids of the rows after it (other samples, instruction, PTWRITE and
+	 * power events) are then the same in every mode, and a branch decoded
+	 * again later (the lazy tables) can be given the id --itrace=b gives it.
+	 * Without its row, no calls row names it (call_id, return_id 0).
+	 */
+	uint64_t id = ++st->last[S_SAMPLE];
 	if (ev->from && ev->to) {
 		struct edge e = { dso_id, sym_id, off, ev->from, to_dso_id, to_sym_id, to_off, ev->to,
 				  ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX, 0 };
 		aggregate_edge(st, &e);
 	}
 	if (ev->flags)          /* a branch sample without branch flags (CoreSight's) makes no call */
-		calls_branch(st, ev, id, comm ? comm_id(st, comm) : 0, sym_id, to_sym_id, to_off);
-	if (!st->o.calls_only)
+		calls_branch(st, ev, st->o.branch_rows ? id : 0, comm ? comm_id(st, comm) : 0, sym_id, to_sym_id,
+			     to_off);
+	if (st->o.branch_rows)
 		ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(thread_id(st, ev->thread)),
-	    I(comm ? comm_id(st, comm) : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
-	    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(0),
-	    I(ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX), I(!!(ev->flags & RB_IP_FLAG_IN_TX)), I(0), I(ev->insn_count),
-	    I(ev->cyc_count), I(ev->flags));
+		    I(comm ? comm_id(st, comm) : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
+		    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(0),
+		    I(ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX), I(!!(ev->flags & RB_IP_FLAG_IN_TX)), I(0),
+		    I(ev->insn_count), I(ev->cyc_count), I(ev->flags));
 	return st->failed ? -1 : 0;
 }
 
@@ -1231,6 +1240,25 @@ static void set_has_calls(struct rb_store *st)
 	sqlite3_finalize(u);
 }
 
+/*
+ * A hardware trace's database without a row per branch or per call is
+ * mostly a page or two per table, and 64 KiB pages (for fast inserts) make
+ * even an empty one 2 MB: a small one (up to 16 MiB; rewriting takes a few
+ * ms per MB) is rewritten with 4 KiB pages. The rows stay as they are.
+ */
+static void compact(struct rb_store *st)
+{
+	sqlite3_stmt *q;
+	int64_t pages = 0;
+	if (st->failed || !st->branches_evsel || st->o.branch_rows || st->o.call_rows)
+		return;
+	if (sqlite3_prepare_v2(st->db, "PRAGMA page_count", -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+		pages = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	if (pages && pages <= 256)
+		exec_sql(st, "PRAGMA page_size = 4096; VACUUM", "compact");
+}
+
 int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, char *msg, size_t msglen)
 {
 	stat_row(st, "schema_version", RB_STORE_SCHEMA_VERSION);
@@ -1238,6 +1266,8 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	stat_row(st, "samples", stats->samples);
 	stat_row(st, "samples_out_of_window", stats->samples_out_of_window);
 	stat_row(st, "branch_samples_from_trace", stats->branches);
+	stat_row(st, "branch_rows", (uint64_t)!!st->o.branch_rows);
+	stat_row(st, "call_rows", (uint64_t)!!st->o.call_rows);
 	stat_row(st, "malformed_records", stats->malformed);
 	stat_row(st, "records_below_flush", stats->late);
 	stat_row(st, "partial", stats->stop.code != 0 || stats->malformed != 0 || st->partial);
@@ -1272,6 +1302,7 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 		sqlite3_finalize(st->multi[i]);
 		st->st[i] = st->multi[i] = NULL;
 	}
+	compact(st);
 	if (sqlite3_close(st->db) != SQLITE_OK && !st->failed)
 		fail(st, "close");
 	st->db = NULL;

@@ -22,7 +22,15 @@ struct rb_store_opts {
 	const char *path;        /* final database path */
 	int force;               /* replace an existing file */
 	const char *source;      /* input name, for decode_stats */
-	int calls_only;          /* hardware trace branches build calls and call paths but get no samples row */
+	/*
+	 * What hardware-trace branches leave beside the aggregates (call_paths,
+	 * call_path_stats, branch_edges), which are always written: a samples
+	 * row each (--itrace=b) and the calls rows they make (--calls). Both 0
+	 * (the default) keep the database growing with the program, not the
+	 * trace; sample ids are the same either way.
+	 */
+	int branch_rows;
+	int call_rows;
 };
 
 /* Create the temporary database with the schema. Returns 0, PD_ERR_NOMEM when memory ran out, or -1
