@@ -300,6 +300,11 @@ int move_out(struct ptq *q)
 		q->out = v;
 		q->out_cap = cap;
 	} else if (n) {
+		if (q->tk_head) {                /* what was taken makes room: tk holds what waits, no more */
+			memmove(q->tk, q->tk + q->tk_head, (q->tk_n - q->tk_head) * sizeof(*q->tk));
+			q->tk_n -= q->tk_head;
+			q->tk_head = 0;
+		}
 		if (reserve_items(&q->tk, &q->tk_cap, q->tk_n + n))
 			return -ENOMEM;
 		memcpy(q->tk + q->tk_n, q->out + q->out_head, n * sizeof(*q->out));
