@@ -70,7 +70,7 @@ static uint64_t next_window_end(const struct rb_pt *pt, uint64_t time, int *jump
 	return w < b ? w : b;
 }
 
-#define WINDOW_EVENTS 65536     /* events a window should produce: what is held in memory */
+#define WINDOW_EVENTS 16384     /* events a window should produce: what is held in memory */
 
 int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 {
