@@ -2,11 +2,11 @@
  * idmap.h - interning of (key1, key2, key3) -> id: the maps every output
  * keeps from the session's objects (threads, symbols, call paths) to its
  * own ids. Open addressing, filled to 3/4 before it doubles (the call
- * paths of a long trace are the largest table an export holds); before it, for maps whose ids never change once
- * given (rb_idmap_intern), a small direct-mapped copy of recently found
- * keys: the call paths of a system-wide recording fill a table of
- * megabytes, while the chains' shared roots, looked up again and again, fit
- * in it. Header-only: the lookups are on every event's path.
+ * paths of a long trace are the largest table an export holds); before
+ * it, for maps whose ids never change once given (rb_idmap_intern), a
+ * small direct-mapped copy of recently found keys: the call paths of a
+ * system-wide recording fill a table of megabytes, while the chains'
+ * shared roots, looked up again and again, fit in it. Header-only: the lookups are on every event's path.
  */
 #ifndef RB_IDMAP_H
 #define RB_IDMAP_H
