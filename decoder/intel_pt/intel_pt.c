@@ -219,7 +219,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		return PD_ERR_NOMEM;
 	}
 	setup_timelines(pt);
-	if (pt_index_build(pt) < 0) {
+	if (!env->no_index && pt_index_build(pt) < 0) {     /* one entry per PSB: it grows with the trace */
 		rb_pt_free(pt);
 		return PD_ERR_NOMEM;
 	}
