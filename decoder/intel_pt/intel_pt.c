@@ -17,6 +17,9 @@
  *     decoded what or when, so the output is the same for every N. A long
  *     run is split in segments too, decoded by lanes its queue takes over
  *     (pt_segment.c, which also runs a window's work on the thread pool).
+ *     What is held is bounded by the window, not the trace: a window makes
+ *     about WINDOW_EVENTS events, and the AUX data is read from spool
+ *     files whose pages go back to the kernel behind the decoders.
  *
  *  3. Memory (pt_image.c): one libipt image per process and queue, its
  *     sections added on first miss from the session's machine.

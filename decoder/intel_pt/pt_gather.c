@@ -4,9 +4,12 @@
  * decoded, and setup_timelines once the queues are set up.
  *
  * A pass over the recording collects AUXTRACE_INFO (type 1), TIME_CONV, the
- * CPUID feature and every AUXTRACE payload, appended to its queue's buffer.
- * Chunks whose AUX offsets follow each other form one run; a run is decoded
- * as one stream, and a jump between runs is where the trace restarts.
+ * CPUID feature and every AUXTRACE payload, appended to its queue's data: a
+ * spool file mapped once gathered, whose pages decoding reads and gives
+ * back window by window, so that memory does not grow with the trace (the
+ * heap only where no spool file can be made; see spool_payload). Chunks
+ * whose AUX offsets follow each other form one run; a run is decoded as
+ * one stream, and a jump between runs is where the trace restarts.
  *
  * The same pass notes the sideband decoding depends on: each CPU's
  * thread timeline (ITRACE_START, SWITCH, SWITCH_CPU_WIDE) and the times

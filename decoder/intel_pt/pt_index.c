@@ -5,8 +5,10 @@
  * on the perf clock, its FUP (where execution stood) and the thread its CPU
  * ran then by the sideband. A PSB is where a decoder can start, so with the
  * index a time window can be decoded without what comes before it. Built
- * once the queues are gathered and the timelines set up; handed to the
- * session in time order with the decoded events (rb_pt_index_until).
+ * once the queues are gathered and the timelines set up, only when a sink
+ * takes it (an entry per PSB grows with the trace), the scanned pages of the
+ * spooled data given back as the scan goes; handed to the session in time
+ * order with the decoded events (rb_pt_index_until).
  */
 #include "config.h"
 #include <errno.h>
