@@ -231,8 +231,10 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	 * threads to decode them on: a lane's warm-up is work done twice, and
 	 * one thread gives the same output without (what a queue takes over is
 	 * what it would have decoded). With threads, windows are made to hold
-	 * about a segment's worth of events per thread (a segment makes fewer
-	 * events than it has bytes), so that there is work for each.
+	 * about a segment's worth of events per thread, so that there is work
+	 * for each: half its bytes (ptgen's traces make 0.55 events a byte);
+	 * two windows' events are held at once (one decoded while the session
+	 * takes the other), so more costs memory and gains no speed.
 	 */
 	const char *seg = getenv("RBDECODE_PT_SEGMENT");
 	pt->seg_size = seg && *seg ? strtoull(seg, NULL, 10) : env->jobs > 1 ? SEGMENT_BYTES : 0;
@@ -241,8 +243,8 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	if (pt->seg_size && pt->seg_size < 256)
 		pt->seg_size = 256;
 	pt->win_events = WINDOW_EVENTS;
-	if (pt->seg_size && env->jobs > 1 && pt->win_events < (uint64_t)env->jobs * pt->seg_size)
-		pt->win_events = (uint64_t)env->jobs * pt->seg_size;
+	if (pt->seg_size && env->jobs > 1 && pt->win_events < (uint64_t)env->jobs * pt->seg_size / 2)
+		pt->win_events = (uint64_t)env->jobs * pt->seg_size / 2;
 	for (size_t i = 0; i < pt->nr_q; i++)
 		pt->q[i].state = pt->q[i].nr_runs ? Q_NEXT_RUN : Q_DONE;
 	*out = pt;
