@@ -16,7 +16,7 @@
 #    calls open, so its call paths deepen with the trace as they do in perf's
 #    export of it; a real program's stay bounded). The export's peak memory
 #    grows with those call paths (the call-path map and call_path_stats hold
-#    one entry each, about 100 bytes), not with the trace's bytes.
+#    one entry each, about 80 bytes together), not with the trace's bytes.
 # Prints one line per measure and the ratio with its target. Not a test: run
 # it by hand (it takes minutes and the machine's load moves the times).
 #
