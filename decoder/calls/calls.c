@@ -1,7 +1,9 @@
 /*
  * calls.c - see calls.h. One stack per thread key; each entry remembers the
  * thread's running branch, instruction and cycle sums when it was pushed,
- * so that a pop reports the differences.
+ * so that a pop reports the differences. Call paths are interned in a
+ * table of their own (struct pathtab), sized for the millions a long trace
+ * makes.
  */
 #include "config.h"
 #include <errno.h>
@@ -27,9 +29,27 @@ struct cstack {
 	size_t n, cap;
 };
 
+/*
+ * The call paths: (parent, sym, ip) -> id, ids given in order from 1. Every
+ * path of a trace is here, and a long one can have millions (the export's
+ * largest table), so the keys sit in one array by id and the hash table
+ * holds 32-bit ids, filled to 3/4: about 30 bytes a path where an rb_idmap
+ * takes 43 to 85, and doubling rebuilds the table from the keys. A
+ * direct-mapped front copy answers the chains' shared roots, looked up
+ * again and again, as rb_idmap_intern's does.
+ */
+struct pkey { uint64_t parent, sym, ip; };
+struct pathtab {
+	uint32_t *slot;               /* a path's id, 0: empty */
+	size_t cap;                   /* slots, a power of 2 */
+	struct pkey *keys;            /* keys[id - 1] */
+	size_t n, cap_keys;
+	struct rb_idkey *front;
+};
+
 struct rb_calls {
 	struct rb_calls_out out;
-	struct rb_idmap paths;        /* (parent, sym, ip) -> call path id */
+	struct pathtab paths;         /* (parent, sym, ip) -> call path id */
 	uint64_t root, last_path, last_call;
 	struct rb_idmap threads;      /* thread key -> index in stacks + 1 */
 	struct cstack **stacks;
@@ -53,21 +73,86 @@ static int failed(struct rb_calls *c, int rc)
 	return c->err;
 }
 
+static size_t path_home(const struct pathtab *t, uint64_t a, uint64_t b, uint64_t c)
+{
+	return (size_t)(rb_idmap_hash(a, b, c) >> 24) & (t->cap - 1);
+}
+
+static int path_grow(struct pathtab *t)
+{
+	size_t cap = t->cap ? 2 * t->cap : 1024;
+	uint32_t *v = calloc(cap, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	free(t->slot);
+	t->slot = v;
+	t->cap = cap;
+	for (size_t id = 1; id <= t->n; id++) {
+		const struct pkey *k = &t->keys[id - 1];
+		size_t i = path_home(t, k->parent, k->sym, k->ip);
+		while (t->slot[i])
+			i = (i + 1) & (cap - 1);
+		t->slot[i] = (uint32_t)id;
+	}
+	return 0;
+}
+
+/* The id of path (a, b, c); a new one (*is_new) gets the next id. 0 when memory ran out. */
+static uint64_t path_find(struct pathtab *t, uint64_t a, uint64_t b, uint64_t c, int *is_new)
+{
+	*is_new = 0;
+	struct rb_idkey *f = NULL;
+	if (t->front || (t->front = calloc(RB_IDMAP_FRONT_SLOTS, sizeof(*t->front)))) {
+		f = &t->front[(rb_idmap_hash(a, b, c) >> 40) & (RB_IDMAP_FRONT_SLOTS - 1)];
+		if (f->id && f->a == a && f->b == b && f->c == c)
+			return f->id;
+	}
+	if ((t->n + 1) * 4 > t->cap * 3 && path_grow(t))
+		return 0;
+	size_t i = path_home(t, a, b, c);
+	for (; t->slot[i]; i = (i + 1) & (t->cap - 1)) {
+		const struct pkey *k = &t->keys[t->slot[i] - 1];
+		if (k->parent == a && k->sym == b && k->ip == c)
+			break;
+	}
+	uint64_t id = t->slot[i];
+	if (!id) {
+		if (t->n >= UINT32_MAX)
+			return 0;
+		if (t->n == t->cap_keys) {
+			size_t n = t->cap_keys ? 2 * t->cap_keys : 1024;
+			struct pkey *v = realloc(t->keys, n * sizeof(*v));
+			if (!v)
+				return 0;
+			t->keys = v;
+			t->cap_keys = n;
+		}
+		t->keys[t->n++] = (struct pkey){ a, b, c };
+		id = t->n;
+		t->slot[i] = (uint32_t)id;
+		*is_new = 1;
+	}
+	if (f)
+		*f = (struct rb_idkey){ .a = a, .b = b, .c = c, .id = id };
+	return id;
+}
+
 /* perf's call_path__findnew: the address is kept only when there is no symbol */
 uint64_t rb_calls_path(struct rb_calls *c, uint64_t parent, uint64_t sym, uint64_t ip)
 {
 	if (c->err)
 		return 0;
-	struct rb_idkey *k = rb_idmap_intern(&c->paths, parent, sym, sym ? 0 : ip);
-	if (!k)
+	int is_new;
+	uint64_t id = path_find(&c->paths, parent, sym, sym ? 0 : ip, &is_new);
+	if (!id)
 		return failed(c, -ENOMEM), 0;
-	if (!k->id) {
-		k->id = ++c->last_path;
-		int rc = c->out.path(c->out.ctx, k->id, parent, sym, sym ? 0 : ip);
+	if (is_new) {
+		c->last_path = id;
+		int rc = c->out.path(c->out.ctx, id, parent, sym, sym ? 0 : ip);
 		if (rc)
 			return failed(c, rc), 0;
 	}
-	return k->id;
+	return id;
 }
 
 uint64_t rb_calls_root(struct rb_calls *c)
@@ -344,7 +429,9 @@ void rb_calls_free(struct rb_calls *c)
 	}
 	free(c->stacks);
 	rb_idmap_free(&c->threads);
-	rb_idmap_free(&c->paths);
+	free(c->paths.slot);
+	free(c->paths.keys);
+	free(c->paths.front);
 	rb_idmap_free(&c->trace_nr);
 	free(c);
 }

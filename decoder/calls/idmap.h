@@ -1,11 +1,12 @@
 /*
  * idmap.h - interning of (key1, key2, key3) -> id: the maps every output
  * keeps from the session's objects (threads, symbols, call paths) to its
- * own ids. Open addressing; before it, for maps whose ids never change once
- * given (rb_idmap_intern), a small direct-mapped copy of recently found
- * keys: the call paths of a system-wide recording fill a table of
- * megabytes, while the chains' shared roots, looked up again and again, fit
- * in it. Header-only: the lookups are on every event's path.
+ * own ids. Open addressing, filled to 3/4 before it doubles (the call
+ * paths of a long trace are the largest table an export holds); before
+ * it, for maps whose ids never change once given (rb_idmap_intern), a
+ * small direct-mapped copy of recently found keys: the call paths of a
+ * system-wide recording fill a table of megabytes, while the chains'
+ * shared roots, looked up again and again, fit in it. Header-only: the lookups are on every event's path.
  */
 #ifndef RB_IDMAP_H
 #define RB_IDMAP_H
@@ -34,7 +35,7 @@ static inline struct rb_idkey *rb_idmap_slot(struct rb_idmap *m, uint64_t a, uin
 /* Returns the slot for (a,b,c): id 0 means new (caller sets it). NULL on OOM. */
 static inline struct rb_idkey *rb_idmap_get(struct rb_idmap *m, uint64_t a, uint64_t b, uint64_t c)
 {
-	if ((m->n + 1) * 2 > m->cap) {
+	if ((m->n + 1) * 4 > m->cap * 3) {       /* filled to 3/4: a table of call paths is the export's largest */
 		size_t cap = m->cap ? 2 * m->cap : 1024;
 		struct rb_idkey *old = m->v;
 		size_t ocap = m->cap;

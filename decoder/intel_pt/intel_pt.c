@@ -17,6 +17,9 @@
  *     decoded what or when, so the output is the same for every N. A long
  *     run is split in segments too, decoded by lanes its queue takes over
  *     (pt_segment.c, which also runs a window's work on the thread pool).
+ *     What is held is bounded by the window, not the trace: a window makes
+ *     about WINDOW_EVENTS events, and the AUX data is read from spool
+ *     files whose pages go back to the kernel behind the decoders.
  *
  *  3. Memory (pt_image.c): one libipt image per process and queue, its
  *     sections added on first miss from the session's machine.
@@ -70,7 +73,7 @@ static uint64_t next_window_end(const struct rb_pt *pt, uint64_t time, int *jump
 	return w < b ? w : b;
 }
 
-#define WINDOW_EVENTS 65536     /* events a window should produce: what is held in memory */
+#define WINDOW_EVENTS 16384     /* events a window should produce: what is held in memory */
 
 int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 {
@@ -219,7 +222,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		return PD_ERR_NOMEM;
 	}
 	setup_timelines(pt);
-	if (pt_index_build(pt) < 0) {
+	if (!env->no_index && pt_index_build(pt) < 0) {     /* one entry per PSB: it grows with the trace */
 		rb_pt_free(pt);
 		return PD_ERR_NOMEM;
 	}
@@ -228,8 +231,10 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	 * threads to decode them on: a lane's warm-up is work done twice, and
 	 * one thread gives the same output without (what a queue takes over is
 	 * what it would have decoded). With threads, windows are made to hold
-	 * about a segment's worth of events per thread (a segment makes fewer
-	 * events than it has bytes), so that there is work for each.
+	 * about a segment's worth of events per thread, so that there is work
+	 * for each: half its bytes (ptgen's traces make 0.55 events a byte);
+	 * two windows' events are held at once (one decoded while the session
+	 * takes the other), so more costs memory and gains no speed.
 	 */
 	const char *seg = getenv("RBDECODE_PT_SEGMENT");
 	pt->seg_size = seg && *seg ? strtoull(seg, NULL, 10) : env->jobs > 1 ? SEGMENT_BYTES : 0;
@@ -238,8 +243,8 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	if (pt->seg_size && pt->seg_size < 256)
 		pt->seg_size = 256;
 	pt->win_events = WINDOW_EVENTS;
-	if (pt->seg_size && env->jobs > 1 && pt->win_events < (uint64_t)env->jobs * pt->seg_size)
-		pt->win_events = (uint64_t)env->jobs * pt->seg_size;
+	if (pt->seg_size && env->jobs > 1 && pt->win_events < (uint64_t)env->jobs * pt->seg_size / 2)
+		pt->win_events = (uint64_t)env->jobs * pt->seg_size / 2;
 	for (size_t i = 0; i < pt->nr_q; i++)
 		pt->q[i].state = pt->q[i].nr_runs ? Q_NEXT_RUN : Q_DONE;
 	*out = pt;

@@ -30,6 +30,7 @@ struct rb_pt_env {
 	int jobs;                    /* decoding threads (queues, and segments of long runs, decoded in
 					parallel); <= 1: this one only */
 	int ptwrites, pwr_events;    /* PTWRITE and power events wanted */
+	int no_index;                /* nobody takes the trace index (rb_pt_index_until): not built */
 	pd_warn_fn warn;
 	void *warn_ctx;
 };

@@ -6,10 +6,11 @@
  * follows code no packet has proven yet is held (emit) until a packet
  * proves it (prove, deliver_held) or a loss drops it (drop_unproven). When
  * a window is done its items join those the session has still to take
- * (move_out), and rb_pt_run_until takes them merged across queues in time
- * order, the queue index breaking ties (take_until), on the session's
- * thread, which resolves their threads and symbols in the session's
- * machine. A lane's items go to its queue when the queue takes it over
+ * (move_out: what was taken makes room first, so a queue holds one window's
+ * items and those still waiting, never the run's), and rb_pt_run_until
+ * takes them merged across queues in time order, the queue index breaking
+ * ties (take_until), on the session's thread, which resolves their threads
+ * and symbols in the session's machine. A lane's items go to its queue when the queue takes it over
  * (pt_segment.c).
  */
 #include "config.h"
@@ -300,6 +301,11 @@ int move_out(struct ptq *q)
 		q->out = v;
 		q->out_cap = cap;
 	} else if (n) {
+		if (q->tk_head) {                /* what was taken makes room: tk holds what waits, no more */
+			memmove(q->tk, q->tk + q->tk_head, (q->tk_n - q->tk_head) * sizeof(*q->tk));
+			q->tk_n -= q->tk_head;
+			q->tk_head = 0;
+		}
 		if (reserve_items(&q->tk, &q->tk_cap, q->tk_n + n))
 			return -ENOMEM;
 		memcpy(q->tk + q->tk_n, q->out + q->out_head, n * sizeof(*q->out));

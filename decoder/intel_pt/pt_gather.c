@@ -4,9 +4,12 @@
  * decoded, and setup_timelines once the queues are set up.
  *
  * A pass over the recording collects AUXTRACE_INFO (type 1), TIME_CONV, the
- * CPUID feature and every AUXTRACE payload, appended to its queue's buffer.
- * Chunks whose AUX offsets follow each other form one run; a run is decoded
- * as one stream, and a jump between runs is where the trace restarts.
+ * CPUID feature and every AUXTRACE payload, appended to its queue's data: a
+ * spool file mapped once gathered, whose pages decoding reads and gives
+ * back window by window, so that memory does not grow with the trace (the
+ * heap only where no spool file can be made; see spool_payload). Chunks
+ * whose AUX offsets follow each other form one run; a run is decoded as
+ * one stream, and a jump between runs is where the trace restarts.
  *
  * The same pass notes the sideband decoding depends on: each CPU's
  * thread timeline (ITRACE_START, SWITCH, SWITCH_CPU_WIDE) and the times
@@ -51,13 +54,18 @@ static struct ptq *queue(struct rb_pt *pt, uint32_t idx)
 }
 
 /*
- * Large recordings keep their AUX data out of memory: each queue's bytes
- * go to an unlinked file in $TMPDIR (or /tmp), mapped for decoding once
- * gathered; the pages behind every decoder are given back to the kernel
- * after each window (release_decoded), so what stays resident does not
- * grow with the trace. RBDECODE_PT_SPOOL_MIN sets the recording size from
- * which this is done (bytes; default 64 MiB).
+ * The AUX data stays out of memory: each queue's bytes go to an unlinked
+ * file in $TMPDIR (or /tmp), mapped for decoding once gathered; the pages
+ * the gathering and the index touched are given back at once, and those
+ * behind every decoder after each window (release_decoded in
+ * pt_segment.c), so what stays resident is about a window's worth of
+ * trace, whatever the trace's size. Where no spool file can be made the
+ * data is held on the heap (with a warning for recordings of SPOOL_WARN
+ * bytes and more, where that costs). RBDECODE_PT_SPOOL_MIN sets the
+ * recording size from which the data is spooled (bytes; default 0: always;
+ * the tests compare both ways, and setting it asks for the warning too).
  */
+#define SPOOL_WARN (UINT64_C(64) << 20)
 #define SPOOL_PIECE (1u << 20)
 
 static int all_on_heap(const struct rb_pt *pt)
@@ -167,7 +175,7 @@ static int add_chunk(struct rb_pt *pt, struct pd_reader *r, const struct pd_even
 		q->len -= pad;
 	}
 	int64_t got = 0;
-	if (pt->spool && (got = spool_payload(pt, q, r, size, err)) == 1 && !pt->spool)
+	if (pt->spool && (got = spool_payload(pt, q, r, size, err)) == 1 && !pt->spool && pt->spool_warn)
 		warn(pt, PD_ERR_IO, file_offset, PD_RECORD_AUXTRACE, "no spool file can be made in %s (%s): the AUX "
 		     "data is held in memory", rb_spool_dir(), strerror(errno));
 	if (!pt->spool) {
@@ -569,9 +577,10 @@ int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 	if (rc < 0)
 		return err->code = rc;
 	const char *min = getenv("RBDECODE_PT_SPOOL_MIN");
-	uint64_t spool_min = min && *min ? strtoull(min, NULL, 10) : UINT64_C(64) << 20;
+	uint64_t spool_min = min && *min ? strtoull(min, NULL, 10) : 0;
 	if (pd_reader_info(r)->file_size >= spool_min && (pt->bounce = malloc(SPOOL_PIECE)))
 		pt->spool = 1;
+	pt->spool_warn = (min && *min) || pd_reader_info(r)->file_size >= SPOOL_WARN;
 	struct pd_record rec;
 	int found = 0, more;
 	uint64_t records = 0;

@@ -5,12 +5,16 @@
  * on the perf clock, its FUP (where execution stood) and the thread its CPU
  * ran then by the sideband. A PSB is where a decoder can start, so with the
  * index a time window can be decoded without what comes before it. Built
- * once the queues are gathered and the timelines set up; handed to the
- * session in time order with the decoded events (rb_pt_index_until).
+ * once the queues are gathered and the timelines set up, only when a sink
+ * takes it (an entry per PSB grows with the trace), the scanned pages of the
+ * spooled data given back as the scan goes; handed to the session in time
+ * order with the decoded events (rb_pt_index_until).
  */
 #include "config.h"
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include "pt_internal.h"
 
 /* The file offset of byte @pos of the queue's buffer (0 if no chunk holds it). */
@@ -48,15 +52,36 @@ static int by_time(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/*
+ * A spooled queue's pages from @from to @to the scan has read go back to the
+ * kernel (they are read again from the file when decoding gets there), so
+ * that building the index does not make the whole trace resident.
+ */
+#define SCAN_RELEASE (UINT64_C(4) << 20)
+static void give_back(const struct ptq *q, uint64_t from, uint64_t to)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t end = (q->map_len + page - 1) / page * page;
+	from = from / page * page;
+	to = to < end ? to / page * page : end;
+	if (q->map_len && to > from)
+		madvise(q->buf + from, (size_t)(to - from), MADV_DONTNEED);
+}
+
 int pt_index_build(struct rb_pt *pt)
 {
 	size_t cap = 0;
 	for (size_t i = 0; i < pt->nr_q; i++) {
 		const struct ptq *q = &pt->q[i];
+		uint64_t kept = 0;       /* the scan's pages from here on are resident */
 		for (size_t r = 0; r < q->nr_runs; r++) {
 			const struct run *run = &q->runs[r];
 			const uint8_t *p = q->buf + run->buf_off;
 			for (uint64_t at = next_psb(p, run->size, 0); at < run->size; at = next_psb(p, run->size, at + 1)) {
+				if (run->buf_off + at - kept >= SCAN_RELEASE) {
+					give_back(q, kept, run->buf_off + at);
+					kept = (run->buf_off + at) / SCAN_RELEASE * SCAN_RELEASE;
+				}
 				if (pt->nr_syncs == cap) {
 					size_t n = cap ? 2 * cap : 256;
 					struct pt_sync *v = realloc(pt->syncs, n * sizeof(*v));
@@ -77,6 +102,7 @@ int pt_index_build(struct rb_pt *pt)
 				s->tid = tid_at(pt, q, s->time);
 			}
 		}
+		give_back(q, kept, UINT64_MAX);
 	}
 	if (pt->nr_syncs)
 		qsort(pt->syncs, pt->nr_syncs, sizeof(*pt->syncs), by_time);

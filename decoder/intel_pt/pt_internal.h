@@ -269,7 +269,8 @@ struct rb_pt {
 	size_t nr_q;
 	struct aux_break *breaks;
 	size_t nr_breaks;
-	int spool;                       /* AUX data goes to spool files (large recordings), not the heap */
+	int spool;                       /* AUX data goes to spool files, not the heap */
+	int spool_warn;                  /* holding it on the heap instead is worth a warning */
 	uint8_t *bounce;                 /* a piece of payload on its way to a spool file */
 	struct pt_sync *syncs;           /* the trace index (pt_index.c), by time; [next_sync, nr_syncs) not handed over */
 	size_t nr_syncs, next_sync;

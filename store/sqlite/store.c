@@ -124,7 +124,7 @@ struct rb_store {
 	int call_comms_lost;          /* out of memory for it: set has_calls from the calls table */
 	/* aggregates (call_path_stats, branch_edges), written at the end */
 	struct pstat { uint64_t calls, total, children, branches, insns, cycles; } *pstats;   /* by call path id */
-	size_t nr_pstats;
+	size_t nr_pstats, cap_pstats;  /* zeroed (ids below it used), allocated: the rest is never touched */
 	struct edge { uint64_t from_dso, from_sym, from_off, from, to_dso, to_sym, to_off, to, type, count; } *edges;
 	size_t nr_edges, cap_edges;
 	struct rb_idmap edge_ids;     /* (from dso, from, to) -> index in edges + 1 */
@@ -766,14 +766,17 @@ static void note_call_comm(struct rb_store *st, uint64_t id)
 /* The aggregate of call path @id (made zero on first use); NULL when memory ran out. */
 static struct pstat *pstat_of(struct rb_store *st, uint64_t id)
 {
-	if (id >= st->nr_pstats) {
-		size_t n = id + 1 > 2 * st->nr_pstats ? (size_t)id + 1 : 2 * st->nr_pstats;
+	if (id >= st->cap_pstats) {
+		size_t n = id + 1 > 2 * st->cap_pstats ? (size_t)id + 1 : 2 * st->cap_pstats;
 		struct pstat *v = id < SIZE_MAX / sizeof(*v) / 2 ? realloc(st->pstats, n * sizeof(*v)) : NULL;
 		if (!v)
 			return fail(st, "out of memory"), NULL;
-		memset(v + st->nr_pstats, 0, (n - st->nr_pstats) * sizeof(*v));
 		st->pstats = v;
-		st->nr_pstats = n;
+		st->cap_pstats = n;
+	}
+	if (id >= st->nr_pstats) {     /* zeroed as ids come: pages the ids never reach stay unmapped */
+		memset(st->pstats + st->nr_pstats, 0, (id + 1 - st->nr_pstats) * sizeof(*st->pstats));
+		st->nr_pstats = id + 1;
 	}
 	return &st->pstats[id];
 }
