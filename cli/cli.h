@@ -45,6 +45,25 @@ int cli_session_option(int c, const char *arg, struct rb_session_opts *so);
  * was given; any other @path is returned as it is.
  */
 const char *cli_perf_data_dir(const char *path, struct rb_session_opts *so);
+/*
+ * The commands that make one file to look at (cli_view.c). cli_view_args
+ * parses -o OUT, the selection options and FILE into @so (perf_export set,
+ * warnings counted in *@warnings), printing "usage: rbdecode " @usage for
+ * --help or a bad option; -1 to go on, else the exit status. cli_view_run
+ * runs the session: -1 to go on (a stop inside the file is said), else the
+ * exit status after saying why (@what: "folding the stacks", ...).
+ * cli_write_output calls @write with stdout (@out NULL) or a temporary file
+ * beside @out renamed to it once complete, so that a failure leaves nothing
+ * under that name: 0, or EXIT_INTERNAL after saying why.
+ */
+#include <stdio.h>
+struct rb_sink;
+struct rb_session_stats;
+int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_opts *so, const char **out,
+		  unsigned *warnings);
+int cli_view_run(const struct rb_session_opts *so, const struct rb_sink *sink, struct rb_session_stats *stats,
+		 const char *what);
+int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ctx);
 /* "start,end" in seconds (perf's --time form); sets nanoseconds, 0 for an open side. -1 if malformed. */
 int cli_parse_time(const char *s, uint64_t *start, uint64_t *end);
 

@@ -1,0 +1,102 @@
+/*
+ * cli_view.c - what the commands that turn a recording into one file to
+ * look at share (folded, speedscope, perfetto): their options, the
+ * session run with its error mapping, and the output written whole or not
+ * at all (a temporary file beside it, renamed into place once complete).
+ */
+#include "config.h"
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "decoder/session/session.h"
+
+int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_opts *so, const char **out,
+		  unsigned *warnings)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
+		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
+		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
+		{ "jobs", required_argument, NULL, 'J' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int c;
+	memset(so, 0, sizeof(*so));
+	*out = NULL;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:C:j:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': *out = optarg; break;
+		case 'j': c = 'J'; /* fall through */
+		case 't': case 'C': case 's': case 'k': case 'V': case 'K': case 'J':
+			if (cli_session_option(c, optarg, so) < 0)
+				return EXIT_USAGE;
+			break;
+		case 'h':
+		default:
+			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s", cli_prog, usage);
+			return c == 'h' ? EXIT_OK : EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_error("one input file expected");
+		return EXIT_USAGE;
+	}
+	so->path = cli_perf_data_dir(argv[optind], so);
+	so->perf_export = 1;         /* symbol-less code named as in the database, so its calls agree */
+	so->warn = cli_warn_cb;
+	so->warn_ctx = warnings;
+	return -1;
+}
+
+int cli_view_run(const struct rb_session_opts *so, const struct rb_sink *sink, struct rb_session_stats *stats,
+		 const char *what)
+{
+	struct pd_error err;
+	int rc = rb_session_run(so, sink, stats, &err);
+	if (rc < 0 && rc >= PD_ERR_NOATTR) {
+		cli_error("%s", err.msg);
+		return cli_status_of(rc);
+	}
+	if (rc) {
+		cli_error("out of memory or the spool file failed while %s", what);
+		return EXIT_INTERNAL;
+	}
+	if (stats->stop.code)
+		cli_error("%s", stats->stop.msg);
+	return -1;
+}
+
+int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ctx)
+{
+	if (!out) {
+		int rc = write(ctx, stdout);
+		if (rc || fflush(stdout) || ferror(stdout)) {
+			cli_error("writing the output failed (standard output)");
+			return EXIT_INTERNAL;
+		}
+		return 0;
+	}
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", out, (long)getpid());
+	FILE *o = fopen(tmp, "w");
+	if (!o) {
+		cli_error("%s: cannot create: %s", tmp, strerror(errno));
+		return EXIT_INTERNAL;
+	}
+	errno = 0;
+	int rc = write(ctx, o);
+	int e = ferror(o) ? (errno ? errno : EIO) : 0;
+	if (fclose(o) && !e)
+		e = errno;
+	if (rc || e || rename(tmp, out)) {
+		cli_error("%s: writing failed: %s", out, strerror(e ? e : errno ? errno : EIO));
+		unlink(tmp);
+		return EXIT_INTERNAL;
+	}
+	return 0;
+}
