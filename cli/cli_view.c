@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "cli.h"
 #include "decoder/session/session.h"
 
@@ -71,6 +72,17 @@ int cli_view_run(const struct rb_session_opts *so, const struct rb_sink *sink, s
 	return -1;
 }
 
+/* Writes through @write to @o and closes it: 0, or the errno of what failed (EIO if none is known). */
+static int write_close(FILE *o, int (*write)(void *ctx, FILE *f), void *ctx)
+{
+	errno = 0;
+	int rc = write(ctx, o);
+	int e = ferror(o) ? (errno ? errno : EIO) : 0;
+	if (fclose(o) && !e)
+		e = errno ? errno : EIO;
+	return e ? e : rc ? (errno ? errno : EIO) : 0;
+}
+
 int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ctx)
 {
 	if (!out) {
@@ -81,21 +93,26 @@ int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ct
 		}
 		return 0;
 	}
+	/*
+	 * Not a regular file (/dev/stdout, a fifo, a device): written as it is;
+	 * renaming a file over it would replace the device node itself.
+	 */
+	struct stat sb;
+	int direct = stat(out, &sb) == 0 && !S_ISREG(sb.st_mode);
 	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", out, (long)getpid());
+	snprintf(tmp, sizeof(tmp), direct ? "%s" : "%s.tmp-%ld", out, (long)getpid());
 	FILE *o = fopen(tmp, "w");
 	if (!o) {
 		cli_error("%s: cannot create: %s", tmp, strerror(errno));
 		return EXIT_INTERNAL;
 	}
-	errno = 0;
-	int rc = write(ctx, o);
-	int e = ferror(o) ? (errno ? errno : EIO) : 0;
-	if (fclose(o) && !e)
+	int e = write_close(o, write, ctx);
+	if (!e && !direct && rename(tmp, out))
 		e = errno;
-	if (rc || e || rename(tmp, out)) {
-		cli_error("%s: writing failed: %s", out, strerror(e ? e : errno ? errno : EIO));
-		unlink(tmp);
+	if (e) {
+		cli_error("%s: writing failed: %s", out, strerror(e));
+		if (!direct)
+			unlink(tmp);
 		return EXIT_INTERNAL;
 	}
 	return 0;
