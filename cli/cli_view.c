@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include "cli.h"
 #include "decoder/session/session.h"
+#include "decoder/ftrace/tracedat.h"
+#include "store/trace_calls.h"
 
 int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_opts *so, const char **out,
 		  unsigned *warnings)
@@ -23,8 +25,12 @@ int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_op
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
 		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
 		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
-		{ "jobs", required_argument, NULL, 'J' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "jobs", required_argument, NULL, 'J' }, { "ftrace", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
+	static char beside[4096], fmsg[512];
+	static struct rb_tracedat_stats fts;
+	const char *ftrace = NULL;
 	int c;
 	memset(so, 0, sizeof(*so));
 	*out = NULL;
@@ -32,6 +38,7 @@ int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_op
 	while ((c = getopt_long(argc, argv, "o:C:j:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': *out = optarg; break;
+		case 'F': ftrace = optarg; break;
 		case 'j': c = 'J'; /* fall through */
 		case 't': case 'C': case 's': case 'k': case 'V': case 'K': case 'J':
 			if (cli_session_option(c, optarg, so) < 0)
@@ -48,6 +55,16 @@ int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_op
 		return EXIT_USAGE;
 	}
 	so->path = cli_perf_data_dir(argv[optind], so);
+	/* a recording made with --ftrace carries its trace.dat beside it: merged into the timeline */
+	snprintf(beside, sizeof(beside), "%s.trace.dat", so->path);
+	if (!ftrace && access(beside, R_OK) == 0)
+		ftrace = beside;
+	if (ftrace) {
+		so->ftrace = ftrace;
+		so->ftrace_stats = &fts;
+		so->ftrace_msg = fmsg;
+		so->ftrace_msglen = sizeof(fmsg);
+	}
 	so->perf_export = 1;         /* symbol-less code named as in the database, so its calls agree */
 	so->warn = cli_warn_cb;
 	so->warn_ctx = warnings;
@@ -64,7 +81,7 @@ int cli_view_run(const struct rb_session_opts *so, const struct rb_sink *sink, s
 		return cli_status_of(rc);
 	}
 	if (rc) {
-		cli_error("out of memory or the spool file failed while %s", what);
+		cli_error("stopped while %s: out of memory, or a write failed", what);
 		return EXIT_INTERNAL;
 	}
 	if (stats->stop.code)
@@ -72,21 +89,41 @@ int cli_view_run(const struct rb_session_opts *so, const struct rb_sink *sink, s
 	return -1;
 }
 
-/* Writes through @write to @o and closes it: 0, or the errno of what failed (EIO if none is known). */
+int cli_view_timed(struct rb_session_opts *so, int *timed)
+{
+	if (!strcmp(so->path, "-"))      /* a pipe cannot be read twice */
+		return 0;
+	struct rb_sink sink;
+	struct rb_session_stats stats;
+	rb_trace_timed_probe(&sink, timed);
+	pd_warn_fn warn = so->warn;
+	so->warn = NULL;                  /* said in the run that counts */
+	int rc = rb_session_run(so, &sink, &stats, &(struct pd_error){ 0 });
+	so->warn = warn;
+	return rc == 0 || rc == 1;
+}
+
+/*
+ * Writes through @write to @o and closes it: 0; the errno of what failed
+ * (EIO if none is known) as a negative number; or @write's positive exit
+ * status (said already).
+ */
 static int write_close(FILE *o, int (*write)(void *ctx, FILE *f), void *ctx)
 {
 	errno = 0;
 	int rc = write(ctx, o);
-	int e = ferror(o) ? (errno ? errno : EIO) : 0;
-	if (fclose(o) && !e)
+	int e = rc > 0 ? 0 : ferror(o) ? (errno ? errno : EIO) : 0;
+	if (fclose(o) && !e && rc <= 0)
 		e = errno ? errno : EIO;
-	return e ? e : rc ? (errno ? errno : EIO) : 0;
+	return rc > 0 ? rc : e ? -e : rc ? -(errno ? errno : EIO) : 0;
 }
 
 int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ctx)
 {
 	if (!out) {
 		int rc = write(ctx, stdout);
+		if (rc > 0)
+			return rc;
 		if (rc || fflush(stdout) || ferror(stdout)) {
 			cli_error("writing the output failed (standard output)");
 			return EXIT_INTERNAL;
@@ -108,12 +145,10 @@ int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ct
 	}
 	int e = write_close(o, write, ctx);
 	if (!e && !direct && rename(tmp, out))
-		e = errno;
-	if (e) {
-		cli_error("%s: writing failed: %s", out, strerror(e));
-		if (!direct)
-			unlink(tmp);
-		return EXIT_INTERNAL;
-	}
-	return 0;
+		e = -errno;
+	if (e && !direct)
+		unlink(tmp);
+	if (e < 0)
+		cli_error("%s: writing failed: %s", out, strerror(-e));
+	return e < 0 ? EXIT_INTERNAL : e;
 }

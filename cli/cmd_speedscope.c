@@ -38,17 +38,9 @@ int cmd_speedscope(int argc, char **argv)
 	}
 	struct rb_sink sink;
 	struct rb_session_stats stats;
-	if (strcmp(so.path, "-")) {  /* is the trace timed? (a file can be read twice; a pipe cannot) */
-		int timed;
-		rb_speedscope_probe_sink(&sink, &timed);
-		unsigned w = warnings;
-		so.warn = NULL;          /* said in the run that counts */
-		int rc = rb_session_run(&so, &sink, &stats, &(struct pd_error){ 0 });
-		so.warn = cli_warn_cb;
-		warnings = w;
-		if (rc == 0 || rc == 1)
-			rb_speedscope_set_timed(s, timed);
-	}
+	int timed;
+	if (cli_view_timed(&so, &timed))
+		rb_speedscope_set_timed(s, timed);
 	rb_speedscope_sink(s, &sink);
 	if ((st = cli_view_run(&so, &sink, &stats, "writing the profiles")) >= 0) {
 		rb_speedscope_free(s);

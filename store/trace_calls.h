@@ -36,4 +36,35 @@ static inline const char *rb_trace_calls_name(const struct rb_sym *s)
 	return s && !(s->end == s->start && !strcmp(s->name, "unknown")) ? s->name : "[unknown]";
 }
 
+/*
+ * Whether a trace is timed: a sink for a pass of its own over the file
+ * (cheap: it stops at the second distinct time). Its trace callback sets
+ * *@timed to 1 and stops the run (returns 1) at the first branch whose
+ * time differs from the first one's; *@timed stays 0 if none does (no
+ * trace, or every branch at one time: CoreSight without timestamps has its
+ * AUX record's). One probe at a time.
+ */
+struct rb_trace_timed_probe { int *timed; int seen; uint64_t first; };
+
+static inline int rb_trace_timed_probe_ev(void *ctx, const struct rb_trace_ev *ev)
+{
+	struct rb_trace_timed_probe *p = ctx;
+	if (ev->kind != RB_EV_BRANCH || !ev->flags)
+		return 0;
+	if (!p->seen) {
+		p->seen = 1;
+		p->first = ev->time;
+		return 0;
+	}
+	return ev->time != p->first ? (*p->timed = 1) : 0;
+}
+
+static inline void rb_trace_timed_probe(struct rb_sink *sink, int *timed)
+{
+	static struct rb_trace_timed_probe p;
+	p = (struct rb_trace_timed_probe){ .timed = timed };
+	*timed = 0;
+	*sink = (struct rb_sink){ .ctx = &p, .trace = rb_trace_timed_probe_ev };
+}
+
 #endif

@@ -124,11 +124,11 @@ static int folded_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_folded *f = ctx;
 	if (put_comm(f, rb_thread_shown_comm(ev->thread, ev->comm)))
-		return f->failed = -1;
+		return f->failed = 1;
 	for (size_t i = 0; i < ev->nr_nodes; i++)        /* root first */
 		if (put_frame(f, ev->nodes[i].al.sym))
-			return f->failed = -1;
-	return strmap_add(&f->samples, f->buf, 1) ? (f->failed = -1) : 0;
+			return f->failed = 1;
+	return strmap_add(&f->samples, f->buf, 1) ? (f->failed = 1) : 0;
 }
 
 static int on_path(void *ctx, uint64_t id, uint64_t parent, uint64_t sym, uint64_t ip)
@@ -189,14 +189,14 @@ static int folded_branch(void *ctx, const struct rb_trace_ev *ev)
 	if (!rb_trace_calls_branch(f->m, ev, &b))
 		return 0;
 	f->from_trace = 1;
-	return rb_calls_branch(f->calls, &b) ? (f->failed = -1) : 0;
+	return rb_calls_branch(f->calls, &b) ? (f->failed = 1) : 0;
 }
 
 static int folded_gap(void *ctx, const struct rb_gap_ev *g)
 {
 	struct rb_folded *f = ctx;
 	if (rb_calls_gap_restarts(g->reason) && rb_calls_restart(f->calls, g->cpu, g->tid))
-		return f->failed = -1;
+		return f->failed = 1;
 	return 0;
 }
 
@@ -215,7 +215,7 @@ static int folded_end(void *ctx)
 {
 	struct rb_folded *f = ctx;
 	if (f->failed || rb_calls_flush(f->calls))
-		return f->failed = -1;
+		return f->failed = 1;
 	for (size_t i = 0; i < f->nr_aggs; i++) {
 		const struct agg *a = &f->aggs[i];
 		uint64_t all = f->timed ? a->total : a->branches, in_calls = f->timed ? a->children : a->child_branches;
@@ -223,7 +223,7 @@ static int folded_end(void *ctx)
 			continue;
 		if (put_comm(f, (const struct rb_comm *)(uintptr_t)a->comm) || put_path(f, a->path) ||
 		    strmap_add(&f->trace, f->buf, all - in_calls))
-			return f->failed = -1;
+			return f->failed = 1;
 	}
 	return 0;
 }

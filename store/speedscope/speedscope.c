@@ -284,12 +284,12 @@ static int ss_trace(void *ctx, const struct rb_trace_ev *ev)
 	s->st.from_trace = 1;
 	struct track *t = track_of(s, TR_THREAD, b.thread, 0);
 	if (!t)
-		return s->failed = -1;
+		return s->failed = 1;
 	if (!t->thread) {
 		t->thread = ev->thread;
 		struct rb_idkey *k = rb_idmap_get(&s->tid_track, (uint64_t)(uint32_t)ev->thread->tid, 0, 0);
 		if (!k)
-			return s->failed = -1;
+			return s->failed = 1;
 		k->id = (uint64_t)(t - s->tracks) + 1;
 	}
 	if (!s->st.timed)
@@ -297,10 +297,10 @@ static int ss_trace(void *ctx, const struct rb_trace_ev *ev)
 	if (ev->cpu >= 0) {
 		struct rb_idkey *k = rb_idmap_get(&s->cpu_track, (uint64_t)(uint32_t)ev->cpu, 0, 0);
 		if (!k)
-			return s->failed = -1;
+			return s->failed = 1;
 		k->id = (uint64_t)(t - s->tracks) + 1;
 	}
-	return rb_calls_branch(s->calls, &b) ? (s->failed = -1) : 0;
+	return rb_calls_branch(s->calls, &b) ? (s->failed = 1) : 0;
 }
 
 /* A loss: a frame in the thread it names, else in the thread its CPU ran last, else in its CPU's profile. */
@@ -310,14 +310,14 @@ static int ss_gap(void *ctx, const struct rb_gap_ev *g)
 	if (s->failed)
 		return s->failed;
 	if (rb_calls_gap_restarts(g->reason) && rb_calls_restart(s->calls, g->cpu, g->tid))
-		return s->failed = -1;
+		return s->failed = 1;
 	s->st.gaps++;
 	struct rb_idkey *k = NULL;
 	struct track *t = NULL;
 	if (g->tid >= 0 && !(k = rb_idmap_get(&s->tid_track, (uint64_t)(uint32_t)g->tid, 0, 0)))
-		return s->failed = -1;
+		return s->failed = 1;
 	if ((!k || !k->id) && g->cpu >= 0 && !(k = rb_idmap_get(&s->cpu_track, (uint64_t)(uint32_t)g->cpu, 0, 0)))
-		return s->failed = -1;
+		return s->failed = 1;
 	if (k && k->id)
 		t = &s->tracks[k->id - 1];
 	uint64_t start = g->time_start, end = g->time_end > start ? g->time_end : start;
@@ -329,17 +329,17 @@ static int ss_gap(void *ctx, const struct rb_gap_ev *g)
 	}
 	if (!t) {
 		if (!(t = track_of(s, TR_CPU, (uint64_t)(int64_t)g->cpu, 0)))
-			return s->failed = -1;
+			return s->failed = 1;
 		t->cpu = g->cpu;
 	}
 	uint32_t frame = frame_of(s, NULL, g->reason);
 	if (frame == UINT32_MAX)
-		return s->failed = -1;
+		return s->failed = 1;
 	if (t->nr_gaps == t->cap_gaps) {
 		size_t cap = t->cap_gaps ? 2 * t->cap_gaps : 8;
 		struct pgap *v = realloc(t->gaps, cap * sizeof(*v));
 		if (!v)
-			return s->failed = -1;
+			return s->failed = 1;
 		t->gaps = v;
 		t->cap_gaps = cap;
 	}
@@ -364,14 +364,14 @@ static int ss_sample(void *ctx, const struct rb_sample_ev *ev)
 	s->st.samples_with_chain++;
 	struct track *t = track_of(s, TR_SAMPLES, (uintptr_t)ev->thread, (uint64_t)(int64_t)ev->event.index);
 	if (!t)
-		return s->failed = -1;
+		return s->failed = 1;
 	if (!t->thread) {
 		char b[64];
 		t->thread = ev->thread;
 		if (!ev->event.name)
 			snprintf(b, sizeof(b), "event %" PRIu32 ":%" PRIu64, ev->event.type, ev->event.config);
 		if (!(t->event = strdup(ev->event.name ? ev->event.name : b)))
-			return s->failed = -1;
+			return s->failed = 1;
 		/* PERF_TYPE_SOFTWARE cpu-clock, task-clock: periods are nanoseconds */
 		t->clock_ns = ev->event.type == 1 && ev->event.config <= 1;
 	}
@@ -382,16 +382,16 @@ static int ss_sample(void *ctx, const struct rb_sample_ev *ev)
 		t->last = ev->time;
 	}
 	if (t->ev.items++ ? put(s, &t->ev, ",[", 2) : put(s, &t->ev, "[", 1))
-		return s->failed = -1;
+		return s->failed = 1;
 	for (size_t i = 0; i < ev->nr_nodes; i++) {
 		uint32_t f = frame_of(s, ev->nodes[i].al.sym, NULL);
 		int n = snprintf(s->num, sizeof(s->num), i ? ",%" PRIu32 : "%" PRIu32, f);
 		if (f == UINT32_MAX || put(s, &t->ev, s->num, (size_t)n))
-			return s->failed = -1;
+			return s->failed = 1;
 	}
 	int n = snprintf(s->num, sizeof(s->num), "%" PRIu64, ev->period);
 	t->total += ev->period;
-	return put(s, &t->ev, "]", 1) || item(s, &t->wt, s->num, (size_t)n) ? (s->failed = -1) : 0;
+	return put(s, &t->ev, "]", 1) || item(s, &t->wt, s->num, (size_t)n) ? (s->failed = 1) : 0;
 }
 
 static int ss_begin(void *ctx, struct rb_machine *m)
@@ -405,11 +405,11 @@ static int ss_end(void *ctx)
 {
 	struct rb_speedscope *s = ctx;
 	if (s->failed || rb_calls_flush(s->calls))
-		return s->failed = -1;
+		return s->failed = 1;
 	for (size_t i = 0; i < s->nr_tracks; i++) {
 		struct track *t = &s->tracks[i];
 		if (show_gaps(s, t, UINT64_MAX))
-			return s->failed = -1;
+			return s->failed = 1;
 		if (t->kind == TR_CPU)
 			continue;
 		/* the thread's name now: the session's objects die after end() */
@@ -422,7 +422,7 @@ static int ss_end(void *ctx)
 				 t->thread ? t->thread->tid : -1);
 		free(t->event);
 		if (!(t->event = strdup(b)))
-			return s->failed = -1;
+			return s->failed = 1;
 		t->thread = NULL;
 		t->comm = NULL;
 	}
@@ -448,29 +448,6 @@ void rb_speedscope_set_timed(struct rb_speedscope *s, int timed)
 {
 	s->timed_known = 1;
 	s->st.timed = timed;
-}
-
-struct probe { int *timed; int seen; uint64_t first; };
-
-static int probe_trace(void *ctx, const struct rb_trace_ev *ev)
-{
-	struct probe *p = ctx;
-	if (ev->kind != RB_EV_BRANCH || !ev->flags)
-		return 0;
-	if (!p->seen) {
-		p->seen = 1;
-		p->first = ev->time;
-		return 0;
-	}
-	return ev->time != p->first ? (*p->timed = 1) : 0;
-}
-
-void rb_speedscope_probe_sink(struct rb_sink *sink, int *timed)
-{
-	static struct probe p;
-	p = (struct probe){ .timed = timed };
-	*timed = 0;
-	*sink = (struct rb_sink){ .ctx = &p, .trace = probe_trace };
 }
 
 void rb_speedscope_sink(struct rb_speedscope *s, struct rb_sink *sink)

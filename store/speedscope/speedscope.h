@@ -41,15 +41,12 @@ struct rb_speedscope *rb_speedscope_new(const char *name);
  * Whether the trace is timed: a trace whose branches all carry one time
  * (CoreSight without timestamps has the AUX record's) is drawn on each
  * thread's branch count instead. What is found first when not called: the
- * first branch's time being non-zero. rb_speedscope_probe_sink finds it out
- * in a run of its own (the first pass over a file): its trace callback
- * sets *@timed to 1 and stops the run (returns 1) at the first branch whose
- * time differs from the first one's; *@timed stays 0 if none does.
+ * first branch's time being non-zero. rb_trace_timed_probe (trace_calls.h)
+ * finds it out in a pass of its own.
  */
 void rb_speedscope_set_timed(struct rb_speedscope *s, int timed);
-void rb_speedscope_probe_sink(struct rb_sink *sink, int *timed);
 
-/* Fills @sink (ctx = @s). A callback returns -1 when memory ran out or the spool could not be written. */
+/* Fills @sink (ctx = @s). A callback returns 1 (a positive stop code) when memory ran out or the spool could not be written. */
 void rb_speedscope_sink(struct rb_speedscope *s, struct rb_sink *sink);
 
 struct rb_speedscope_stats {
