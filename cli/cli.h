@@ -34,6 +34,7 @@ int cmd_coverage(int argc, char **argv);
 int cmd_autofdo(int argc, char **argv);
 int cmd_folded(int argc, char **argv);
 int cmd_speedscope(int argc, char **argv);
+int cmd_perfetto(int argc, char **argv);
 int cmd_trace_elements(int argc, char **argv);   /* `elements` on a perf.data */
 struct rb_session_opts;
 /* The selection options every decoding command shares: 't' --time, 'C' --cpu, 's' --symfs,
