@@ -5,6 +5,7 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stdio.h>
 #include "pd.h"
 
 /* Exit statuses of rbdecode (documented in rbdecode(1) and README). */
@@ -35,6 +36,9 @@ int cmd_autofdo(int argc, char **argv);
 int cmd_folded(int argc, char **argv);
 int cmd_speedscope(int argc, char **argv);
 int cmd_perfetto(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+/* `rbdecode info FILE`'s text (header and record counts) to @o: an exit status, after saying why. */
+int cli_info_text(const char *path, FILE *o);
 int cmd_trace_elements(int argc, char **argv);   /* `elements` on a perf.data */
 struct rb_session_opts;
 /* The selection options every decoding command shares: 't' --time, 'C' --cpu, 's' --symfs,
@@ -61,7 +65,6 @@ const char *cli_perf_data_dir(const char *path, struct rb_session_opts *so);
  * 0, or EXIT_INTERNAL after saying why. @write returns 0, -1 when writing
  * failed, or an exit status it has said why of (nothing is kept then).
  */
-#include <stdio.h>
 struct rb_sink;
 struct rb_session_stats;
 int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_opts *so, const char **out,

@@ -36,6 +36,7 @@ SHELL_TESTS = \
 	tests/folded.test \
 	tests/speedscope.test \
 	tests/perfetto.test \
+	tests/report.test \
 	tests/zoo.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
@@ -75,7 +76,7 @@ tests/tools/fail_alloc.so: $(top_srcdir)/tests/tools/fail_alloc.c
 	$(AM_V_CC)$(MKDIR_P) tests/tools && $(CC) -O2 -shared -fPIC -o $@ $(top_srcdir)/tests/tools/fail_alloc.c -ldl
 CLEANFILES += tests/tools/fail_alloc.so
 EXTRA_DIST += tests/tools/fail_alloc.c tests/alloc_fail_exit.test
-EXTRA_DIST += tests/perfetto_check.py tests/speedscope_check.py tests/speedscope_browser.mjs tests/npm/package.json
+EXTRA_DIST += tests/report_browser.mjs tests/perfetto_check.py tests/speedscope_check.py tests/speedscope_browser.mjs tests/npm/package.json
 EXTRA_DIST += tests/lib.sh tests/dbcompare.py tests/lsan.supp $(SHELL_TESTS)
 TEST_EXTENSIONS = .test
 TEST_LOG_DRIVER = $(LOG_DRIVER)
