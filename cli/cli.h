@@ -5,6 +5,7 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <stdio.h>
 #include "pd.h"
 
 /* Exit statuses of rbdecode (documented in rbdecode(1) and README). */
@@ -33,6 +34,11 @@ int cmd_dump(int argc, char **argv);
 int cmd_coverage(int argc, char **argv);
 int cmd_autofdo(int argc, char **argv);
 int cmd_folded(int argc, char **argv);
+int cmd_speedscope(int argc, char **argv);
+int cmd_perfetto(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+/* `rbdecode info FILE`'s text (header and record counts) to @o: an exit status, after saying why. */
+int cli_info_text(const char *path, FILE *o);
 int cmd_trace_elements(int argc, char **argv);   /* `elements` on a perf.data */
 struct rb_session_opts;
 /* The selection options every decoding command shares: 't' --time, 'C' --cpu, 's' --symfs,
@@ -45,6 +51,34 @@ int cli_session_option(int c, const char *arg, struct rb_session_opts *so);
  * was given; any other @path is returned as it is.
  */
 const char *cli_perf_data_dir(const char *path, struct rb_session_opts *so);
+/*
+ * The commands that make one file to look at (cli_view.c). cli_view_args
+ * parses -o OUT, the selection options, --ftrace TRACE.DAT (default:
+ * FILE.trace.dat beside FILE when there is one) and FILE into @so (perf_export set,
+ * warnings counted in *@warnings), printing "usage: rbdecode " @usage for
+ * --help or a bad option; -1 to go on, else the exit status. cli_view_run
+ * runs the session: -1 to go on (a stop inside the file is said), else the
+ * exit status after saying why (@what: "folding the stacks", ...).
+ * cli_write_output calls @write with stdout (@out NULL) or a temporary file
+ * beside @out renamed to it once complete, so that a failure leaves nothing
+ * under that name (an @out that is not a regular file is written as it is):
+ * 0, or EXIT_INTERNAL after saying why. @write returns 0, -1 when writing
+ * failed, or an exit status it has said why of (nothing is kept then).
+ */
+struct rb_sink;
+struct rb_session_stats;
+int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_opts *so, const char **out,
+		  unsigned *warnings);
+int cli_view_run(const struct rb_session_opts *so, const struct rb_sink *sink, struct rb_session_stats *stats,
+		 const char *what);
+int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ctx);
+/*
+ * Whether the trace of so->path is timed (its branches' times differ), by
+ * a pass of its own that stops at the second time: 1 with *@timed set, 0
+ * when it cannot tell (a pipe, which cannot be read twice; a failure, that
+ * the run that counts will say).
+ */
+int cli_view_timed(struct rb_session_opts *so, int *timed);
 /* "start,end" in seconds (perf's --time form); sets nanoseconds, 0 for an open side. -1 if malformed. */
 int cli_parse_time(const char *s, uint64_t *start, uint64_t *end);
 

@@ -517,31 +517,10 @@ static void info_usage(FILE *f)
 	fprintf(f, "usage: %s info [--json] [--header-only | --stats] FILE\n", cli_prog);
 }
 
-int cmd_info(int argc, char **argv)
+/* The header and record counts of @path (as `info`, text or @json) to @o: an exit status. */
+static int info_run(const char *path, int json, int header, int stats, FILE *o)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "header-only", no_argument, NULL, 'H' },
-		{ "stats", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int json = 0, header = 1, stats = 1, c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "jHsh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = 1; break;
-		case 'H': stats = 0; header = 1; break;
-		case 's': header = 0; stats = 1; break;
-		case 'h': info_usage(stdout); return EXIT_OK;
-		default: info_usage(stderr); return EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		info_usage(stderr);
-		return EXIT_USAGE;
-	}
-	struct info in = { .path = argv[optind] };
+	struct info in = { .path = path };
 	struct pd_reader_opts ro;
 	struct pd_error err;
 	struct rb_unpacked un = { 0 };
@@ -574,23 +553,19 @@ int cmd_info(int argc, char **argv)
 	if (status == EXIT_OK) {
 		if (json) {
 			json_t *root = json_report(&in, &f, header, stats);
-			if (json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+			if (json_dumpf(root, o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
 				status = EXIT_INTERNAL;
-			fputc('\n', stdout);
+			fputc('\n', o);
 			json_decref(root);
 		} else {
 			if (header)
-				print_header(&in, &f, stdout);
+				print_header(&in, &f, o);
 			if (stats)
-				print_stats(&in, stdout);
+				print_stats(&in, o);
 		}
 		pd_features_free(&f);
 		if (in.stop.code || in.malformed)
 			status = EXIT_PARTIAL;
-	}
-	if (fflush(stdout) != 0) {
-		cli_error("writing the report failed");
-		status = EXIT_INTERNAL;
 	}
 	for (size_t i = 0; i < in.nr_auxinfo; i++)
 		free(in.auxinfo[i].data);
@@ -599,5 +574,42 @@ int cmd_info(int argc, char **argv)
 	free(in.lost_per_evsel);
 	pd_reader_free(in.r);
 	rb_archive_cleanup(&un);
+	return status;
+}
+
+int cli_info_text(const char *path, FILE *o)
+{
+	return info_run(path, 0, 1, 1, o);
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "header-only", no_argument, NULL, 'H' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int json = 0, header = 1, stats = 1, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jHsh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'H': stats = 0; header = 1; break;
+		case 's': header = 0; stats = 1; break;
+		case 'h': info_usage(stdout); return EXIT_OK;
+		default: info_usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		info_usage(stderr);
+		return EXIT_USAGE;
+	}
+	int status = info_run(argv[optind], json, header, stats, stdout);
+	if (fflush(stdout) != 0) {
+		cli_error("writing the report failed");
+		status = EXIT_INTERNAL;
+	}
 	return status;
 }

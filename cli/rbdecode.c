@@ -72,6 +72,12 @@ static void usage(FILE *f)
 		"        per object from its AUX trace, as simpleperf inject writes them\n"
 		"  folded [-o OUT] [--time S,E] [-C CPUS] FILE       folded stacks for flame graphs: call\n"
 		"        paths of hardware trace by self time (ns), or call chains by samples\n"
+		"  speedscope -o OUT [--time S,E] [-C CPUS] FILE     a speedscope file: per thread the calls\n"
+		"        of hardware trace in time (losses as frames), or the samples' call chains\n"
+		"  perfetto -o OUT [--time S,E] [-C CPUS] FILE       Chrome Trace Event JSON for Perfetto: calls\n"
+		"        per thread, what ran per CPU, losses, IMC counters, ftrace events\n"
+		"  report -o OUT.html [--time S,E] [-C CPUS] FILE    one self-contained HTML page: summary,\n"
+		"        per-CPU coverage with losses, flame graph, top functions, slowest calls\n"
 		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--start-tb TB] [--cpu N] [--json] DUMP\n"
 		"        a raw POWER trace-imc buffer in time order, with its gaps\n"
 		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
@@ -112,6 +118,12 @@ int main(int argc, char **argv)
 		return cmd_autofdo(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "folded"))
 		return cmd_folded(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "speedscope"))
+		return cmd_speedscope(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "perfetto"))
+		return cmd_perfetto(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "export"))
 		return cmd_export(argc - 1, argv + 1);
 	/* rbdecode FILE -o out.db; a missing FILE given so (a path, or -o after it) is export's to report */

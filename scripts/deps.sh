@@ -5,6 +5,12 @@
 # --no-install-recommends skips: without it perf's export-to-sqlite.py fails
 # with "Driver not loaded". Needs root (or sudo) for apt-get.
 #
+# The browser tests (tests/speedscope.test) need Debian's chromium, node and
+# npm, and two npm packages, puppeteer-core (drives chromium) and speedscope
+# (the app and its file-format schema), installed into tests/npm/node_modules
+# (not committed; versions in tests/npm/package.json). npm is left out when a
+# node with npm is already there (nodesource's nodejs brings its own).
+#
 # Target machines (tests/cross.test): by default the short form, the
 # big-endian ppc64 cross compiler and qemu-user (~50 MB to download);
 # RB_CROSS=1 adds the aarch64 and ppc64le ones and qemu-user-static.
@@ -13,6 +19,7 @@ PKGS="build-essential autoconf automake pkg-config
 libipt-dev libopencsd-dev libopencsd-bin libcapstone-dev libsqlite3-dev
 libarchive-dev libjansson-dev libzstd-dev libtraceevent-dev trace-cmd
 linux-perf python3 python3-pyside2.qtsql libqt5sql5-sqlite sqlite3 valgrind
+python3-jsonschema chromium
 binutils-aarch64-linux-gnu
 gcc-powerpc64-linux-gnu libc6-dev-ppc64-cross"
 if [ "${RB_CROSS:-0}" = 1 ]; then
@@ -28,11 +35,21 @@ for p in $PKGS; do
 done
 # either qemu-user flavour runs the cross-built tests
 installed qemu-user || installed qemu-user-static || missing="$missing qemu-user"
-[ -z "$missing" ] && exit 0
-echo "installing:$missing"
-SUDO=
-[ "$(id -u)" -eq 0 ] || SUDO=sudo
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-# shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
+if [ -n "$missing" ]; then
+	echo "installing:$missing"
+	SUDO=
+	[ "$(id -u)" -eq 0 ] || SUDO=sudo
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq
+	# shellcheck disable=SC2086
+	$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+# the browser tests' npm packages (a failure only makes those tests skip, naming what is missing)
+NPM_DIR=$(dirname "$0")/../tests/npm
+if [ ! -d "$NPM_DIR/node_modules/speedscope" ] || [ ! -d "$NPM_DIR/node_modules/puppeteer-core" ]; then
+	echo "installing npm packages into $NPM_DIR/node_modules: puppeteer-core speedscope"
+	PUPPETEER_SKIP_DOWNLOAD=1 npm install --prefix "$NPM_DIR" --no-audit --no-fund --silent >/dev/null 2>&1 ||
+		echo "npm install failed: the browser tests will skip"
+fi
+exit 0

@@ -35,6 +35,9 @@ SHELL_TESTS = \
 	tests/trace_index.test \
 	tests/folded.test \
 	tests/rbtrace.test \
+	tests/speedscope.test \
+	tests/perfetto.test \
+	tests/report.test \
 	tests/zoo.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
@@ -81,6 +84,7 @@ tests/tools/fail_alloc.so: $(top_srcdir)/tests/tools/fail_alloc.c
 	$(AM_V_CC)$(MKDIR_P) tests/tools && $(CC) -O2 -shared -fPIC -o $@ $(top_srcdir)/tests/tools/fail_alloc.c -ldl
 CLEANFILES += tests/tools/fail_alloc.so
 EXTRA_DIST += tests/tools/fail_alloc.c tests/alloc_fail_exit.test
+EXTRA_DIST += tests/report_browser.mjs tests/perfetto_check.py tests/speedscope_check.py tests/speedscope_browser.mjs tests/npm/package.json
 EXTRA_DIST += tests/lib.sh tests/dbcompare.py tests/lsan.supp $(SHELL_TESTS)
 TEST_EXTENSIONS = .test
 TEST_LOG_DRIVER = $(LOG_DRIVER)

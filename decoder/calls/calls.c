@@ -206,6 +206,11 @@ static struct centry *cpush(struct rb_calls *c, struct cstack *cs, uint64_t sym,
 	if (c->err)
 		return NULL;
 	cs->n++;
+	if (c->out.enter) {
+		int rc = c->out.enter(c->out.ctx, e->id, cs->thread, cs->comm, e->cp, sym, time);
+		if (rc)
+			return failed(c, rc), NULL;
+	}
 	return e;
 }
 

@@ -68,6 +68,15 @@ struct rb_calls_out {
 	int (*path)(void *ctx, uint64_t id, uint64_t parent, uint64_t sym, uint64_t ip);
 	/* A call that ended (returned, or closed as never returned). */
 	int (*call)(void *ctx, const struct rb_call *c);
+	/*
+	 * Optional (NULL: not wanted): call @id entered at @time in @thread
+	 * (@comm its comm then), in call path @path of symbol @sym (0: none).
+	 * Calls are entered and ended (call) in the order a timeline shows
+	 * them, each thread's properly nested: enter, the enters and ends of
+	 * the calls it makes, its end.
+	 */
+	int (*enter)(void *ctx, uint64_t id, uint64_t thread, uint64_t comm, uint64_t path, uint64_t sym,
+		     uint64_t time);
 };
 
 /* A taken branch, a trace begin (from 0) or a trace end (to 0), with its symbols resolved by the caller. */

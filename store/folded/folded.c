@@ -12,6 +12,7 @@
 #include "folded.h"
 #include "decoder/calls/calls.h"
 #include "decoder/calls/idmap.h"
+#include "store/trace_calls.h"
 
 struct line { char *key; uint64_t weight; };
 struct strmap { struct line *v; size_t cap, n; };
@@ -116,19 +117,18 @@ static int put_comm(struct rb_folded *f, const struct rb_comm *c)
 /* A frame: its symbol's name, "[unknown]" for none or for the zero-size "unknown" perf's exporter adds. */
 static int put_frame(struct rb_folded *f, const struct rb_sym *s)
 {
-	int named = s && !(s->end == s->start && !strcmp(s->name, "unknown"));
-	return put(f, ";", 0) || put(f, named ? s->name : "[unknown]", 1) ? -1 : 0;
+	return put(f, ";", 0) || put(f, rb_trace_calls_name(s), 1) ? -1 : 0;
 }
 
 static int folded_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_folded *f = ctx;
 	if (put_comm(f, rb_thread_shown_comm(ev->thread, ev->comm)))
-		return f->failed = -1;
+		return f->failed = 1;
 	for (size_t i = 0; i < ev->nr_nodes; i++)        /* root first */
 		if (put_frame(f, ev->nodes[i].al.sym))
-			return f->failed = -1;
-	return strmap_add(&f->samples, f->buf, 1) ? (f->failed = -1) : 0;
+			return f->failed = 1;
+	return strmap_add(&f->samples, f->buf, 1) ? (f->failed = 1) : 0;
 }
 
 static int on_path(void *ctx, uint64_t id, uint64_t parent, uint64_t sym, uint64_t ip)
@@ -185,27 +185,18 @@ static int on_call(void *ctx, const struct rb_call *c)
 static int folded_branch(void *ctx, const struct rb_trace_ev *ev)
 {
 	struct rb_folded *f = ctx;
-	if (ev->kind != RB_EV_BRANCH || !ev->flags)
+	struct rb_calls_branch b;
+	if (!rb_trace_calls_branch(f->m, ev, &b))
 		return 0;
-	/* symbols as the database's calls have them (perf's exporter names symbol-less code) */
-	const struct rb_sym *from = rb_machine_export_sym(f->m, &ev->from_al, ev->from_al.addr);
-	const struct rb_sym *to = rb_machine_export_sym(f->m, &ev->to_al, ev->to_al.addr);
-	struct rb_calls_branch b = {
-		.thread = (uintptr_t)ev->thread, .comm = (uintptr_t)rb_thread_shown_comm(ev->thread, ev->comm),
-		.main_thread = ev->thread == ev->main_thread, .cpu = ev->cpu, .tid = ev->thread->tid,
-		.time = ev->time, .from = ev->from, .to = ev->to, .flags = ev->flags, .insns = ev->insn_count,
-		.cycles = ev->cyc_count, .from_sym = (uintptr_t)from, .to_sym = (uintptr_t)to,
-		.to_off = to && ev->to_al.addr >= to->start ? ev->to_al.addr - to->start : 0,
-	};
 	f->from_trace = 1;
-	return rb_calls_branch(f->calls, &b) ? (f->failed = -1) : 0;
+	return rb_calls_branch(f->calls, &b) ? (f->failed = 1) : 0;
 }
 
 static int folded_gap(void *ctx, const struct rb_gap_ev *g)
 {
 	struct rb_folded *f = ctx;
 	if (rb_calls_gap_restarts(g->reason) && rb_calls_restart(f->calls, g->cpu, g->tid))
-		return f->failed = -1;
+		return f->failed = 1;
 	return 0;
 }
 
@@ -224,7 +215,7 @@ static int folded_end(void *ctx)
 {
 	struct rb_folded *f = ctx;
 	if (f->failed || rb_calls_flush(f->calls))
-		return f->failed = -1;
+		return f->failed = 1;
 	for (size_t i = 0; i < f->nr_aggs; i++) {
 		const struct agg *a = &f->aggs[i];
 		uint64_t all = f->timed ? a->total : a->branches, in_calls = f->timed ? a->children : a->child_branches;
@@ -232,7 +223,7 @@ static int folded_end(void *ctx)
 			continue;
 		if (put_comm(f, (const struct rb_comm *)(uintptr_t)a->comm) || put_path(f, a->path) ||
 		    strmap_add(&f->trace, f->buf, all - in_calls))
-			return f->failed = -1;
+			return f->failed = 1;
 	}
 	return 0;
 }
@@ -248,7 +239,7 @@ struct rb_folded *rb_folded_new(void)
 	struct rb_folded *f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	struct rb_calls_out o = { f, on_path, on_call };
+	struct rb_calls_out o = { .ctx = f, .path = on_path, .call = on_call };
 	if (!(f->calls = rb_calls_new(&o))) {
 		free(f);
 		return NULL;

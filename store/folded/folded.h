@@ -32,7 +32,8 @@ struct rb_folded *rb_folded_new(void);
 
 /*
  * Fills @sink with this output's callbacks (ctx = @f). A callback returns
- * -1 when memory ran out. The lines are made at the sink's end, while the
+ * 1 when memory ran out (a positive stop code: a negative one would read
+ * as the session's own pd status). The lines are made at the sink's end, while the
  * session's objects (names) are alive.
  */
 void rb_folded_sink(struct rb_folded *f, struct rb_sink *sink);

@@ -1111,7 +1111,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	st->final_path = strdup(o->path);
 	size_t n = strlen(o->path) + 32;
 	st->tmp_path = malloc(n);
-	struct rb_calls_out co = { st, store_call_path, store_call };
+	struct rb_calls_out co = { .ctx = st, .path = store_call_path, .call = store_call };
 	st->calls = rb_calls_new(&co);
 	if (!st->final_path || !st->tmp_path || !st->calls) {
 		rb_store_abort(st);

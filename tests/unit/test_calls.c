@@ -63,7 +63,7 @@ static int br(struct rb_calls *c, uint64_t thread, int32_t cpu, uint64_t time, u
 static struct rb_calls *fresh(struct got *g)
 {
 	memset(g, 0, sizeof(*g));
-	struct rb_calls_out o = { g, on_path, on_call };
+	struct rb_calls_out o = { .ctx = g, .path = on_path, .call = on_call };
 	return rb_calls_new(&o);
 }
 
