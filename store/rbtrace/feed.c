@@ -439,7 +439,7 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 	if (flt->nqueues)
 		memcpy(f->queues, flt->queues, flt->nqueues * sizeof(*f->queues));
 	f->flt.queues = f->queues;
-	struct rb_calls_out co = { f, no_path, feed_call };
+	struct rb_calls_out co = { .ctx = f, .path = no_path, .call = feed_call };
 	if (flt->table == RB_FEED_CALLS && !(f->calls = rb_calls_new(&co))) {
 		snprintf(msg, msglen, "out of memory");
 		rb_feed_stop(f);

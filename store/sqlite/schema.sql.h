@@ -188,9 +188,12 @@ static const char SCHEMA[] =
 
 static const char INDEXES[] =
 	"CREATE INDEX samples_time_idx ON samples (time);"
-	"CREATE INDEX call_paths_parent_idx ON call_paths (parent_id);"
+	"CREATE INDEX call_paths_parent_idx ON call_paths (parent_id);";
+/* where the calls table is kept (see drop_empty), in INDEXES' order */
+static const char CALLS_INDEX[] =
 	"CREATE INDEX pcpid_idx ON calls (parent_call_path_id);"
-	"CREATE INDEX pid_idx ON calls (parent_id);"
+	"CREATE INDEX pid_idx ON calls (parent_id);";
+static const char INDEXES2[] =
 	"CREATE INDEX gaps_time_idx ON gaps (cpu, time_start);"
 	"CREATE INDEX imc_records_time_idx ON imc_records (cpu, time);"
 	"CREATE INDEX imc_counters_time_idx ON imc_counters (evsel_id, time);";

@@ -1197,8 +1197,22 @@ void rb_store_note(struct rb_store *st, const char *name, uint64_t value)
 }
 
 /* perf drops the power / ptwrite / switch tables when nothing went in them. */
+/* Trace made calls, and none was stored (drop_empty). */
+static int calls_dropped(const struct rb_store *st)
+{
+	return !st->o.call_rows && st->rows[S_PATH_STAT];
+}
+
 static void drop_empty(struct rb_store *st)
 {
+	/*
+	 * Trace that made calls not stored (no --calls): no calls table, rather
+	 * than an empty one that would answer "none". With the rbtrace
+	 * extension loaded the name is its lazy calls table, and perf's views
+	 * over it (calls_view) read that; without it they say the table is missing.
+	 */
+	if (calls_dropped(st))
+		exec_sql(st, "DROP TABLE calls", "drop");
 	if (!st->rows[S_SWITCH])
 		exec_sql(st, "DROP VIEW context_switches_view; DROP TABLE context_switches", "drop");
 	if (!st->rows[S_FTRACE])
@@ -1294,6 +1308,9 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	exec_sql(st, pragma, "user_version");
 	exec_sql(st, "COMMIT", "commit");
 	exec_sql(st, INDEXES, "indexes");
+	if (!calls_dropped(st))
+		exec_sql(st, CALLS_INDEX, "indexes");
+	exec_sql(st, INDEXES2, "indexes");
 	if (st->rows[S_SWITCH])
 		exec_sql(st, SWITCH_INDEX, "indexes");
 	if (st->rows[S_FTRACE])
