@@ -10,6 +10,8 @@
 #  - script: peak memory against perf script --itrace=b's on the same trace,
 #    and as the trace grows 4x (the AUX data is spooled and windows are
 #    bounded, so it should not grow);
+#  - the rbtrace extension on the default database: a whole-trace count and a
+#    1 ms window against the bare libipt loop;
 #  - what the database gives without a row per branch: call_path_stats,
 #    branch_edges and trace_index rows against the trace's branches (ptgen's
 #    large trace repeats one run in one thread that never returns from its
@@ -38,7 +40,7 @@ trap 'rm -rf "$WORK"' EXIT
 cc -O2 -o "$WORK/pt_bare" "$S/scripts/bench/pt_bare.c" -lipt
 text=$(readelf -lW "$FX/rbfix/loops" | awk '$1 == "LOAD" && / R E / { print $3, $2, $5; exit }')
 
-python3 - "$RBDECODE" "$WORK" "$FX" "$text" "$PTGEN" "$MB" "$S/scripts/bench" <<'PY'
+python3 - "$RBDECODE" "$WORK" "$FX" "$text" "$PTGEN" "$MB" "$S/scripts/bench" "$B/rbtrace" <<'PY'
 import os, sqlite3, subprocess, sys
 rb, work, fx, text, ptgen, mb = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(), sys.argv[5], int(sys.argv[6])
 loops, flow = os.path.join(fx, "rbfix/loops"), os.path.join(fx, "flows/loops.flow")
@@ -97,6 +99,26 @@ line("%d MB: script wall" % mb, "%.1f s (perf script %.1f s)" % (wall, pwall), w
 os.unlink(os.path.join(work, "rb.txt"))
 os.unlink(os.path.join(work, "perf.txt"))
 wall4, peak4 = timed([rb, "script", "--symfs", fx, os.path.join(work, "pt-%d-1.data" % (4 * mb))])
+
+# the rbtrace extension on the small one-queue trace's default database: the whole trace, and a
+# 1 ms window in its middle, against the bare libipt loop over the same bytes
+data = os.path.join(work, "pt-%d-1.data" % mb)
+db = os.path.join(work, "lazy.db")
+subprocess.run([rb, data, "--symfs", fx, "-q", "-o", db], check=True)
+con = sqlite3.connect(db)
+t0, t1 = con.execute("SELECT min(time), max(time) FROM trace_index").fetchone()
+con.close()
+aux_bytes(data, os.path.join(work, "trace.bin"))
+bwall, _ = timed([os.path.join(work, "pt_bare"), os.path.join(work, "trace.bin"), loops] + text)
+ext = sys.argv[8]
+awall, apeak = timed(["sqlite3", db, ".load " + ext, "SELECT count(*) FROM branches"])
+line("%d MB: SELECT count(*) FROM branches (extension)" % mb, "%.1f s, %.0f MB (bare libipt %.1f s)" % (awall, apeak, bwall),
+     awall / bwall, "<= 1.5")
+mid = (t0 + t1) // 2
+wwall, wpeak = timed(["sqlite3", db, ".load " + ext,
+                      "SELECT count(*) FROM branches WHERE time BETWEEN %d AND %d" % (mid, mid + 1000000)])
+line("%d MB: a 1 ms window in the middle (extension)" % mb, "%.2f s, %.0f MB (whole trace %.1f s)" % (wwall, wpeak, awall),
+     wwall / awall, "<= 0.05 and <= 0.5 s")
 line("script peak memory as the trace grows 4x", "%.0f -> %.0f MB (%.1f s -> %.1f s)" % (peak, peak4, wall, wall4),
      peak4 / peak, "<= 1.2")
 PY
