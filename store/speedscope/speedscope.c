@@ -229,8 +229,10 @@ static int show_gaps(struct rb_speedscope *s, struct track *t, uint64_t at)
 		if (frame_event(s, t, 1, g.frame, g.start) || frame_event(s, t, 0, g.frame, end < t->last ? t->last : end))
 			return -1;
 	}
-	memmove(t->gaps, t->gaps + i, (t->nr_gaps - i) * sizeof(*t->gaps));
-	t->nr_gaps -= i;
+	if (i) {   /* (memmove of a NULL array: undefined even for 0 bytes, says UBSan) */
+		memmove(t->gaps, t->gaps + i, (t->nr_gaps - i) * sizeof(*t->gaps));
+		t->nr_gaps -= i;
+	}
 	return 0;
 }
 
