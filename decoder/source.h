@@ -68,6 +68,7 @@ struct rb_session_stats;
 struct rb_trace_ev;
 struct rb_ftrace_ev;
 struct rb_sync_ev;
+struct rb_seek_ev;
 struct rb_tracedat_stats;
 struct rb_imc_rec_ev;
 struct rb_imc_counter_ev;
@@ -117,6 +118,9 @@ struct rb_source_env {
 	int (*imc_counter)(void *sess, const struct rb_imc_counter_ev *ev);
 	int (*ftrace_event)(void *sess, const struct rb_ftrace_ev *ev);   /* NULL: nobody takes them */
 	int (*sync_point)(void *sess, const struct rb_sync_ev *ev);       /* the trace index; NULL: not wanted */
+	int (*seek_point)(void *sess, const struct rb_seek_ev *ev);       /* NULL: not wanted */
+	const struct rb_seek_ev *seek;  /* queues to start there (rb_session_opts.seek) */
+	size_t nr_seek;
 	void (*warn)(void *sess, const char *msg);
 	pd_warn_fn pd_warn;           /* the session's warning callback, for pd errors with offsets */
 	void *pd_warn_ctx;

@@ -237,7 +237,8 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	 * takes the other), so more costs memory and gains no speed.
 	 */
 	const char *seg = getenv("RBDECODE_PT_SEGMENT");
-	pt->seg_size = seg && *seg ? strtoull(seg, NULL, 10) : env->jobs > 1 ? SEGMENT_BYTES : 0;
+	pt->seg_size = seg && *seg ? strtoull(seg, NULL, 10)
+		     : env->jobs > 1 || env->seek_point || env->nr_seek ? SEGMENT_BYTES : 0;
 	if (pt->insn_period || pt->timeless)
 		pt->seg_size = 0;
 	if (pt->seg_size && pt->seg_size < 256)
@@ -247,6 +248,25 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		pt->win_events = (uint64_t)env->jobs * pt->seg_size / 2;
 	for (size_t i = 0; i < pt->nr_q; i++)
 		pt->q[i].state = pt->q[i].nr_runs ? Q_NEXT_RUN : Q_DONE;
+	/* queues that start at a seek point of an earlier decode (one each: the first given) */
+	for (size_t k = 0; k < env->nr_seek; k++) {
+		const struct rb_seek_ev *s = &env->seek[k];
+		struct ptq *q = NULL;
+		for (size_t i = 0; i < pt->nr_q && !q; i++)
+			if (pt->q[i].idx == s->queue && pt->q[i].nr_runs)
+				q = &pt->q[i];
+		if (!q || q->seek_at || q->seek_lane)
+			continue;
+		if (seek_start(pt, q, s)) {     /* not this recording's: decode from the start instead */
+			pt->env.st->seek_failed = 1;
+			pd_error_clear(err);
+			err->code = PD_ERR_INVAL;
+			snprintf(err->msg, sizeof(err->msg), "queue %" PRIu32 ": seek point at trace offset %" PRIu64
+				 " is not a PSB of this recording", s->queue, s->pos);
+			rb_pt_free(pt);
+			return err->code;
+		}
+	}
 	*out = pt;
 	return 1;
 }

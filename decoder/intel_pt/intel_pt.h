@@ -31,6 +31,10 @@ struct rb_pt_env {
 					parallel); <= 1: this one only */
 	int ptwrites, pwr_events;    /* PTWRITE and power events wanted */
 	int no_index;                /* nobody takes the trace index (rb_pt_index_until): not built */
+	/* where decoding can start (rb_seek_ev), on the session's thread in order; NULL: not wanted */
+	int (*seek_point)(void *ctx, const struct rb_seek_ev *ev);
+	const struct rb_seek_ev *seek;   /* queues to start at these places; nothing before is decoded */
+	size_t nr_seek;
 	pd_warn_fn warn;
 	void *warn_ctx;
 };

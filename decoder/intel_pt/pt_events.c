@@ -212,6 +212,16 @@ static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct r
 /* A decoded event to the session's sink (this thread only: the machine is the session's). */
 static int take(struct rb_pt *pt, const struct ptq *q, struct item *it)
 {
+	if (it->h.kind == ITEM_SEEK) {
+		if (!pt->env.seek_point)
+			return 0;
+		struct rb_seek_ev s = { .source = "intel_pt", .queue = q->idx, .cpu = q->cpu, .time = it->h.time,
+					.tsc = it->h.payload[1], .pos = it->h.payload[0],
+					.aux_pos = perf_pos_of(q, it->h.payload[0]), .start_off = it->h.insns,
+					.start_from = it->h.from, .start_to = it->h.to, .start_ord = (uint32_t)it->h.power,
+					.start_flags = it->h.flags };
+		return pt->env.seek_point(pt->env.ctx, &s);
+	}
 	if (it->h.kind == ITEM_GAP) {
 		int rc = pt->env.gap(pt->env.ctx, &it->gap->g);
 		free(it->gap);

@@ -104,7 +104,7 @@ struct kind_slot {               /* the branch that ends a block, by its address
 	uint8_t len, direct;
 };
 
-enum { ITEM_GAP = 100 };
+enum { ITEM_GAP = 100, ITEM_SEEK };   /* ITEM_SEEK: see adopt (pt_segment.c) */
 
 struct gap_item {
 	struct rb_gap_ev g;
@@ -233,6 +233,9 @@ struct ptq {
 	int stopped;                     /* reached its target's start: what came after is the target's */
 	size_t stop_keep;                /* items (from out_head) and counts at that point */
 	uint64_t stop_n[4], stop_time, stop_tsc;
+	/* a queue that starts at a seek point (env.seek): it decodes nothing itself, a lane from there takes over */
+	const struct rb_seek_ev *seek_at;
+	int seek_lane;                   /* that lane was made */
 };
 
 struct pool {                     /* -j N: N - 1 threads besides the session's */
@@ -326,6 +329,8 @@ uint64_t perf_pos_of(const struct ptq *q, uint64_t pos);
 /* ------------------------------------------------------------ pt_index.c */
 
 int pt_index_build(struct rb_pt *pt);
+/* pt_segment.c */
+int seek_start(struct rb_pt *pt, struct ptq *q, const struct rb_seek_ev *s);
 uint64_t psb_tsc(const uint8_t *p, uint64_t n, uint64_t pos);
 
 /* ------------------------------------------------------------ pt_image.c */

@@ -325,6 +325,21 @@ static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base
  */
 static int add_lanes(struct rb_pt *pt, struct ptq *q, uint64_t window)
 {
+	if (q->seek_at && !q->seek_lane) {      /* a queue started at a seek point: its lane, once reached */
+		const struct run *run = &q->runs[q->cur_run - 1];
+		uint64_t base = q->seek_at->pos - run->buf_off;
+		uint64_t tsc = psb_tsc(q->buf + run->buf_off, run->size, base);
+		if (tsc > window)
+			return 0;
+		struct ptq *l = new_lane(pt, q, base, tsc);
+		if (!l)
+			return q->err = -ENOMEM;
+		q->lanes = q->target = l;
+		q->seg_last = base;             /* the boundaries after it are the earlier decode's */
+		q->seg_next = 0;
+		q->seek_lane = 1;
+		return 0;
+	}
 	if (!q->dec || !q->cur_run || (q->state != Q_SYNC && q->state != Q_DECODE))
 		return 0;
 	const struct run *run = &q->runs[q->cur_run - 1];
@@ -371,9 +386,30 @@ static int adopt(struct rb_pt *pt, struct ptq *q)
 	struct ptq *l = q->lanes;
 	drop_items(q, q->out_head + q->stop_keep);
 	size_t n = l->stopped ? l->stop_keep : l->out_n - l->out_head;
-	if (reserve_items(&q->out, &q->out_cap, q->out_n + n))
+	if (reserve_items(&q->out, &q->out_cap, q->out_n + n + 1))
 		return q->err = -ENOMEM;
 	uint64_t t = q->stop_time;
+	/*
+	 * A seek point: from here the queue makes what the lane makes, which a
+	 * later decode reproduces by starting a lane at the same PSB with the
+	 * queue's time here (seek_start). Its fields ride in an item's held
+	 * event: from, to, flags the lane's first branch; insns its trace
+	 * offset, power its rank there; payload the PSB's position in the
+	 * queue's data and the decoder's clock.
+	 */
+	struct item *si = &q->out[q->out_n++];
+	memset(si, 0, sizeof(*si));
+	si->key = t;
+	si->pid = si->tid = -1;
+	si->h.kind = ITEM_SEEK;
+	si->h.time = t;
+	si->h.from = l->start.from;
+	si->h.to = l->start.to;
+	si->h.flags = l->start.flags;
+	si->h.insns = l->start.off;
+	si->h.power = (int)l->start.ord;
+	si->h.payload[0] = l->runs[l->cur_run - 1].buf_off + l->dec_base;
+	si->h.payload[1] = q->stop_tsc;
 	for (size_t j = 0; j < n; j++) {
 		struct item *it = &q->out[q->out_n++];
 		*it = l->out[l->out_head + j];
@@ -452,6 +488,56 @@ static int adopt(struct rb_pt *pt, struct ptq *q)
 	return 0;
 }
 
+/*
+ * A queue started at a seek point (seek_start) takes its lane over only if
+ * the lane started where the earlier decode's did: else what follows would
+ * not be that decode's, and decoding stops (pt->seek_failed: the caller
+ * decodes from the start instead).
+ */
+static int seek_check(struct rb_pt *pt, struct ptq *q)
+{
+	const struct rb_seek_ev *s = q->seek_at;
+	const struct ptq *l = q->lanes;
+	q->seek_at = NULL;
+	if (l->seek || l->no_start || l->start.off != s->start_off || l->start.ord != s->start_ord ||
+	    l->start.from != s->start_from || l->start.to != s->start_to || l->start.flags != s->start_flags) {
+		pt->env.st->seek_failed = 1;
+		return q->err = PD_ERR_INVAL;
+	}
+	return 0;
+}
+
+/*
+ * Queue @q starts at seek point @s: it decodes nothing itself and stands
+ * "stopped" at the start of a lane from the seek point's PSB, with the
+ * time the earlier decode's queue had there, so that taking the lane over
+ * (adopt) makes what that decode made. The lane is made by add_lanes when
+ * a window reaches the PSB, as every lane is. 0, or -1 when the seek point
+ * is not in the queue's data (another recording).
+ */
+int seek_start(struct rb_pt *pt, struct ptq *q, const struct rb_seek_ev *s)
+{
+	size_t r;
+	for (r = 0; r < q->nr_runs; r++)
+		if (q->runs[r].buf_off <= s->pos && s->pos < q->runs[r].buf_off + q->runs[r].size)
+			break;
+	if (r == q->nr_runs || !pt->seg_size)
+		return -1;
+	const struct run *run = &q->runs[r];
+	uint64_t base = s->pos - run->buf_off;
+	if (next_psb(q->buf + run->buf_off, run->size, base) != base)
+		return -1;
+	q->cur_run = r + 1;
+	q->state = Q_DECODE;
+	q->seek_at = s;
+	q->stopped = 1;
+	q->stop_keep = 0;
+	q->stop_time = s->time;
+	q->stop_tsc = s->tsc;
+	q->time = s->time;              /* windows need not go through the time before */
+	return 0;
+}
+
 /* After a window: lanes no decoder stops at any more go; a queue that stopped takes its lane over. */
 static int settle(struct rb_pt *pt, struct ptq *q)
 {
@@ -463,6 +549,8 @@ static int settle(struct rb_pt *pt, struct ptq *q)
 		}
 		if (!q->stopped || !q->lanes)
 			return 0;
+		if (q->seek_at && seek_check(pt, q))
+			return q->err;
 		if (adopt(pt, q))
 			return q->err;
 	}
@@ -521,6 +609,8 @@ static void release_decoded(struct rb_pt *pt, struct ptq *q)
 	if (q->state != Q_DONE) {   /* the decoder's position, else the start of the run it takes next */
 		if (q->dec && q->cur_run)
 			pos = q->runs[q->cur_run - 1].buf_off + q->dec_base + dec_offset(pt, q->dec, 0);
+		else if (q->seek_at)    /* its lane's start, which it takes over */
+			pos = q->seek_at->pos;
 		else if (q->cur_run < q->nr_runs)
 			pos = q->runs[q->cur_run].buf_off;
 		else if (q->cur_run)

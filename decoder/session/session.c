@@ -330,6 +330,13 @@ static int src_sync_point(void *ctx, const struct rb_sync_ev *ev)
 	return k->sync_point(k->ctx, ev);
 }
 
+/* Where decoding can start: every one, as the trace index. */
+static int src_seek_point(void *ctx, const struct rb_seek_ev *ev)
+{
+	const struct rb_sink *k = ((struct sess *)ctx)->sink;
+	return k->seek_point(k->ctx, ev);
+}
+
 static int src_imc_record(void *ctx, const struct rb_imc_rec_ev *ev)
 {
 	const struct rb_sink *k = ((struct sess *)ctx)->sink;
@@ -367,6 +374,9 @@ static void setup_env(struct sess *s, const char *name)
 	v->ftrace_msglen = o->ftrace_msglen;
 	v->ftrace_event = s->sink->ftrace_event ? src_ftrace_event : NULL;
 	v->sync_point = s->sink->sync_point ? src_sync_point : NULL;
+	v->seek_point = s->sink->seek_point ? src_seek_point : NULL;
+	v->seek = o->seek;
+	v->nr_seek = o->nr_seek;
 	v->st = s->st;
 	v->sess = s;
 	v->branch = src_branch;

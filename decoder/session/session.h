@@ -141,6 +141,26 @@ struct rb_sync_ev {
 	uint64_t aux_pos, file_offset, ip;
 };
 
+/*
+ * A place where decoding a queue can start and then make exactly what
+ * decoding the whole trace made from there on (Intel PT: a segment's
+ * decoder that the queue took over, pt_segment.c), delivered in order with
+ * the events: everything the queue makes after it follows it. Given back
+ * through rb_session_opts.seek, the queue starts there: nothing before it
+ * is decoded.
+ */
+struct rb_seek_ev {
+	const char *source;           /* "intel_pt" */
+	uint32_t queue;
+	int32_t cpu;
+	uint64_t time;                /* the perf time it was delivered at (its events are not earlier) */
+	uint64_t tsc;                 /* the decoder's clock there */
+	uint64_t pos;                 /* the PSB decoding starts from: position in the queue's data */
+	uint64_t aux_pos;             /* the same as perf's PSB offset (trace_index.aux_pos) */
+	uint64_t start_off, start_from, start_to;   /* the first event made: its trace offset and branch, */
+	uint32_t start_ord, start_flags;             /* its rank at that offset and its flags */
+};
+
 /* A PERF_RECORD_AUX (data reached the AUX ring) or ITRACE_START (tracing began in a task), in time order. */
 struct rb_aux_rec_ev {
 	uint64_t time;
@@ -187,6 +207,7 @@ struct rb_sink {
 	int (*range)(void *ctx, const struct rb_range_ev *ev);   /* decoded instruction ranges; NULL: not wanted */
 	int (*ftrace_event)(void *ctx, const struct rb_ftrace_ev *ev);    /* a trace.dat's events (tracedat.h) */
 	int (*sync_point)(void *ctx, const struct rb_sync_ev *ev);       /* the trace index; every one, in time order */
+	int (*seek_point)(void *ctx, const struct rb_seek_ev *ev);       /* where decoding can start (rb_seek_ev) */
 	int (*end)(void *ctx);
 };
 
@@ -219,6 +240,9 @@ struct rb_session_opts {
 	struct rb_tracedat_stats *ftrace_stats;
 	char *ftrace_msg;
 	size_t ftrace_msglen;
+	/* queues to start at these places (seek_point events of an earlier decode): none before is decoded */
+	const struct rb_seek_ev *seek;
+	size_t nr_seek;
 };
 
 struct rb_session_stats {
@@ -226,6 +250,7 @@ struct rb_session_stats {
 	uint64_t switches, gaps, aux_buffers;
 	uint64_t branches, instructions; /* decoded from AUX trace */
 	uint64_t insn_samples;
+	int seek_failed;                 /* a seek point given did not lead where the earlier decode went: decode without */
 	struct pd_error stop;            /* why reading stopped early; code 0 if it did not */
 };
 

@@ -22,6 +22,7 @@
 #define FEED_ROWS 512
 #define FEED_BATCHES 8
 #define FEED_STOP 0x7e5d       /* the sink's stop code: the cursor asked, or the window is over */
+#define FEED_RESEEK 0x7e5e     /* the seek points did not lead where the export went: from the start */
 
 struct batch { struct rb_feed_row row[FEED_ROWS]; size_t n; };
 
@@ -53,6 +54,11 @@ struct rb_feed {
 	uint32_t *queues;                  /* the filter's, copied */
 	uint8_t *passed;                   /* per queue: an event past the window came */
 	size_t npassed;
+	struct rb_seek_ev *seek;           /* the filter's, copied */
+	uint64_t *seek_seq;
+	size_t nseek;
+	size_t seek_met;                   /* of them, delivered so far */
+	int waiting;                       /* before the last seek point: nothing counts */
 };
 
 static char *dup_str(const char *s)
@@ -238,9 +244,38 @@ static int feed_begin(void *ctx, struct rb_machine *m)
 	return 0;
 }
 
+/*
+ * Before the last seek point, events are the export's before the window:
+ * none counts; a branch already in the window means this decoding is not
+ * the export's.
+ */
+static int feed_waiting(struct rb_feed *f, const struct rb_trace_ev *ev)
+{
+	if (ev && ev->kind == RB_EV_BRANCH && ev->time >= f->flt.time_lo)
+		return FEED_RESEEK;
+	return f->stop ? FEED_STOP : 0;
+}
+
+/* A seek point: when it is the last of the filter's, ids go on from its samples id. */
+static int feed_seek_point(void *ctx, const struct rb_seek_ev *s)
+{
+	struct rb_feed *f = ctx;
+	if (!f->waiting)
+		return 0;
+	for (size_t i = 0; i < f->nseek; i++)
+		if (f->seek[i].queue == s->queue && f->seek[i].pos == s->pos && f->seek[i].time == s->time &&
+		    ++f->seek_met == f->nseek) {
+			f->waiting = 0;
+			f->next_id = f->seek_seq[i];
+		}
+	return 0;
+}
+
 static int feed_sample(void *ctx, const struct rb_sample_ev *ev)
 {
 	struct rb_feed *f = ctx;
+	if (f->waiting)
+		return feed_waiting(f, NULL);
 	f->next_id++;
 	if (f->calls && ev->nr_nodes) {      /* its call chain's paths, as the store makes them */
 		uint64_t cp = rb_calls_root(f->calls);
@@ -281,6 +316,8 @@ static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
 {
 	struct rb_feed *f = ctx;
 	const struct rb_feed_filter *w = &f->flt;
+	if (f->waiting)
+		return feed_waiting(f, ev);
 	int64_t id = (int64_t)++f->next_id;
 	if (ev->kind != RB_EV_BRANCH)
 		return 0;
@@ -361,6 +398,8 @@ static int feed_call(void *ctx, const struct rb_call *c)
 static int feed_gap(void *ctx, const struct rb_gap_ev *g)
 {
 	struct rb_feed *f = ctx;
+	if (f->waiting)
+		return feed_waiting(f, NULL);
 	if (f->calls && rb_calls_gap_restarts(g->reason) && rb_calls_restart(f->calls, g->cpu, g->tid))
 		return calls_failed(f);
 	int fresh;
@@ -381,21 +420,55 @@ static int feed_gap(void *ctx, const struct rb_gap_ev *g)
 static int feed_end(void *ctx)
 {
 	struct rb_feed *f = ctx;
+	if (f->waiting)                 /* a seek point never met */
+		return f->stop ? 0 : FEED_RESEEK;
 	if (f->calls && !f->stop && rb_calls_flush(f->calls))
 		return calls_failed(f);
 	return f->filling->n && !f->stop ? push_batch(f) : 0;
+}
+
+/* Back to before a decoding that handed nothing over: its objects' records go (the session's die with it). */
+static void feed_reset(struct rb_feed *f)
+{
+	for (size_t i = 0; i < f->nobjs; i++) {
+		free(f->objs[i]->name);
+		free(f->objs[i]->build_id);
+		free(f->objs[i]);
+	}
+	f->nobjs = 0;
+	rb_idmap_free(&f->objmap);
+	memset(&f->objmap, 0, sizeof(f->objmap));
+	f->next_id = 0;
+	f->npassed = 0;
+	memset(f->passed, 0, f->flt.nqueues + 1);
+	f->filling->n = 0;
+	f->waiting = 0;
+	f->so.seek = NULL;
+	f->so.nr_seek = 0;
 }
 
 static void *feed_main(void *arg)
 {
 	struct rb_feed *f = arg;
 	struct rb_sink sink = { .ctx = f, .begin = feed_begin, .sample = feed_sample, .trace = feed_trace,
-				.gap = feed_gap, .end = feed_end };
+				.gap = feed_gap, .seek_point = f->nseek ? feed_seek_point : NULL, .end = feed_end };
 	struct rb_session_stats stats;
 	struct pd_error err;
 	memset(&stats, 0, sizeof(stats));
 	memset(&err, 0, sizeof(err));
 	int rc = rb_session_run(&f->so, &sink, &stats, &err);
+	int debug = getenv("RBTRACE_DEBUG") != NULL;
+	if (debug && f->nseek)
+		fprintf(stderr, "rbtrace: %zu queue(s) started at seek points\n", f->nseek);
+	if (f->so.nr_seek && !f->failed && (rc == FEED_RESEEK || stats.seek_failed)) {
+		if (debug)
+			fprintf(stderr, "rbtrace: the seek points did not lead where the export went: from the start\n");
+		feed_reset(f);                  /* nothing was handed over: decode from the start */
+		sink.seek_point = NULL;
+		memset(&stats, 0, sizeof(stats));
+		memset(&err, 0, sizeof(err));
+		rc = rb_session_run(&f->so, &sink, &stats, &err);
+	}
 	pthread_mutex_lock(&f->mu);
 	if (f->failed) {
 		f->status = -ENOMEM;
@@ -439,6 +512,23 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 	if (flt->nqueues)
 		memcpy(f->queues, flt->queues, flt->nqueues * sizeof(*f->queues));
 	f->flt.queues = f->queues;
+	if (flt->nseek && flt->table == RB_FEED_BRANCHES) {
+		f->seek = malloc(flt->nseek * sizeof(*f->seek));
+		f->seek_seq = malloc(flt->nseek * sizeof(*f->seek_seq));
+		if (!f->seek || !f->seek_seq) {
+			snprintf(msg, msglen, "out of memory");
+			rb_feed_stop(f);
+			return -1;
+		}
+		memcpy(f->seek, flt->seek, flt->nseek * sizeof(*f->seek));
+		memcpy(f->seek_seq, flt->seek_seq, flt->nseek * sizeof(*f->seek_seq));
+		f->nseek = flt->nseek;
+		f->waiting = 1;
+		f->so.seek = f->seek;
+		f->so.nr_seek = f->nseek;
+	}
+	f->flt.seek = NULL;
+	f->flt.seek_seq = NULL;
 	struct rb_calls_out co = { .ctx = f, .path = no_path, .call = feed_call };
 	if (flt->table == RB_FEED_CALLS && !(f->calls = rb_calls_new(&co))) {
 		snprintf(msg, msglen, "out of memory");
@@ -514,6 +604,8 @@ void rb_feed_stop(struct rb_feed *f)
 	rb_calls_free(f->calls);
 	free(f->queues);
 	free(f->passed);
+	free(f->seek);
+	free(f->seek_seq);
 	rb_idmap_free(&f->objmap);
 	pthread_mutex_destroy(&f->mu);
 	pthread_cond_destroy(&f->cv);

@@ -78,6 +78,18 @@ struct rb_feed_filter {
 	int64_t cpu, pid, tid;
 	const uint32_t *queues;
 	size_t nqueues;
+	/*
+	 * Branches: the queues' seek points before time_lo (the export's
+	 * trace_seek rows, one per queue at most) and the samples id that
+	 * followed each. Decoding starts there and nothing it delivers counts
+	 * until all were met; then ids go on from the last one's. Should the
+	 * decoding not reproduce the export's (a seek point not met, or met
+	 * late: an event already in the window), it starts again from the
+	 * beginning, before any row was handed over.
+	 */
+	const struct rb_seek_ev *seek;
+	const uint64_t *seek_seq;
+	size_t nseek;
 };
 
 struct rb_feed;

@@ -444,6 +444,62 @@ static int window_queues(sqlite3 *db, int64_t hi, uint32_t **out, size_t *n)
 	return 0;
 }
 
+/*
+ * The seek points a window from @lo starts at: per queue, the export's last
+ * trace_seek row before @lo (none in databases made before the table).
+ * 0, or -1 out of memory.
+ */
+static int window_seek(sqlite3 *db, int64_t lo, struct rb_seek_ev **out, uint64_t **seq, size_t *n)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	*out = NULL;
+	*seq = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT queue, cpu, time, tsc, pos, aux_pos, start_off, start_ord, start_from,"
+			       " start_to, start_flags, sample_seq FROM main.trace_seek WHERE id IN"
+			       " (SELECT max(id) FROM main.trace_seek WHERE time < ? GROUP BY queue)"
+			       " AND source = 'intel_pt'", -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(s, 1, lo);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			struct rb_seek_ev *v = realloc(*out, cap * sizeof(*v));
+			uint64_t *q = v ? realloc(*seq, cap * sizeof(*q)) : NULL;
+			if (v)
+				*out = v;
+			if (q)
+				*seq = q;
+			if (!v || !q) {
+				sqlite3_finalize(s);
+				free(*out);
+				free(*seq);
+				*out = NULL;
+				*seq = NULL;
+				return -1;
+			}
+		}
+		struct rb_seek_ev *e = &(*out)[*n];
+		memset(e, 0, sizeof(*e));
+		e->source = "intel_pt";
+		e->queue = (uint32_t)sqlite3_column_int64(s, 0);
+		e->cpu = (int32_t)sqlite3_column_int64(s, 1);
+		e->time = (uint64_t)sqlite3_column_int64(s, 2);
+		e->tsc = (uint64_t)sqlite3_column_int64(s, 3);
+		e->pos = (uint64_t)sqlite3_column_int64(s, 4);
+		e->aux_pos = (uint64_t)sqlite3_column_int64(s, 5);
+		e->start_off = (uint64_t)sqlite3_column_int64(s, 6);
+		e->start_ord = (uint32_t)sqlite3_column_int64(s, 7);
+		e->start_from = (uint64_t)sqlite3_column_int64(s, 8);
+		e->start_to = (uint64_t)sqlite3_column_int64(s, 9);
+		e->start_flags = (uint32_t)sqlite3_column_int64(s, 10);
+		(*seq)[(*n)++] = (uint64_t)sqlite3_column_int64(s, 11);
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
 static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc, sqlite3_value **argv)
 {
 	(void)idxNum;
@@ -462,7 +518,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 		v->ready = 1;
 	}
 	int64_t lo = 0, hi = INT64_MAX;
-	struct rb_feed_filter f = { v->table, 0, UINT64_MAX, -1, -1, -1, NULL, 0 };
+	struct rb_feed_filter f = { v->table, 0, UINT64_MAX, -1, -1, -1, NULL, 0, NULL, NULL, 0 };
 	int none = 0;
 	for (int i = 0; i < argc && idxStr && idxStr[i]; i++) {
 		char l = idxStr[i];
@@ -501,9 +557,20 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 	if (v->table == RB_FEED_BRANCHES && hi < INT64_MAX && window_queues(v->db, hi, &queues, &f.nqueues) < 0)
 		return set_error(v, sqlite3_mprintf("rbtrace: out of memory"));
 	f.queues = queues;
+	struct rb_seek_ev *seek = NULL;
+	uint64_t *seq = NULL;
+	if (v->table == RB_FEED_BRANCHES && lo > 0 && !getenv("RBTRACE_NO_SEEK") &&
+	    window_seek(v->db, lo, &seek, &seq, &f.nseek) < 0) {
+		free(queues);
+		return set_error(v, sqlite3_mprintf("rbtrace: out of memory"));
+	}
+	f.seek = seek;
+	f.seek_seq = seq;
 	char msg[512];
 	int rc = rb_feed_start(&c->feed, &v->rec.so, &f, msg, sizeof(msg));
 	free(queues);
+	free(seek);
+	free(seq);
 	if (rc < 0)
 		return set_error(v, sqlite3_mprintf("rbtrace: %s", msg));
 	return vt_next(cur);

@@ -169,6 +169,10 @@ static const char SCHEMA[] =
 	/* hardware trace: where decoding can start in each queue (an Intel PT PSB) */
 	"CREATE TABLE trace_index (id integer NOT NULL PRIMARY KEY, source varchar(16), queue integer,"
 	" cpu integer, tid integer, time bigint, aux_pos bigint, file_offset bigint, ip bigint);"
+	/* hardware trace: where the rbtrace extension starts a window's decoding (rb_seek_ev, session.h) */
+	"CREATE TABLE trace_seek (id integer NOT NULL PRIMARY KEY, source varchar(16), queue integer, cpu integer,"
+	" time bigint, tsc bigint, pos bigint, aux_pos bigint, start_off bigint, start_ord integer,"
+	" start_from bigint, start_to bigint, start_flags integer, sample_seq bigint);"
 	/* hardware trace, aggregated while loading: grows with the program, not with the trace */
 	"CREATE TABLE call_path_stats (call_path_id integer NOT NULL PRIMARY KEY, calls bigint,"
 	" total_time bigint, self_time bigint, branch_count bigint, insn_count bigint, cyc_count bigint);"
@@ -199,6 +203,7 @@ static const char INDEXES2[] =
 	"CREATE INDEX imc_counters_time_idx ON imc_counters (evsel_id, time);";
 static const char FTRACE_INDEX[] = "CREATE INDEX ftrace_events_time_idx ON ftrace_events (time);";
 static const char SYNC_INDEX[] = "CREATE INDEX trace_index_time_idx ON trace_index (queue, time);";
+static const char SEEK_INDEX[] = "CREATE INDEX trace_seek_time_idx ON trace_seek (queue, time);";
 static const char SWITCH_INDEX[] = "CREATE INDEX context_switches_time_idx ON context_switches (cpu, time);";
 
 /* As perf's export-to-sqlite.py does when it exported calls: which comms have calls (the viewer's

@@ -33,7 +33,7 @@
 enum stmt_id {
 	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
 	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_IMC, S_IMC_COUNTER, S_STAT, S_CALL, S_FTRACE,
-	S_PTWRITE, S_CBR, S_MWAIT, S_PWRE, S_EXSTOP, S_PWRX, S_PATH_STAT, S_EDGE, S_SYNC, S_COUNT
+	S_PTWRITE, S_CBR, S_MWAIT, S_PWRE, S_EXSTOP, S_PWRX, S_PATH_STAT, S_EDGE, S_SYNC, S_SEEK, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -64,6 +64,7 @@ static const char *const STMT_SQL[S_COUNT] = {
 	[S_PATH_STAT] = "INSERT INTO call_path_stats VALUES (?, ?, ?, ?, ?, ?, ?)",
 	[S_EDGE] = "INSERT INTO branch_edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[S_SYNC] = "INSERT INTO trace_index VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[S_SEEK] = "INSERT INTO trace_seek VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 #define BATCH_ROWS 2048
@@ -1008,6 +1009,16 @@ static int sink_sync_point(void *ctx, const struct rb_sync_ev *e)
 	return st->failed ? -1 : 0;
 }
 
+/* Where the extension's windows start decoding: with the samples id the next event takes from there (sample_seq). */
+static int sink_seek_point(void *ctx, const struct rb_seek_ev *e)
+{
+	struct rb_store *st = ctx;
+	ROW(st, S_SEEK, I(++st->last[S_SEEK]), T(e->source), I(e->queue), I(e->cpu), I(e->time), I(e->tsc),
+	    I(e->pos), I(e->aux_pos), I(e->start_off), I(e->start_ord), I(e->start_from), I(e->start_to),
+	    I(e->start_flags), I(st->last[S_SAMPLE]));
+	return st->failed ? -1 : 0;
+}
+
 static int sink_aux_buffer(void *ctx, const struct rb_aux_ev *a)
 {
 	struct rb_store *st = ctx;
@@ -1165,7 +1176,8 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .trace = sink_branch,
 				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,
 				     .imc_record = sink_imc_record, .imc_counter = sink_imc_counter,
-				     .ftrace_event = ftrace_event, .sync_point = sink_sync_point, .end = sink_end };
+				     .ftrace_event = ftrace_event, .sync_point = sink_sync_point, .seek_point = sink_seek_point,
+				     .end = sink_end };
 	*out = st;
 	return 0;
 }
@@ -1225,6 +1237,8 @@ static void drop_empty(struct rb_store *st)
 		exec_sql(st, "DROP VIEW branch_edges_view; DROP TABLE branch_edges", "drop");
 	if (!st->rows[S_SYNC])
 		exec_sql(st, "DROP TABLE trace_index", "drop");
+	if (!st->rows[S_SEEK])
+		exec_sql(st, "DROP TABLE trace_seek", "drop");
 	if (st->rows[S_MWAIT] || st->rows[S_PWRE] || st->rows[S_EXSTOP] || st->rows[S_PWRX])
 		return;
 	exec_sql(st, "DROP VIEW power_events_view; DROP VIEW mwait_view; DROP TABLE mwait;"
@@ -1317,6 +1331,8 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 		exec_sql(st, FTRACE_INDEX, "indexes");
 	if (st->rows[S_SYNC])
 		exec_sql(st, SYNC_INDEX, "indexes");
+	if (st->rows[S_SEEK])
+		exec_sql(st, SEEK_INDEX, "indexes");
 	for (int i = 0; i < S_COUNT; i++) {
 		sqlite3_finalize(st->st[i]);
 		sqlite3_finalize(st->multi[i]);

@@ -13,8 +13,9 @@
 #include "decoder/session/session.h"
 #include "decoder/ftrace/tracedat.h"
 
-#define RB_STORE_SCHEMA_VERSION 4   /* 2: imc_counters; imc_records.flush_time, evsel_id; 3: ftrace_events;
-					4: rows in ptwrite, cbr, mwait, pwre, exstop, pwrx (--itrace=pw) */
+#define RB_STORE_SCHEMA_VERSION 5   /* 2: imc_counters; imc_records.flush_time, evsel_id; 3: ftrace_events;
+					4: rows in ptwrite, cbr, mwait, pwre, exstop, pwrx (--itrace=pw);
+					5: trace_seek */
 
 struct rb_store;
 
