@@ -26,8 +26,10 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/cs_etm/cs_etm.c \
 	%D%/cs_etm/cs_snapshot.h %D%/cs_etm/cs_snapshot.c \
 	%D%/cs_etm/cs_decode.h %D%/cs_etm/cs_decode.c \
+	%D%/cs_etm/ocsd_guard.h %D%/cs_etm/ocsd_guard.cpp \
 	%D%/imc/imc.h %D%/imc/imc.c %D%/imc/imc_perf.h %D%/imc/imc_perf.c %D%/imc/imc_source.c \
 	%D%/ftrace/ftpage.h %D%/ftrace/ftpage.c %D%/ftrace/tracedat.h %D%/ftrace/tracedat.c %D%/ftrace/ftrace_source.c
 %C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) -fPIC $(LIBARCHIVE_CFLAGS) $(OPENCSD_CFLAGS) $(TRACEEVENT_CFLAGS) $(ZSTD_CFLAGS)
+%C%_libdecoder_a_CXXFLAGS = $(AM_CXXFLAGS) -fPIC $(OPENCSD_CFLAGS)
 DECODER_LIBS = %D%/libdecoder.a $(ELF_LIBS) $(IPT_LIBS)
 endif

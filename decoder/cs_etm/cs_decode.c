@@ -23,7 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <opencsd/c_api/opencsd_c_api.h>
+#include "ocsd_guard.h"
 #include "cs_decode.h"
 
 #define MAX_SOURCES 128          /* CoreSight trace IDs are 7 bits */
@@ -127,8 +127,11 @@ static ocsd_datapath_resp_t on_packet_plain(const void *p_context, const ocsd_da
 
 	if (op != OCSD_OP_DATA)
 		return OCSD_RESP_CONT;
-	if (ocsd_pkt_str(s->protocol, p_packet_in, pkt, sizeof(pkt)) != OCSD_OK)
+	if (ocsd_pkt_str(s->protocol, p_packet_in, pkt, sizeof(pkt)) != OCSD_OK) {
+		if (rb_ocsd_oom())
+			return OCSD_RESP_FATAL_SYS_ERR;
 		snprintf(pkt, sizeof(pkt), "(packet text unavailable)");
+	}
 	snprintf(d->line, sizeof(d->line), "Idx:%" PRIu64 "; ID:%x;\t%s", (uint64_t)index_sop, s->label, pkt);
 	d->out(d->ctx, d->line);
 	return OCSD_RESP_CONT;
@@ -139,8 +142,11 @@ static ocsd_datapath_resp_t on_element(const void *p_context, const ocsd_trc_ind
 {
 	struct rb_cs_dec *d = (struct rb_cs_dec *)p_context;
 	char text[8192];
-	if (ocsd_gen_elem_str(elem, text, sizeof(text)) != OCSD_OK)
+	if (ocsd_gen_elem_str(elem, text, sizeof(text)) != OCSD_OK) {
+		if (rb_ocsd_oom())
+			return OCSD_RESP_FATAL_SYS_ERR;   /* out of memory: stop, run_buffer says so */
 		snprintf(text, sizeof(text), "(element text unavailable)");
+	}
 	snprintf(d->line, sizeof(d->line), "Idx:%" PRIu64 "; ID:%x; %s", (uint64_t)index_sop, trc_chan_id, text);
 	d->out(d->ctx, d->line);
 	return OCSD_RESP_CONT;
@@ -590,10 +596,12 @@ static int build_tree(struct rb_cs_dec *d, const struct rb_cs_buffer *buf, struc
 		return fail(err, RB_CS_ERR_FORMAT, NULL, "no trace source in [source_buffers] feeds buffer %s",
 			    buf->name);
 	}
+	rb_ocsd_oom_clear();
 	d->tree = ocsd_create_dcd_tree(single ? OCSD_TRC_SRC_SINGLE : OCSD_TRC_SRC_FRAME_FORMATTED, single ? 0 : flags);
 	if (d->tree == C_API_INVALID_TREE_HANDLE) {
 		free(names);
-		return fail(err, RB_CS_ERR_DECODE, buf->path, "OpenCSD cannot create a decode tree");
+		return rb_ocsd_oom() ? fail(err, RB_CS_ERR_NOMEM, buf->path, "out of memory") :
+		       fail(err, RB_CS_ERR_DECODE, buf->path, "OpenCSD cannot create a decode tree");
 	}
 	/* A single-source buffer carries one source's bytes: OpenCSD's tool decodes only the first. */
 	for (int i = 0; !rc && i < (single ? 1 : n); i++)
@@ -608,6 +616,8 @@ static int build_tree(struct rb_cs_dec *d, const struct rb_cs_buffer *buf, struc
 	if (!rc && !d->opts.packets_only &&
 	    ocsd_dt_set_gen_elem_outfn(d->tree, on_element, d) != OCSD_OK)
 		rc = fail(err, RB_CS_ERR_DECODE, buf->path, "OpenCSD refused the element callback");
+	if (rc && rc != RB_CS_ERR_NOMEM && rb_ocsd_oom())   /* what OpenCSD refused for want of memory */
+		rc = fail(err, RB_CS_ERR_NOMEM, buf->path, "out of memory");
 	return rc;
 }
 
@@ -639,11 +649,14 @@ static int run_buffer(struct rb_cs_dec *d, const struct rb_cs_buffer *buf, struc
 
 	if (!f)
 		return fail(err, RB_CS_ERR_IO, buf->path, "cannot open trace buffer: %s", strerror(errno));
+	rb_ocsd_oom_clear();
 	while ((got = fread(block, 1, want, f)) > 0) {
 		if (feed(d, block, (uint32_t)got, &index)) {
+			fclose(f);
+			if (rb_ocsd_oom())   /* OpenCSD ran out of memory: not the trace's fault */
+				return fail(err, RB_CS_ERR_NOMEM, buf->path, "out of memory");
 			skip_source(d, "%s: decoding stopped on a fatal OpenCSD error at trace index %" PRIu32,
 				    buf->path, index);
-			fclose(f);
 			return 0;
 		}
 		if (d->opts.dstream && fread(block, 1, DSTREAM_FOOTER, f) < DSTREAM_FOOTER)
@@ -655,6 +668,8 @@ static int run_buffer(struct rb_cs_dec *d, const struct rb_cs_buffer *buf, struc
 	}
 	fclose(f);
 	ocsd_dt_process_data(d->tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
+	if (rb_ocsd_oom())   /* a packet's text (on_packet cannot stop the decoder) */
+		return fail(err, RB_CS_ERR_NOMEM, buf->path, "out of memory");
 	return 0;
 }
 

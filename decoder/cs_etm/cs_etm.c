@@ -39,7 +39,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <opencsd/c_api/opencsd_c_api.h>
+#include "ocsd_guard.h"
 #include "decoder/source.h"
 #include "decoder/session/session.h"
 #include "decoder/session/symtab.h"
@@ -583,10 +583,11 @@ static int build_tree(struct queue *q, int raw)
 	char detail[256];
 	apply_hw_ids(e);
 	q->raw = raw;
+	rb_ocsd_oom_clear();
 	q->tree = ocsd_create_dcd_tree(raw ? OCSD_TRC_SRC_SINGLE : OCSD_TRC_SRC_FRAME_FORMATTED,
 				       raw ? 0 : OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_RESET_ON_4X_FSYNC);
 	if (q->tree == C_API_INVALID_TREE_HANDLE)
-		return -1;
+		return rb_ocsd_oom() ? -ENOMEM : -1;
 	int made = 0;
 	for (size_t i = 0; i < e->nr_meta; i++) {
 		const struct cs_meta *m = &e->meta[i];
@@ -595,6 +596,10 @@ static int build_tree(struct queue *q, int raw)
 		if (m->trace_id < 0 || m->trace_id == 0 || m->trace_id >= 0x70 || (int)m->nr < min_params(m))
 			continue;
 		ocsd_err_t err = add_decoder(q, m);
+		if (err != OCSD_OK && rb_ocsd_oom()) {
+			destroy_tree(q);
+			return -ENOMEM;
+		}
 		if (err != OCSD_OK) {
 			snprintf(detail, sizeof(detail), "queue %u: OpenCSD refused a decoder for CPU %d (error %d)",
 				 q->idx, m->cpu, (int)err);
@@ -608,7 +613,7 @@ static int build_tree(struct queue *q, int raw)
 	if (!made || ocsd_dt_set_gen_elem_outfn(q->tree, on_element, q) != OCSD_OK ||
 	    ocsd_dt_add_callback_trcid_mem_acc(q->tree, 0, ~(ocsd_vaddr_t)0, OCSD_MEM_SPACE_ANY, read_code, q) != OCSD_OK) {
 		destroy_tree(q);
-		return -1;
+		return rb_ocsd_oom() ? -ENOMEM : -1;
 	}
 	return 0;
 }
@@ -619,6 +624,7 @@ static int feed(struct queue *q, const uint8_t *data, uint32_t len)
 	ocsd_datapath_resp_t resp = OCSD_RESP_CONT;
 	uint32_t done = 0;
 	char detail[256];
+	rb_ocsd_oom_clear();
 	while (done < len && !q->stop) {
 		uint32_t used = 0;
 		if (OCSD_DATA_RESP_IS_CONT(resp))
@@ -626,6 +632,10 @@ static int feed(struct queue *q, const uint8_t *data, uint32_t len)
 		else
 			resp = ocsd_dt_process_data(q->tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
 		done += used;
+		if (OCSD_DATA_RESP_IS_FATAL(resp) && !q->stop && rb_ocsd_oom()) {
+			q->stop = -ENOMEM;   /* out of memory inside OpenCSD: not the trace's fault */
+			break;
+		}
 		if (OCSD_DATA_RESP_IS_FATAL(resp) && !q->stop) {
 			snprintf(detail, sizeof(detail), "queue %u: OpenCSD stopped with a fatal error at AUX offset %#" PRIx64
 				 "; decoder reset, decoding resumes", q->idx, q->frag_base + done);
@@ -842,7 +852,10 @@ static int decode_block(struct queue *q, uint64_t off, uint64_t size, uint64_t f
 	}
 	if (q->tree != C_API_INVALID_TREE_HANDLE && q->raw != raw)
 		destroy_tree(q);
-	if (q->tree == C_API_INVALID_TREE_HANDLE && build_tree(q, raw) < 0) {
+	int built = q->tree == C_API_INVALID_TREE_HANDLE ? build_tree(q, raw) : 0;
+	if (built == -ENOMEM)
+		return built;
+	if (built < 0) {
 		snprintf(detail, sizeof(detail), "queue %u: no decoder could be built for CPU %d from the metadata", q->idx, q->cpu);
 		return gap(q, NULL, "decoder error", size, file_offset, detail);
 	}

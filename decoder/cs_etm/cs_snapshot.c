@@ -170,13 +170,18 @@ static int ini_read(const char *path, struct ini *ini, struct rb_cs_error *err)
 	if (!(ini->path = strdup(path)))
 		return nomem(err, path);
 	if (!(f = fopen(path, "r")))
-		return fail(err, RB_CS_ERR_IO, path, 0, "cannot open: %s", strerror(errno));
-	while (!rc && getline(&buf, &cap, f) >= 0) {
+		return errno == ENOMEM ? nomem(err, path) : fail(err, RB_CS_ERR_IO, path, 0, "cannot open: %s", strerror(errno));
+	for (;;) {
+		errno = 0;
+		if (rc || getline(&buf, &cap, f) < 0)
+			break;
 		line++;
 		buf[strcspn(buf, "\r;#\n")] = '\0';
 		if (*trim(buf, 0))
 			rc = ini_line(ini, buf, line, err);
 	}
+	if (!rc && errno == ENOMEM)   /* getline could not grow its line: not the end of the file */
+		rc = nomem(err, path);
 	if (!rc && ferror(f))
 		rc = fail(err, RB_CS_ERR_IO, path, line, "read error: %s", strerror(errno));
 	free(buf);
