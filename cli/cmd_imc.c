@@ -125,6 +125,14 @@ int cmd_imc(int argc, char **argv)
 	if (out.json) {
 		out.recs = json_array();
 		out.gaps = json_array();
+		if (!out.recs || !out.gaps) {
+			json_decref(out.recs);
+			json_decref(out.gaps);
+			if (len)
+				munmap(map, len);
+			cli_error("decoding %s: out of memory", path);
+			return EXIT_INTERNAL;
+		}
 	} else {
 		printf("%16s %16s %18s %2s %10s %10s %10s %10s\n", "timebase", "time", "ip", "pr", "cpmc1", "cpmc2",
 		       "cpmc3", "cpmc4");
@@ -133,14 +141,25 @@ int cmd_imc(int argc, char **argv)
 	int rc = rb_imc_decode(len ? map : (const uint8_t *)"", len, &o, &sink);
 	if (len)
 		munmap(map, len);
+	int oom = 0;
 	if (out.json) {
-		json_t *root = json_pack("{s:s, s:o, s:o}", "file", path, "records", out.recs, "gaps", out.gaps);
-		json_dumpf(root, stdout, JSON_INDENT(2));
-		fputc('\n', stdout);
+		/* in JSON every record and gap is an object: a sink that failed ran out of memory */
+		oom = rc != 0;
+		json_t *root = oom ? NULL : json_pack("{s:s, s:O, s:O}", "file", path, "records", out.recs, "gaps", out.gaps);
+		json_decref(out.recs);
+		json_decref(out.gaps);
+		if (!root || json_dumpf(root, stdout, JSON_INDENT(2)) < 0)
+			oom = 1;
+		else
+			fputc('\n', stdout);
 		json_decref(root);
 	}
-	if (rc || fflush(stdout)) {
-		cli_error("decoding %s failed", path);
+	if (oom) {
+		cli_error("decoding %s: out of memory (building its JSON)", path);
+		return EXIT_INTERNAL;
+	}
+	if (rc || fflush(stdout) || ferror(stdout)) {
+		cli_error("decoding %s failed%s", path, rc ? "" : ": writing the output failed (standard output)");
 		return EXIT_INTERNAL;
 	}
 	return EXIT_OK;
