@@ -10,6 +10,7 @@
  * expects of an interrupted command). A second signal ends it at once.
  */
 #include "config.h"
+#include <errno.h>
 #include <getopt.h>
 #include <sys/stat.h>
 #include <inttypes.h>
@@ -338,10 +339,16 @@ int cmd_export(int argc, char **argv)
 	char msg[512];
 	struct rb_unpacked un = { 0 };
 	catch_stop_signals();     /* before unpacking: a signal during it stops the export at its first event */
-	if (rb_archive_detect(so.path)) {
-		if (rb_archive_unpack(so.path, NULL, &un, msg, sizeof(msg)) < 0) {
+	int ar = rb_archive_detect(so.path);
+	if (ar < 0) {
+		cli_error("%s: out of memory", so.path);
+		return EXIT_INTERNAL;
+	}
+	if (ar) {
+		int urc = rb_archive_unpack(so.path, NULL, &un, msg, sizeof(msg));
+		if (urc < 0) {
 			cli_error("%s", msg);
-			return EXIT_BADINPUT;
+			return urc == -ENOMEM ? EXIT_INTERNAL : EXIT_BADINPUT;
 		}
 		so.path = un.perf_data;
 		if (!so.machine.buildid_dir)

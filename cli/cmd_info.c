@@ -7,6 +7,7 @@
  * found and counted here even though only counts are printed.
  */
 #include "config.h"
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -525,10 +526,16 @@ static int info_run(const char *path, int json, int header, int stats, FILE *o)
 	struct pd_error err;
 	struct rb_unpacked un = { 0 };
 	char msg[512];
-	if (rb_archive_detect(in.path)) {
-		if (rb_archive_unpack(in.path, NULL, &un, msg, sizeof(msg)) < 0) {
+	int ar = rb_archive_detect(in.path);
+	if (ar < 0) {
+		cli_error("%s: out of memory", in.path);
+		return EXIT_INTERNAL;
+	}
+	if (ar) {
+		int urc = rb_archive_unpack(in.path, NULL, &un, msg, sizeof(msg));
+		if (urc < 0) {
 			cli_error("%s", msg);
-			return EXIT_BADINPUT;
+			return urc == -ENOMEM ? EXIT_INTERNAL : EXIT_BADINPUT;
 		}
 		in.path = un.perf_data;
 	}

@@ -25,20 +25,34 @@ int rb_archive_detect(const char *path)
 	unsigned char m[8];
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		return 0;
+		return errno == ENOMEM ? -ENOMEM : 0;
 	size_t n = fread(m, 1, sizeof(m), f);
 	fclose(f);
 	if (n >= 8 && (!memcmp(m, "PERFILE2", 8) || !memcmp(m, "2ELIFREP", 8) || !memcmp(m, "PERFFILE", 8)))
 		return 0;
+	/*
+	 * The compressions and zip by their magic: such a file is an archive
+	 * whatever libarchive then says of it (a damaged one, or libarchive out
+	 * of memory, is unpack's error, not "not a perf.data").
+	 */
+	static const struct { const char *m; size_t n; } magic[] = {
+		{ "\x1f\x8b", 2 }, { "BZh", 3 }, { "\xfd" "7zXZ\0", 6 }, { "\x28\xb5\x2f\xfd", 4 },
+		{ "PK\x03\x04", 4 }, { "\x5d\0\0", 3 },
+	};
+	for (size_t i = 0; i < sizeof(magic) / sizeof(magic[0]); i++)
+		if (n >= magic[i].n && !memcmp(m, magic[i].m, magic[i].n))
+			return 1;
 	struct archive *a = archive_read_new();
 	if (!a)
-		return 0;
+		return -ENOMEM;
 	archive_read_support_filter_all(a);
 	archive_read_support_format_tar(a);
 	archive_read_support_format_zip(a);
 	struct archive_entry *e;
 	int ok = archive_read_open_filename(a, path, 65536) == ARCHIVE_OK &&
 		 archive_read_next_header(a, &e) == ARCHIVE_OK;
+	if (!ok && archive_errno(a) == ENOMEM)   /* not an answer: memory ran out while looking */
+		ok = -ENOMEM;
 	archive_read_free(a);
 	return ok;
 }
@@ -154,7 +168,8 @@ int rb_archive_unpack(const char *path, const struct rb_archive_limits *lim_in, 
 	out->dir = strdup(tmpl);
 	int root = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct archive *a = archive_read_new();
-	if (!out->dir || root < 0 || !a) {
+	int nomem = !out->dir || !a;
+	if (nomem || root < 0) {
 		snprintf(msg, msglen, "out of memory or descriptors unpacking %s", path);
 		goto err_out;
 	}
@@ -293,10 +308,11 @@ int rb_archive_unpack(const char *path, const struct rb_archive_limits *lim_in, 
 	out->buildid_dir = out->dir;
 	return 0;
 err_out:
+	nomem = nomem || (a && archive_errno(a) == ENOMEM);
 	if (a)
 		archive_read_free(a);
 	if (root >= 0)
 		close(root);
 	rb_archive_cleanup(out);
-	return -1;
+	return nomem ? -ENOMEM : -1;
 }

@@ -25,9 +25,9 @@ struct rb_unpacked {
 	char *buildid_dir;       /* folder holding .build-id/ (== dir) */
 };
 
-/* 1 if @path looks like an archive libarchive can read (not a perf.data), else 0. */
+/* 1 if @path looks like an archive libarchive can read (not a perf.data), else 0; -ENOMEM if memory ran out looking. */
 int rb_archive_detect(const char *path);
-/* Unpack @path. Returns 0, or -1 with @msg naming the archive and the entry at fault. */
+/* Unpack @path. Returns 0, or -1 (-ENOMEM: out of memory) with @msg naming the archive and the entry at fault. */
 int rb_archive_unpack(const char *path, const struct rb_archive_limits *lim, struct rb_unpacked *out,
 		      char *msg, size_t msglen);
 /* Remove the temporary folder and free. Accepts a zeroed struct. */

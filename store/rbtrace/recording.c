@@ -85,11 +85,15 @@ int rb_recording_open(sqlite3 *db, struct rb_recording *r, char **err)
 	so->perf_export = 1;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	so->jobs = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
-	if (rb_archive_detect(path)) {
+	int ar = rb_archive_detect(path);
+	if (ar < 0)
+		return SQLITE_NOMEM;
+	if (ar) {
 		char msg[512];
-		if (rb_archive_unpack(path, NULL, &r->un, msg, sizeof(msg)) < 0) {
+		int urc = rb_archive_unpack(path, NULL, &r->un, msg, sizeof(msg));
+		if (urc < 0) {
 			*err = sqlite3_mprintf("rbtrace: %s", msg);
-			return SQLITE_ERROR;
+			return urc == -ENOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
 		}
 		so->path = r->un.perf_data;
 		so->machine.buildid_dir = r->un.buildid_dir;

@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	setenv("TMPDIR", tmp, 1);
 	if (fuzz_write_file(path, data, size) < 0)
 		return 0;
-	if (!rb_archive_detect(path)) {
+	if (rb_archive_detect(path) <= 0) {
 		unlink(path);
 		return 0;
 	}
