@@ -24,6 +24,8 @@ void cli_warn_cb(void *ctx, const struct pd_error *w);
 /* Exit status for a library error code. */
 int cli_status_of(int code);
 
+/* Find the command on the command line (cli_args.c) and run it: the exit status. */
+int cli_dispatch(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_script(int argc, char **argv);
