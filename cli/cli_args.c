@@ -21,42 +21,45 @@ struct cli_command {
 	const char *what;       /* what it does, indented lines */
 };
 
+#define SELECT "[--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--vmlinux F | --kcore DIR] [--jobs N]"
 static const struct cli_command commands[] = {
 	{ "info", cmd_info, "[--json] [--header-only | --stats] FILE",
 	  "header summary (as perf report --header-only) and record counts\n"
 	  "(as perf report --stats); FILE may be '-' for a pipe-mode stream" },
-	{ "export", cmd_export, "FILE -o OUT.db [--force] [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F]\n"
-	  "         [--vmlinux F | --kcore DIR] [--ftrace TRACE.DAT] [--itrace b|iN|p|w] [--calls]",
+	{ "export", cmd_export, "FILE -o OUT.db [--force] " SELECT "\n"
+	  "         [--ftrace TRACE.DAT] [--itrace b|iN|p|w] [--calls]",
 	  "decode into SQLite with perf's export-to-sqlite schema, plus gaps (the command word\n"
 	  "may be left out: rbdecode -o OUT.db FILE); FILE.trace.dat beside FILE (rbrecord --ftrace),\n"
 	  "or FILE itself as a trace.dat, into ftrace_events; hardware trace as call paths and branch\n"
 	  "counts, a row per branch with --itrace=b, per call with --calls" },
-	{ "script", cmd_script, "[--disasm] [--show-switch-events] [--itrace b|iN|p|w] [--time S,E] [-C CPUS] FILE",
+	{ "script", cmd_script, "[--disasm] [--show-switch-events] [--itrace b|iN|p|w]\n         " SELECT " FILE",
 	  "samples (and switches, trace branches) as text, in time order, as perf script" },
-	{ "gaps", cmd_gaps, "[--json] FILE", "every reported loss" },
+	{ "gaps", cmd_gaps, "[--json] [--itrace b|iN|p|w] " SELECT " FILE", "every reported loss" },
 	{ "coverage", cmd_coverage, "[--time S,E] [--json] FILE",
 	  "per CPU, the fraction of the window the AUX trace covers (data present and not in a gap)" },
-	{ "elements", cmd_elements, "[--pkt-mon | --packets] [--src-addr-n] [--dstream-format] [--multi-session] SNAPSHOT_DIR\n"
-	  "         | [--symfs DIR] PERF.DATA",
+	{ "elements", cmd_elements, "[--pkt-mon | --packets] [--src-addr-n] [--dstream-format] [--multi-session]\n"
+	  "         [--buffer NAME] SNAPSHOT_DIR | [--symfs DIR] [--vmlinux F | --kcore DIR] [-C CPUS] PERF.DATA",
 	  "CoreSight trace snapshot packets and elements, as trc_pkt_lister -decode; for a\n"
 	  "perf.data, the CoreSight elements of its AUX trace" },
 	{ "dump", cmd_dump, "--packets [--queue N] FILE",
 	  "the Intel PT packets of every AUX chunk, as perf report -D shows them" },
-	{ "autofdo", cmd_autofdo, "[--symfs DIR] PERF.DATA",
+	{ "autofdo", cmd_autofdo, "[--symfs DIR] [--vmlinux F | --kcore DIR] [-C CPUS] PERF.DATA",
 	  "instruction-range and branch counts per object from its AUX trace, as simpleperf\n"
 	  "inject writes them" },
-	{ "folded", cmd_folded, "[-o OUT] [--time S,E] [-C CPUS] FILE",
-	  "folded stacks for flame graphs: call paths of hardware trace by self time (ns), or call\n"
-	  "chains by samples" },
-	{ "speedscope", cmd_speedscope, "-o OUT [--time S,E] [-C CPUS] FILE",
-	  "a speedscope file: per thread the calls of hardware trace in time (losses as frames), or\n"
-	  "the samples' call chains" },
-	{ "perfetto", cmd_perfetto, "-o OUT [--time S,E] [-C CPUS] FILE",
-	  "Chrome Trace Event JSON for Perfetto: calls per thread, what ran per CPU, losses, IMC\n"
-	  "counters, ftrace events" },
-	{ "report", cmd_report, "-o OUT.html [--time S,E] [-C CPUS] FILE",
-	  "one self-contained HTML page: summary, per-CPU coverage with losses, flame graph, top\n"
-	  "functions, slowest calls" },
+	{ "folded", cmd_folded, "[-o OUT] " SELECT " [--ftrace TRACE.DAT] FILE",
+	  "one line per stack, 'comm;outermost;...;leaf weight', as flamegraph.pl reads them:\n"
+	  "from hardware trace, each call path's self time in ns; else samples per call chain" },
+	{ "speedscope", cmd_speedscope, "-o OUT " SELECT " [--ftrace TRACE.DAT] FILE",
+	  "a speedscope file (https://www.speedscope.app): per thread, the calls of hardware\n"
+	  "trace as open/close frame events in perf-clock ns, losses as '[trace lost: REASON]'\n"
+	  "frames; else per thread and event the samples' call chains weighed by period" },
+	{ "perfetto", cmd_perfetto, "-o OUT " SELECT " [--ftrace TRACE.DAT] FILE",
+	  "Chrome's Trace Event Format JSON (ui.perfetto.dev, chrome://tracing): per thread the\n"
+	  "calls of hardware trace as slices, per CPU what ran (context switches) and ftrace\n"
+	  "events, losses as '[trace lost: REASON]' slices, IMC counters, samples' call chains" },
+	{ "report", cmd_report, "-o OUT.html " SELECT " [--ftrace TRACE.DAT] FILE",
+	  "one self-contained HTML page: the recording's summary, per-CPU coverage with every\n"
+	  "loss marked, a flame graph (click to zoom, search), top functions, slowest calls" },
 	{ "imc", cmd_imc, "[--power10] [--timebase-hz HZ] [--anchor TB,NS] [--start-tb TB] [--cpu N] [--json] DUMP",
 	  "a raw POWER trace-imc buffer in time order, with its gaps" },
 };
@@ -111,6 +114,35 @@ static const struct cli_command *find(const char *name)
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		if (!strcmp(commands[i].name, name))
 			return &commands[i];
+	return NULL;
+}
+
+/* "usage: rbdecode NAME SYNOPSIS" and what it does */
+static void command_usage(FILE *f, const struct cli_command *cmd)
+{
+	fprintf(f, "usage: %s %s %s\n  ", cli_prog, cmd->name, cmd->synopsis);
+	for (const char *p = cmd->what; *p; p++) {
+		fputc(*p, f);
+		if (*p == '\n')
+			fputs("  ", f);
+	}
+	fputc('\n', f);
+}
+
+int cli_usage(const char *name, int c)
+{
+	const struct cli_command *cmd = find(name);
+	if (cmd)
+		command_usage(c == 'h' ? stdout : stderr, cmd);
+	return c == 'h' ? EXIT_OK : EXIT_USAGE;
+}
+
+const char *cli_operand(int argc, char **argv, const char *name)
+{
+	if (optind == argc - 1)
+		return argv[optind];
+	cli_error("%s: %s", name, optind < argc ? "one input file expected, not more" : "an input file expected");
+	cli_usage(name, '?');
 	return NULL;
 }
 

@@ -581,11 +581,6 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 	return root;
 }
 
-static void info_usage(FILE *f)
-{
-	fprintf(f, "usage: %s info [--json] [--header-only | --stats] FILE\n", cli_prog);
-}
-
 /* The header and record counts of @path (as `info`, text or @json) to @o: an exit status. */
 static int info_run(const char *path, int json, int header, int stats, FILE *o)
 {
@@ -667,15 +662,13 @@ int cmd_info(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'H': stats = 0; header = 1; break;
 		case 's': header = 0; stats = 1; break;
-		case 'h': info_usage(stdout); return EXIT_OK;
-		default: info_usage(stderr); return EXIT_USAGE;
+		default: return cli_usage("info", c);
 		}
 	}
-	if (optind != argc - 1) {
-		info_usage(stderr);
+	const char *path = cli_operand(argc, argv, "info");
+	if (!path)
 		return EXIT_USAGE;
-	}
-	int status = info_run(argv[optind], json, header, stats, stdout);
+	int status = info_run(path, json, header, stats, stdout);
 	if (fflush(stdout) != 0) {
 		cli_error("writing the report failed");
 		status = EXIT_INTERNAL;
