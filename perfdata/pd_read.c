@@ -946,7 +946,7 @@ static int next_joined(struct pd_reader *r, struct pd_record *rec, uint64_t firs
 				       "%s: the SPLIT records from offset %llu end at offset %llu without a SPLIT_END",
 				       r->name, (unsigned long long)first, (unsigned long long)off);
 		type = header_type_size(r, r->buf + r->pos, &size);
-		if ((type != PD_SP_RECORD_SPLIT && type != PD_SP_RECORD_SPLIT_END) || size < 8)
+		if ((type != PD_SP_RECORD_SPLIT && type != PD_SP_RECORD_SPLIT_END) || size < 8 || size > MAX_DECOMP)
 			return pd_fail(err, PD_ERR_RECORD, off, (int)type,
 				       "%s: the SPLIT records from offset %llu are followed at offset %llu by a record of type %u and size %u, not SPLIT or SPLIT_END",
 				       r->name, (unsigned long long)first, (unsigned long long)off, type, size);
@@ -1029,6 +1029,10 @@ int pd_reader_next(struct pd_reader *r, struct pd_record *rec, struct pd_error *
 	uint32_t size, type = header_type_size(r, p, &size);
 	if (type == PD_SP_RECORD_SPLIT)
 		return next_joined(r, rec, off, err);
+	if (size > MAX_DECOMP)    /* only simpleperf's 32-bit sizes get here: no buffer that large */
+		return pd_fail(err, PD_ERR_RECORD, off, (int)type,
+			       "%s: record at offset %llu (type %u) claims %u bytes: cannot continue",
+			       r->name, (unsigned long long)off, type, size);
 	if (size < 8)
 		return pd_fail(err, PD_ERR_RECORD, off, (int)type,
 			       "%s: record at offset %llu (type %u) has size %u, less than its 8-byte header: cannot continue",
