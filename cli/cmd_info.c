@@ -507,8 +507,8 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 			json_object_set_new(h, "last_sample_time", json_u64(f->last_sample_time));
 		}
 		json_t *feats = json_array();
-		for (unsigned feat = 1; feat < PD_FEAT_KNOWN_MAX; feat++)
-			if (pd_reader_feature(in->r, feat, NULL, NULL, NULL))
+		for (unsigned feat = 1; feat < PD_FEAT_BITS; feat++)    /* perf's and simpleperf's */
+			if (pd_feature_name(feat) && pd_reader_feature(in->r, feat, NULL, NULL, NULL))
 				json_array_append_new(feats, json_string(pd_feature_name(feat)));
 		json_object_set_new(h, "features", feats);
 		json_simpleperf(in->r, h);
