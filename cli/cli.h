@@ -26,6 +26,22 @@ void cli_remove_stale(const char *out);
 /* Exit status for a library error code. */
 int cli_status_of(int code);
 
+/* Find the command on the command line (cli_args.c) and run it: the exit status. */
+int cli_dispatch(int argc, char **argv);
+/*
+ * Command @name's usage, from the one table of commands (cli_args.c): for
+ * getopt's @c 'h' on stdout, returning EXIT_OK; for anything else on
+ * stderr, returning EXIT_USAGE.
+ */
+int cli_usage(const char *name, int c);
+/* After getopt: the one operand left, or NULL after saying why, with the usage, on stderr. */
+const char *cli_operand(int argc, char **argv, const char *name);
+/* getopt_long entries of the selection options cli_session_option takes */
+#define CLI_SELECT_OPTIONS \
+	{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' }, \
+	{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' }, \
+	{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' }, \
+	{ "jobs", required_argument, NULL, 'J' }
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_script(int argc, char **argv);
@@ -57,7 +73,7 @@ const char *cli_perf_data_dir(const char *path, struct rb_session_opts *so);
  * The commands that make one file to look at (cli_view.c). cli_view_args
  * parses -o OUT, the selection options, --ftrace TRACE.DAT (default:
  * FILE.trace.dat beside FILE when there is one) and FILE into @so (perf_export set,
- * warnings counted in *@warnings), printing "usage: rbdecode " @usage for
+ * warnings counted in *@warnings), printing command @name's usage for
  * --help or a bad option; -1 to go on, else the exit status. cli_view_run
  * runs the session: -1 to go on (a stop inside the file is said), else the
  * exit status after saying why (@what: "folding the stacks", ...).
@@ -69,7 +85,7 @@ const char *cli_perf_data_dir(const char *path, struct rb_session_opts *so);
  */
 struct rb_sink;
 struct rb_session_stats;
-int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_opts *so, const char **out,
+int cli_view_args(int argc, char **argv, const char *name, struct rb_session_opts *so, const char **out,
 		  unsigned *warnings);
 int cli_view_run(const struct rb_session_opts *so, const struct rb_sink *sink, struct rb_session_stats *stats,
 		 const char *what);

@@ -17,15 +17,12 @@
 #include "decoder/ftrace/tracedat.h"
 #include "store/trace_calls.h"
 
-int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_opts *so, const char **out,
+int cli_view_args(int argc, char **argv, const char *name, struct rb_session_opts *so, const char **out,
 		  unsigned *warnings)
 {
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
-		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
-		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
-		{ "jobs", required_argument, NULL, 'J' }, { "ftrace", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' }, CLI_SELECT_OPTIONS,
+		{ "ftrace", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	static char beside[4096], fmsg[512];
@@ -44,17 +41,14 @@ int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_op
 			if (cli_session_option(c, optarg, so) < 0)
 				return EXIT_USAGE;
 			break;
-		case 'h':
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s", cli_prog, usage);
-			return c == 'h' ? EXIT_OK : EXIT_USAGE;
+			return cli_usage(name, c);
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error("one input file expected");
+	const char *path = cli_operand(argc, argv, name);
+	if (!path)
 		return EXIT_USAGE;
-	}
-	so->path = cli_perf_data_dir(argv[optind], so);
+	so->path = cli_perf_data_dir(path, so);
 	/* a recording made with --ftrace carries its trace.dat beside it: merged into the timeline */
 	snprintf(beside, sizeof(beside), "%s.trace.dat", so->path);
 	if (!ftrace && access(beside, R_OK) == 0)

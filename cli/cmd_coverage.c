@@ -217,15 +217,11 @@ int cmd_coverage(int argc, char **argv)
 			break;
 		case 'j': json = 1; break;
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s coverage [--time S,E] [--json] FILE\n", cli_prog);
-			return c == 'h' ? EXIT_OK : EXIT_USAGE;
+			return cli_usage("coverage", c);
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error("one input file expected");
+	if (!(so.path = cli_operand(argc, argv, "coverage")))
 		return EXIT_USAGE;
-	}
-	so.path = argv[optind];
 	unsigned warnings = 0;
 	so.warn = cli_warn_cb;
 	so.warn_ctx = &warnings;

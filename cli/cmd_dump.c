@@ -36,13 +36,12 @@ int cmd_dump(int argc, char **argv)
 			}
 			continue;
 		}
-		fprintf(c == 'h' ? stdout : stderr, "usage: %s dump --packets [--queue N] FILE\n", cli_prog);
-		return c == 'h' ? EXIT_OK : EXIT_USAGE;
+		return cli_usage("dump", c);
 	}
-	if (!packets || optind != argc - 1) {
-		cli_error("usage: %s dump --packets [--queue N] FILE", cli_prog);
+	if (!packets)
+		return cli_usage("dump", '?');
+	if (!cli_operand(argc, argv, "dump"))
 		return EXIT_USAGE;
-	}
 	struct pd_error err;
 	int rc = rb_pt_dump_packets(argv[optind], queue, stdout, &err);
 	if (fflush(stdout)) {

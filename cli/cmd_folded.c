@@ -19,11 +19,7 @@ int cmd_folded(int argc, char **argv)
 	struct rb_session_opts so;
 	const char *out;
 	unsigned warnings = 0;
-	int st = cli_view_args(argc, argv, "folded [-o OUT] [--time S,E] [-C CPUS] [--symfs DIR] "
-			       "[--kallsyms F] [--vmlinux F] [--kcore DIR] [--jobs N] FILE\n"
-			       "  one line per stack, 'comm;outermost;...;leaf weight', as flamegraph.pl reads them:\n"
-			       "  from hardware trace, each call path's self time in ns; else samples per call chain\n",
-			       &so, &out, &warnings);
+	int st = cli_view_args(argc, argv, "folded", &so, &out, &warnings);
 	if (st >= 0)
 		return st;
 	struct rb_folded *f = rb_folded_new();

@@ -97,16 +97,12 @@ int cmd_imc(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s imc [--power10] [--timebase-hz HZ] "
-				"[--anchor TB,NS] [--start-tb TB] [--cpu N] [--json] DUMP\n", cli_prog);
-			return c == 'h' ? EXIT_OK : EXIT_USAGE;
+			return cli_usage("imc", c);
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error("one buffer dump expected");
+	const char *path = cli_operand(argc, argv, "imc");
+	if (!path)
 		return EXIT_USAGE;
-	}
-	const char *path = argv[optind];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {

@@ -23,12 +23,28 @@
 
 struct auxinfo_copy { uint8_t *data; size_t size; };
 
+/* Counted record types: perf's (0-127), then simpleperf's (32768 on) */
+#define NR_TYPE_SLOTS (PD_RECORD_TYPE_MAX + PD_SP_RECORD_SLOTS)
+static int slot_of_type(uint32_t t)
+{
+	if (t < PD_RECORD_TYPE_MAX)
+		return (int)t;
+	if (t >= PD_SP_RECORD_START && t - PD_SP_RECORD_START < PD_SP_RECORD_SLOTS)
+		return PD_RECORD_TYPE_MAX + (int)(t - PD_SP_RECORD_START);
+	return -1;
+}
+
+static uint32_t type_of_slot(unsigned slot)
+{
+	return slot < PD_RECORD_TYPE_MAX ? slot : PD_SP_RECORD_START + (slot - PD_RECORD_TYPE_MAX);
+}
+
 struct info {
 	const char *path;
 	struct pd_reader *r;
 	uint64_t total;
-	uint64_t by_type[PD_RECORD_TYPE_MAX];
-	uint64_t other_types;               /* type >= PD_RECORD_TYPE_MAX */
+	uint64_t by_type[NR_TYPE_SLOTS];    /* per record type: slot_of_type() */
+	uint64_t other_types;               /* types without a slot */
 	uint64_t *samples;                  /* per evsel */
 	uint64_t *lost_per_evsel;           /* LOST_SAMPLES.lost per evsel, as perf --stats shows */
 	size_t nr_samples_slots;
@@ -99,8 +115,8 @@ static int scan(struct info *in)
 
 	while ((rc = pd_reader_next(in->r, &rec, &in->stop)) == 1) {
 		in->total++;
-		if (rec.type < PD_RECORD_TYPE_MAX)
-			in->by_type[rec.type]++;
+		if (slot_of_type(rec.type) >= 0)
+			in->by_type[slot_of_type(rec.type)]++;
 		else
 			in->other_types++;
 		in->payload_bytes += rec.payload_size;
@@ -145,20 +161,37 @@ static int scan(struct info *in)
 
 /* ------------------------------------------------------------- output */
 
+/*
+ * simpleperf's features: META_INFO's keys (event_type_info named the events
+ * already) and FILE's symbol table per binary.
+ */
+static void meta_text(void *ctx, const char *key, const char *value)
+{
+	if (strcmp(key, "event_type_info"))
+		fprintf(ctx, "# simpleperf %s : %s\n", key, value);
+}
+
+static void file_text(void *ctx, const struct pd_sp_file *f)
+{
+	fprintf(ctx, "# simpleperf file : %s (%s), %u symbols\n", f->path, pd_sp_file_type_name(f->type),
+		f->nr_symbols);
+}
+
+static void print_simpleperf(struct pd_reader *r, FILE *o)
+{
+	const uint8_t *d;
+	size_t size;
+	if (pd_reader_feature(r, PD_FEAT_SP_META_INFO, &d, &size, NULL))
+		pd_sp_meta_each(d, size, meta_text, o);
+	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, NULL))
+		fprintf(o, "# simpleperf files : %zu\n", pd_sp_file_each(d, size, file_text, o));
+}
+
+
 static const char *evsel_name(const struct pd_evsel *es, char *buf, size_t n)
 {
-	static const char *const hw[] = { "cycles", "instructions", "cache-references", "cache-misses",
-		"branches", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
-		"stalled-cycles-backend", "ref-cycles" };
-	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults", "context-switches",
-		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
-		"emulation-faults", "dummy", "bpf-output", "cgroup-switches" };
 	if (es->name && es->name[0])
 		return es->name;
-	if (es->attr.type == PD_TYPE_HARDWARE && es->attr.config < sizeof(hw) / sizeof(hw[0]))
-		return hw[es->attr.config];
-	if (es->attr.type == PD_TYPE_SOFTWARE && es->attr.config < sizeof(sw) / sizeof(sw[0]))
-		return sw[es->attr.config];
 	snprintf(buf, n, "type%u/config=%#" PRIx64 "/", es->attr.type, es->attr.config);
 	return buf;
 }
@@ -214,9 +247,43 @@ static void kv_json(void *ctx, const char *key, uint64_t v, const char *str)
 	json_object_set_new(p->obj, key, str ? json_string(str) : json_u64(v));
 }
 
+static void meta_json(void *ctx, const char *key, const char *value)
+{
+	json_object_set_new(ctx, key, json_string(value));
+}
+
+static void file_json(void *ctx, const struct pd_sp_file *f)
+{
+	json_array_append_new(ctx, json_pack("{s:s, s:s, s:I, s:i}", "path", f->path, "type",
+					     pd_sp_file_type_name(f->type), "min_vaddr", (json_int_t)f->min_vaddr,
+					     "symbols", (int)f->nr_symbols));
+}
+
+/* "simpleperf": {"meta_info": {key: value}, "files": [{path, type, min_vaddr, symbols}]} */
+static void json_simpleperf(struct pd_reader *r, json_t *h)
+{
+	const uint8_t *d;
+	size_t size;
+	json_t *sp = json_object();
+	if (pd_reader_feature(r, PD_FEAT_SP_META_INFO, &d, &size, NULL)) {
+		json_t *m = json_object();
+		pd_sp_meta_each(d, size, meta_json, m);
+		json_object_set_new(sp, "meta_info", m);
+	}
+	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, NULL)) {
+		json_t *a = json_array();
+		pd_sp_file_each(d, size, file_json, a);
+		json_object_set_new(sp, "files", a);
+	}
+	if (json_object_size(sp))
+		json_object_set_new(h, "simpleperf", sp);
+	else
+		json_decref(sp);
+}
+
 static int parse_auxinfo(struct info *in, const struct auxinfo_copy *a, struct pd_event *ev)
 {
-	struct pd_record rec = { .type = PD_RECORD_AUXTRACE_INFO, .size = (uint16_t)a->size,
+	struct pd_record rec = { .type = PD_RECORD_AUXTRACE_INFO, .size = (uint32_t)a->size,
 				 .data = a->data, .evsel = -1 };
 	return pd_event_parse(in->r, &rec, ev, NULL);
 }
@@ -308,6 +375,7 @@ static void print_header(struct info *in, const struct pd_features *f, FILE *o)
 	if (f->nr_bpf_prog_info || f->nr_bpf_btf)
 		fprintf(o, "# bpf: %u programs, %u BTF objects\n", f->nr_bpf_prog_info, f->nr_bpf_btf);
 	if (f->nr_build_ids) fprintf(o, "# build ids : %u\n", f->nr_build_ids);
+	print_simpleperf(in->r, o);
 	if (f->nr_auxtrace_index) fprintf(o, "# auxtrace index : %" PRIu64 " entries\n", f->nr_auxtrace_index);
 	if (f->has_sample_time) {
 		fprintf(o, "# time of first sample : %" PRIu64 "\n", f->first_sample_time);
@@ -355,11 +423,11 @@ static void print_stats(struct info *in, FILE *o)
 {
 	fprintf(o, "\nAggregated stats:\n");
 	fprintf(o, "%16s events: %10" PRIu64 "\n", "TOTAL", in->total);
-	for (unsigned t = 0; t < PD_RECORD_TYPE_MAX; t++) {
+	for (unsigned t = 0; t < NR_TYPE_SLOTS; t++) {
 		if (!in->by_type[t])
 			continue;
 		char nb[16];
-		const char *n = type_name(t, nb, sizeof(nb));
+		const char *n = type_name(type_of_slot(t), nb, sizeof(nb));
 		fprintf(o, "%16s events: %10" PRIu64 "  (%4.1f%%)\n", n, in->by_type[t],
 			100.0 * (double)in->by_type[t] / (double)in->total);
 	}
@@ -440,10 +508,11 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 			json_object_set_new(h, "last_sample_time", json_u64(f->last_sample_time));
 		}
 		json_t *feats = json_array();
-		for (unsigned feat = 1; feat < PD_FEAT_KNOWN_MAX; feat++)
-			if (pd_reader_feature(in->r, feat, NULL, NULL, NULL))
+		for (unsigned feat = 1; feat < PD_FEAT_BITS; feat++)    /* perf's and simpleperf's */
+			if (pd_feature_name(feat) && pd_reader_feature(in->r, feat, NULL, NULL, NULL))
 				json_array_append_new(feats, json_string(pd_feature_name(feat)));
 		json_object_set_new(h, "features", feats);
+		json_simpleperf(in->r, h);
 		json_object_set_new(root, "header", h);
 
 		json_t *evs = json_array();
@@ -481,11 +550,11 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 	if (stats) {
 		json_t *s = json_object(), *bt = json_object(), *be = json_object();
 		json_object_set_new(s, "total", json_u64(in->total));
-		for (unsigned t = 0; t < PD_RECORD_TYPE_MAX; t++) {
+		for (unsigned t = 0; t < NR_TYPE_SLOTS; t++) {
 			if (!in->by_type[t])
 				continue;
 			char nb[16];
-			const char *n = type_name(t, nb, sizeof(nb));
+			const char *n = type_name(type_of_slot(t), nb, sizeof(nb));
 			json_object_set_new(bt, n, json_u64(in->by_type[t]));
 		}
 		json_object_set_new(s, "by_type", bt);
@@ -511,11 +580,6 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 		json_object_set_new(root, "stopped", e);
 	}
 	return root;
-}
-
-static void info_usage(FILE *f)
-{
-	fprintf(f, "usage: %s info [--json] [--header-only | --stats] FILE\n", cli_prog);
 }
 
 /* The header and record counts of @path (as `info`, text or @json) to @o: an exit status. */
@@ -605,15 +669,13 @@ int cmd_info(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'H': stats = 0; header = 1; break;
 		case 's': header = 0; stats = 1; break;
-		case 'h': info_usage(stdout); return EXIT_OK;
-		default: info_usage(stderr); return EXIT_USAGE;
+		default: return cli_usage("info", c);
 		}
 	}
-	if (optind != argc - 1) {
-		info_usage(stderr);
+	const char *path = cli_operand(argc, argv, "info");
+	if (!path)
 		return EXIT_USAGE;
-	}
-	int status = info_run(argv[optind], json, header, stats, stdout);
+	int status = info_run(path, json, header, stats, stdout);
 	if (fflush(stdout) != 0) {
 		cli_error("writing the report failed");
 		status = EXIT_INTERNAL;

@@ -69,12 +69,7 @@ int cmd_perfetto(int argc, char **argv)
 	struct run r = { 0 };
 	const char *out;
 	unsigned warnings = 0;
-	int st = cli_view_args(argc, argv, "perfetto -o OUT [--time S,E] [-C CPUS] [--symfs DIR] "
-			       "[--kallsyms F] [--vmlinux F] [--kcore DIR] [--jobs N] FILE\n"
-			       "  Chrome's Trace Event Format JSON (ui.perfetto.dev, chrome://tracing): per thread the\n"
-			       "  calls of hardware trace as slices, per CPU what ran (context switches) and ftrace\n"
-			       "  events, losses as '[trace lost: REASON]' slices, IMC counters, samples' call chains\n",
-			       &r.so, &out, &warnings);
+	int st = cli_view_args(argc, argv, "perfetto", &r.so, &out, &warnings);
 	if (st >= 0)
 		return st;
 	r.timed_known = cli_view_timed(&r.so, &r.timed);

@@ -27,11 +27,7 @@ int cmd_report(int argc, char **argv)
 	struct rb_session_opts so;
 	const char *out;
 	unsigned warnings = 0;
-	int st = cli_view_args(argc, argv, "report -o OUT.html [--time S,E] [-C CPUS] [--symfs DIR] "
-			       "[--kallsyms F] [--vmlinux F] [--kcore DIR] [--jobs N] FILE\n"
-			       "  one self-contained HTML page: the recording's summary, per-CPU coverage with every\n"
-			       "  loss marked, a flame graph (click to zoom, search), top functions, slowest calls\n",
-			       &so, &out, &warnings);
+	int st = cli_view_args(argc, argv, "report", &so, &out, &warnings);
 	if (st >= 0)
 		return st;
 	/* the summary: info's text, kept for the page */

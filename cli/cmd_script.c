@@ -24,12 +24,8 @@ static int run_text(int argc, char **argv, int gaps_mode)
 {
 	static const struct option longopts[] = {
 		{ "disasm", no_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
-		{ "show-switch-events", no_argument, NULL, 'w' },
-		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
-		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
-		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
-		{ "itrace", required_argument, NULL, 'I' }, { "jobs", required_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "show-switch-events", no_argument, NULL, 'w' }, CLI_SELECT_OPTIONS,
+		{ "itrace", required_argument, NULL, 'I' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct rb_text_opts to = { .gaps = gaps_mode };
 	int json = 0;
@@ -47,19 +43,14 @@ static int run_text(int argc, char **argv, int gaps_mode)
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
-		case 'h':
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--vmlinux F] [--kcore DIR] [--itrace=b|iN|p|w|bi...] [--jobs N] %s FILE\n",
-				cli_prog, gaps_mode ? "gaps" : "script",
-				gaps_mode ? "[--json]" : "[--disasm] [--show-switch-events]");
-			return c == 'h' ? EXIT_OK : EXIT_USAGE;
+			return cli_usage(gaps_mode ? "gaps" : "script", c);
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error("one input file expected");
+	const char *path = cli_operand(argc, argv, gaps_mode ? "gaps" : "script");
+	if (!path)
 		return EXIT_USAGE;
-	}
-	so.path = cli_perf_data_dir(argv[optind], &so);
+	so.path = cli_perf_data_dir(path, &so);
 	to.symfs = so.machine.symfs;
 	so.warn = cli_warn_cb;
 	so.warn_ctx = &warnings;

@@ -22,12 +22,7 @@ int cmd_speedscope(int argc, char **argv)
 	struct rb_session_opts so;
 	const char *out;
 	unsigned warnings = 0;
-	int st = cli_view_args(argc, argv, "speedscope -o OUT [--time S,E] [-C CPUS] [--symfs DIR] "
-			       "[--kallsyms F] [--vmlinux F] [--kcore DIR] [--jobs N] FILE\n"
-			       "  a speedscope file (https://www.speedscope.app): per thread, the calls of hardware\n"
-			       "  trace as open/close frame events in perf-clock ns, losses as '[trace lost: REASON]'\n"
-			       "  frames; else per thread and event the samples' call chains weighed by period\n",
-			       &so, &out, &warnings);
+	int st = cli_view_args(argc, argv, "speedscope", &so, &out, &warnings);
 	if (st >= 0)
 		return st;
 	const char *slash = strrchr(so.path, '/');

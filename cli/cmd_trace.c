@@ -176,18 +176,14 @@ static int run(int argc, char **argv, int elements)
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
-		case 'h':
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--symfs DIR] [--vmlinux F] [--kcore DIR] [-C CPUS] PERF.DATA\n", cli_prog,
-				elements ? "elements" : "autofdo");
-			return c == 'h' ? EXIT_OK : EXIT_USAGE;
+			return cli_usage(elements ? "elements" : "autofdo", c);
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error("one input file expected");
+	const char *path = cli_operand(argc, argv, elements ? "elements" : "autofdo");
+	if (!path)
 		return EXIT_USAGE;
-	}
-	so.path = cli_perf_data_dir(argv[optind], &so);
+	so.path = cli_perf_data_dir(path, &so);
 	so.warn = cli_warn_cb;
 	so.warn_ctx = &warnings;
 	struct rb_sink sink = { .ctx = &f, .begin = fdo_begin };

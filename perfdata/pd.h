@@ -149,6 +149,13 @@ struct pd_evsel {
 	size_t trailer_size;         /* bytes of sample_id trailer on non-sample records */
 };
 
+/*
+ * perf's name for a hardware or software event (type, config) that no
+ * feature names: "cycles", "cpu-clock", ...; NULL for other events. The
+ * reader gives it to evsels without a name.
+ */
+const char *pd_evsel_default_name(uint32_t type, uint64_t config);
+
 /* --------------------------------------------------------------- records */
 
 /* A record as the reader yields it: native byte order, valid until the next call. */
@@ -156,7 +163,7 @@ struct pd_record {
 	uint64_t offset;        /* file offset of the record header (of the enclosing COMPRESSED record if from one) */
 	uint32_t type;
 	uint16_t misc;
-	uint16_t size;          /* header.size: the bytes at data */
+	uint32_t size;          /* header.size: the bytes at data (32 bits for simpleperf's records) */
 	uint8_t *data;          /* the whole record, header included */
 	int evsel;              /* index of the evsel it belongs to, -1 if none or unknown */
 	int from_compressed;    /* 1 if it came out of a COMPRESSED record */
@@ -459,6 +466,22 @@ void pd_features_free(struct pd_features *f);
 typedef void (*pd_build_id_fn)(void *ctx, uint16_t misc, int32_t pid, const uint8_t *id, unsigned id_size,
 			       const char *name);
 size_t pd_build_id_each(const uint8_t *data, size_t size, pd_build_id_fn fn, void *ctx);
+/*
+ * simpleperf's features (pd_simpleperf.c). pd_sp_meta_each passes each
+ * META_INFO key and value to @fn; pd_sp_file_each each FILE entry (a binary
+ * and the size of its symbol table). Both return the number of entries
+ * passed, stopping at the first malformed one. pd_sp_event_name copies into
+ * @buf (@n bytes) the name META_INFO's event_type_info gives the event
+ * (@type, @config): @buf, or NULL when it names none.
+ */
+struct pd_sp_file { const char *path; uint32_t type; uint64_t min_vaddr; uint32_t nr_symbols; };
+typedef void (*pd_sp_meta_fn)(void *ctx, const char *key, const char *value);
+typedef void (*pd_sp_file_fn)(void *ctx, const struct pd_sp_file *f);
+size_t pd_sp_meta_each(const uint8_t *data, size_t size, pd_sp_meta_fn fn, void *ctx);
+size_t pd_sp_file_each(const uint8_t *data, size_t size, pd_sp_file_fn fn, void *ctx);
+const char *pd_sp_file_type_name(uint32_t type);   /* simpleperf's DsoType: "kernel", "elf", ... */
+const char *pd_sp_event_name(const uint8_t *meta, size_t size, uint32_t type, uint64_t config, char *buf,
+			     size_t n);
 /* Look up the PMU name for attr.type through PMU_MAPPINGS; NULL if unknown. */
 const char *pd_features_pmu_name(const struct pd_features *f, uint32_t type);
 

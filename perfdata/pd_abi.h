@@ -73,6 +73,29 @@ enum pd_record_type {
 };
 #define PD_RECORD_TYPE_MAX 128   /* size of per-type count arrays */
 
+/*
+ * simpleperf's own records (simpleperf record.h, user_record_type). Their
+ * header is {u32 type, u16 size1, u16 size0}: a 32-bit size, size1 << 16 |
+ * size0, where perf has misc and size. A record too large for one (over
+ * 64 KiB) is cut into SPLIT records whose bodies joined are the whole
+ * record, header included, ended by SPLIT_END.
+ */
+enum pd_sp_record_type {
+	PD_SP_RECORD_START = 32768,
+	PD_SP_RECORD_KERNEL_SYMBOL = 32769,   /* u32 size, kallsyms text padded to 8 */
+	PD_SP_RECORD_DSO = 32770,             /* u64 type, id, min_vaddr, name padded to 8 */
+	PD_SP_RECORD_SYMBOL = 32771,          /* u64 addr, len, dso_id, name padded to 8 */
+	PD_SP_RECORD_SPLIT = 32772,
+	PD_SP_RECORD_SPLIT_END = 32773,
+	PD_SP_RECORD_EVENT_ID = 32774,        /* u64 count, {u64 attr_id, event_id}[count] */
+	PD_SP_RECORD_CALLCHAIN = 32775,
+	PD_SP_RECORD_UNWINDING_RESULT = 32776,
+	PD_SP_RECORD_TRACING_DATA = 32777,    /* u32 size, tracing data padded to 64 */
+	PD_SP_RECORD_DEBUG = 32778,
+	PD_SP_RECORD_END,
+};
+#define PD_SP_RECORD_SLOTS 16     /* per-type count arrays of simpleperf's records: type - 32768 */
+
 /* header.misc */
 #define PD_MISC_CPUMODE_MASK     0x7
 #define PD_MISC_CPUMODE_UNKNOWN  0
@@ -195,6 +218,15 @@ enum pd_feature {
 	PD_FEAT_PMU_CAPS = 31,
 	PD_FEAT_CPU_DOMAIN_INFO = 32,
 	PD_FEAT_KNOWN_MAX,              /* first id this library does not know */
+	/* simpleperf's (record_file_format.h); the library reads the first two */
+	PD_FEAT_SP_FILE = 128,          /* per binary: path, type, min_vaddr, symbol table */
+	PD_FEAT_SP_META_INFO = 129,     /* key\0value\0 pairs; event_type_info names the events */
+	PD_FEAT_SP_DEBUG_UNWIND = 130,
+	PD_FEAT_SP_DEBUG_UNWIND_FILE = 131,
+	PD_FEAT_SP_FILE2 = 132,         /* protobuf FileFeature messages, each after its u32 size */
+	PD_FEAT_SP_ETM_BRANCH_LIST = 133,
+	PD_FEAT_SP_INIT_MAP = 134,
+	PD_FEAT_SP_END,
 	PD_FEAT_BITS = 256,
 };
 /* perf 6.1 writes HEADER_LAST_FEATURE = 32 as the pipe-mode terminator; newer perf more. */

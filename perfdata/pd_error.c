@@ -106,8 +106,24 @@ static const char *const record_names[PD_RECORD_USER_MAX] = {
 	[PD_RECORD_FINISHED_INIT] = "FINISHED_INIT", [PD_RECORD_COMPRESSED2] = "COMPRESSED2",
 };
 
+/* simpleperf's records, named after its enum (SIMPLE_PERF_RECORD_x as SIMPLEPERF_x) */
+static const char *const sp_record_names[PD_SP_RECORD_END - PD_SP_RECORD_START] = {
+	[PD_SP_RECORD_KERNEL_SYMBOL - PD_SP_RECORD_START] = "SIMPLEPERF_KERNEL_SYMBOL",
+	[PD_SP_RECORD_DSO - PD_SP_RECORD_START] = "SIMPLEPERF_DSO",
+	[PD_SP_RECORD_SYMBOL - PD_SP_RECORD_START] = "SIMPLEPERF_SYMBOL",
+	[PD_SP_RECORD_SPLIT - PD_SP_RECORD_START] = "SIMPLEPERF_SPLIT",
+	[PD_SP_RECORD_SPLIT_END - PD_SP_RECORD_START] = "SIMPLEPERF_SPLIT_END",
+	[PD_SP_RECORD_EVENT_ID - PD_SP_RECORD_START] = "SIMPLEPERF_EVENT_ID",
+	[PD_SP_RECORD_CALLCHAIN - PD_SP_RECORD_START] = "SIMPLEPERF_CALLCHAIN",
+	[PD_SP_RECORD_UNWINDING_RESULT - PD_SP_RECORD_START] = "SIMPLEPERF_UNWINDING_RESULT",
+	[PD_SP_RECORD_TRACING_DATA - PD_SP_RECORD_START] = "SIMPLEPERF_TRACING_DATA",
+	[PD_SP_RECORD_DEBUG - PD_SP_RECORD_START] = "SIMPLEPERF_DEBUG",
+};
+
 const char *pd_record_name(uint32_t type)
 {
+	if (type >= PD_SP_RECORD_START && type < PD_SP_RECORD_END)
+		return sp_record_names[type - PD_SP_RECORD_START];
 	return type < PD_RECORD_USER_MAX ? record_names[type] : NULL;
 }
 
@@ -130,7 +146,14 @@ static const char *const feature_names[PD_FEAT_KNOWN_MAX] = {
 	[PD_FEAT_CPU_DOMAIN_INFO] = "cpu_domain_info",
 };
 
+/* simpleperf's features, by the names its GetFeatureName gives them */
+static const char *const sp_feature_names[PD_FEAT_SP_END - PD_FEAT_SP_FILE] = {
+	"file", "meta_info", "debug_unwind", "debug_unwind_file", "file2", "etm_branch_list", "init_map",
+};
+
 const char *pd_feature_name(unsigned feat)
 {
+	if (feat >= PD_FEAT_SP_FILE && feat < PD_FEAT_SP_END)
+		return sp_feature_names[feat - PD_FEAT_SP_FILE];
 	return feat < PD_FEAT_KNOWN_MAX ? feature_names[feat] : NULL;
 }

@@ -85,6 +85,30 @@ int pd_evlist_add(struct pd_evlist *l, const uint8_t *attr, size_t attr_size,
 	return (int)(l->n - 1);
 }
 
+const char *pd_evsel_default_name(uint32_t type, uint64_t config)
+{
+	static const char *const hw[] = { "cycles", "instructions", "cache-references", "cache-misses",
+		"branches", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
+		"stalled-cycles-backend", "ref-cycles" };
+	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults", "context-switches",
+		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+		"emulation-faults", "dummy", "bpf-output", "cgroup-switches" };
+	if (type == PD_TYPE_HARDWARE && config < sizeof(hw) / sizeof(hw[0]))
+		return hw[config];
+	if (type == PD_TYPE_SOFTWARE && config < sizeof(sw) / sizeof(sw[0]))
+		return sw[config];
+	return NULL;
+}
+
+void pd_evlist_default_names(struct pd_evlist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const char *name = pd_evsel_default_name(l->v[i].attr.type, l->v[i].attr.config);
+		if ((!l->v[i].name || !l->v[i].name[0]) && name)
+			pd_evlist_set_name(l, (int)i, name);
+	}
+}
+
 int pd_evlist_set_name(struct pd_evlist *l, int idx, const char *name)
 {
 	char *s = strdup(name);

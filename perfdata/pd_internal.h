@@ -62,6 +62,8 @@ int pd_evlist_add(struct pd_evlist *l, const uint8_t *attr, size_t attr_size,
 int pd_evlist_add_ids(struct pd_evlist *l, int idx, const uint8_t *ids, size_t nr,
 		      struct pd_error *err);
 int pd_evlist_set_name(struct pd_evlist *l, int idx, const char *name);
+/* Name the evsels nothing named (EVENT_DESC, EVENT_UPDATE, simpleperf's META_INFO) as perf does. */
+void pd_evlist_default_names(struct pd_evlist *l);
 int pd_evlist_find(const struct pd_evlist *l, uint64_t id);
 /* Evsel of record @rec (foreign order if @swapped), or -1. */
 int pd_evlist_of_record(const struct pd_evlist *l, const uint8_t *rec, size_t size, int swapped);

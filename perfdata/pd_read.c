@@ -60,6 +60,8 @@ struct pd_reader {
 	uint8_t *dbuf;         /* decompressed records: dbuf[dpos, dend) */
 	size_t dcap, dpos, dend;
 	uint64_t dsrc_off;     /* offset of the COMPRESSED record they came from */
+	uint8_t *jbuf;         /* simpleperf's SPLIT records joined: jbuf[0, jlen) */
+	size_t jcap, jlen;
 #ifdef HAVE_ZSTD
 	ZSTD_DCtx *zctx;
 #endif
@@ -321,6 +323,19 @@ bad:
 	     r->name, (unsigned long long)f->offset);
 }
 
+/* simpleperf's META_INFO names the events perf would name from EVENT_DESC or its tracing data */
+static void apply_sp_meta_info(struct pd_reader *r)
+{
+	struct feat_slot *f = &r->feat[PD_FEAT_SP_META_INFO];
+	char name[256];
+	for (size_t i = 0; f->present && i < r->evl.n; i++) {
+		const struct pd_evsel *es = &r->evl.v[i];
+		if ((!es->name || !es->name[0]) &&
+		    pd_sp_event_name(f->data, f->size, es->attr.type, es->attr.config, name, sizeof(name)))
+			pd_evlist_set_name(&r->evl, (int)i, name);
+	}
+}
+
 static int read_feature_table(struct pd_reader *r, struct pd_error *err)
 {
 	unsigned nr = 0;
@@ -358,7 +373,7 @@ static int read_feature_table(struct pd_reader *r, struct pd_error *err)
 			off = bswap_64(off);
 			size = bswap_64(size);
 		}
-		if (feat >= PD_FEAT_KNOWN_MAX)
+		if (!pd_feature_name(feat))
 			warn(r, 0, table + 16 * (k - 1), -1, "%s: feature %u is unknown to this reader; skipped", r->name, feat);
 		if (off > r->info.file_size || size > r->info.file_size - off) {
 			warn(r, PD_ERR_FEATURE, table + 16 * (k - 1), -1,
@@ -561,6 +576,8 @@ static int read_file_header(struct pd_reader *r, const uint8_t *h, struct pd_err
 	if (rc)
 		return rc;
 	apply_event_desc(r);
+	apply_sp_meta_info(r);
+	pd_evlist_default_names(&r->evl);
 	if (lseek(r->fd, (off_t)in->data_offset, SEEK_SET) < 0)
 		return io_fail(r, err, in->data_offset, "seek to data failed");
 	r->buf_off = in->data_offset;
@@ -706,6 +723,7 @@ void pd_reader_free(struct pd_reader *r)
 	ZSTD_freeDCtx(r->zctx);
 #endif
 	free(r->dbuf);
+	free(r->jbuf);
 	unmap(r);
 	free(r->rbuf);
 	free(r->name);
@@ -782,6 +800,7 @@ static int apply_user_record(struct pd_reader *r, struct pd_record *rec, struct 
 			return idx;
 		int rc = pd_evlist_add_ids(&r->evl, idx, d + 8 + asz, (rec->size - 8 - asz) / 8, err);
 		apply_event_desc(r);    /* an EVENT_DESC seen earlier may name it */
+		pd_evlist_default_names(&r->evl);
 		return rc;
 	}
 	case PD_RECORD_HEADER_FEATURE: {
@@ -831,6 +850,17 @@ static int apply_user_record(struct pd_reader *r, struct pd_record *rec, struct 
 	return 0;
 }
 
+/*
+ * simpleperf writes TRACING_DATA (66) with the data inside the record:
+ * u32 size, then the data padded to 64 (record.cpp TracingDataRecord);
+ * perf's record is 16 bytes and the data follows it.
+ */
+static int sp_tracing_data(const struct pd_record *rec)
+{
+	uint64_t n = ld32(rec->data + 8);
+	return rec->size == 12 + ((n + 63) & ~63ull);
+}
+
 /* Convert to native, attribute to an evsel, note the payload. */
 static int finish_record(struct pd_reader *r, struct pd_record *rec, struct pd_error *err)
 {
@@ -845,7 +875,7 @@ static int finish_record(struct pd_reader *r, struct pd_record *rec, struct pd_e
 	rec->payload_size = 0;
 	if (rec->type == PD_RECORD_AUXTRACE && rec->size >= PD_AUXTRACE_RECORD_SIZE)
 		rec->payload_size = ld64(rec->data + 8);
-	else if (rec->type == PD_RECORD_HEADER_TRACING_DATA && rec->size >= 12)
+	else if (rec->type == PD_RECORD_HEADER_TRACING_DATA && rec->size >= 12 && !sp_tracing_data(rec))
 		rec->payload_size = ld32(rec->data + 8);
 	return rec->type >= 64 ? apply_user_record(r, rec, err) : 0;
 }
@@ -884,6 +914,87 @@ static int next_decompressed(struct pd_reader *r, struct pd_record *rec, struct 
 	return rc < 0 ? rc : 1;
 }
 
+/* A record's type and size from its header: simpleperf's own types keep a 32-bit size where perf has misc. */
+static uint32_t header_type_size(const struct pd_reader *r, const uint8_t *p, uint32_t *size)
+{
+	uint32_t type = ld32(p);
+	uint16_t hi = ld16(p + 4), lo = ld16(p + 6);
+	if (r->info.swapped) {
+		type = bswap_32(type);
+		hi = bswap_16(hi);
+		lo = bswap_16(lo);
+	}
+	*size = type >= PD_SP_RECORD_START ? (uint32_t)hi << 16 | lo : lo;
+	return type;
+}
+
+/*
+ * simpleperf's SPLIT records from @first on: their bodies joined, up to the
+ * SPLIT_END, are one record, handed out whole (its offset the first SPLIT's).
+ */
+static int next_joined(struct pd_reader *r, struct pd_record *rec, uint64_t first, struct pd_error *err)
+{
+	uint32_t type, size;
+	r->jlen = 0;
+	for (;;) {
+		uint64_t off = r->buf_off + r->pos;
+		int rc = off >= r->data_end ? 1 : fill(r, 8, err);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			return pd_fail(err, PD_ERR_TRUNCATED, first, PD_SP_RECORD_SPLIT,
+				       "%s: the SPLIT records from offset %llu end at offset %llu without a SPLIT_END",
+				       r->name, (unsigned long long)first, (unsigned long long)off);
+		type = header_type_size(r, r->buf + r->pos, &size);
+		if ((type != PD_SP_RECORD_SPLIT && type != PD_SP_RECORD_SPLIT_END) || size < 8 || size > MAX_DECOMP)
+			return pd_fail(err, PD_ERR_RECORD, off, (int)type,
+				       "%s: the SPLIT records from offset %llu are followed at offset %llu by a record of type %u and size %u, not SPLIT or SPLIT_END",
+				       r->name, (unsigned long long)first, (unsigned long long)off, type, size);
+		rc = fill(r, size, err);
+		if (rc)
+			return rc < 0 ? rc : pd_fail(err, PD_ERR_TRUNCATED, off, (int)type,
+						     "%s: the file ends inside the SPLIT record at offset %llu",
+						     r->name, (unsigned long long)off);
+		const uint8_t *body = r->buf + r->pos + 8;
+		r->pos += size;
+		if (type == PD_SP_RECORD_SPLIT_END)
+			break;
+		if (r->jlen + size - 8 > MAX_DECOMP)
+			return pd_fail(err, PD_ERR_RECORD, first, PD_SP_RECORD_SPLIT,
+				       "%s: the SPLIT records from offset %llu join into more than %u bytes",
+				       r->name, (unsigned long long)first, MAX_DECOMP);
+		if (r->jlen + size - 8 > r->jcap) {
+			size_t cap = r->jcap ? r->jcap : 65536;
+			while (cap < r->jlen + size - 8)
+				cap *= 2;
+			uint8_t *b = realloc(r->jbuf, cap);
+			if (!b)
+				return pd_fail(err, PD_ERR_NOMEM, first, PD_SP_RECORD_SPLIT, "out of memory joining SPLIT records");
+			r->jbuf = b;
+			r->jcap = cap;
+		}
+		memcpy(r->jbuf + r->jlen, body, size - 8u);
+		r->jlen += size - 8u;
+	}
+	type = r->jlen >= 8 ? header_type_size(r, r->jbuf, &size) : 0;
+	if (r->jlen < 8 || size != r->jlen)
+		return pd_fail(err, PD_ERR_RECORD, first, PD_SP_RECORD_SPLIT,
+			       "%s: the SPLIT records from offset %llu join into %zu bytes, not one whole record",
+			       r->name, (unsigned long long)first, r->jlen);
+	memset(rec, 0, sizeof(*rec));
+	rec->offset = first;
+	rec->type = type;
+	rec->size = size;
+	rec->data = r->jbuf;
+	int rc = finish_record(r, rec, err);
+	rec->misc = type >= PD_SP_RECORD_START ? 0 : ld16(r->jbuf + 4);
+	if (rc == 0 && rec->payload_size)
+		return pd_fail(err, PD_ERR_RECORD, first, (int)type,
+			       "%s: a %s record with payload joined from the SPLIT records at offset %llu",
+			       r->name, pd_record_name(type) ? pd_record_name(type) : "?", (unsigned long long)first);
+	return rc < 0 ? rc : 1;
+}
+
 int pd_reader_next(struct pd_reader *r, struct pd_record *rec, struct pd_error *err)
 {
 	int rc;
@@ -915,12 +1026,13 @@ int pd_reader_next(struct pd_reader *r, struct pd_record *rec, struct pd_error *
 		goto truncated;
 	}
 	uint8_t *p = r->buf + r->pos;
-	uint32_t type = ld32(p);
-	uint16_t size = ld16(p + 6);
-	if (r->info.swapped) {
-		type = bswap_32(type);
-		size = bswap_16(size);
-	}
+	uint32_t size, type = header_type_size(r, p, &size);
+	if (type == PD_SP_RECORD_SPLIT)
+		return next_joined(r, rec, off, err);
+	if (size > MAX_DECOMP)    /* only simpleperf's 32-bit sizes get here: no buffer that large */
+		return pd_fail(err, PD_ERR_RECORD, off, (int)type,
+			       "%s: record at offset %llu (type %u) claims %u bytes: cannot continue",
+			       r->name, (unsigned long long)off, type, size);
 	if (size < 8)
 		return pd_fail(err, PD_ERR_RECORD, off, (int)type,
 			       "%s: record at offset %llu (type %u) has size %u, less than its 8-byte header: cannot continue",
@@ -938,7 +1050,7 @@ int pd_reader_next(struct pd_reader *r, struct pd_record *rec, struct pd_error *
 	rec->size = size;
 	rec->data = p;
 	rc = finish_record(r, rec, err);
-	rec->misc = ld16(p + 4);
+	rec->misc = type >= PD_SP_RECORD_START ? 0 : ld16(p + 4);
 	if (rc < 0)
 		return rc;
 	if (rec->payload_size) {

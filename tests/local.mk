@@ -39,7 +39,8 @@ SHELL_TESTS = \
 	tests/speedscope.test \
 	tests/perfetto.test \
 	tests/report.test \
-	tests/zoo.test
+	tests/zoo.test \
+	tests/cli.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
 TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab tests/unit/test_imc tests/unit/test_pt_filter \

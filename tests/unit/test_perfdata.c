@@ -428,6 +428,131 @@ static void check_api_edges(void)
 	   "a cut sample is refused by the parser with the field named");
 }
 
+
+/* ---------------------------------------------------- simpleperf's records */
+
+static size_t sp_put(uint8_t *b, size_t at, const void *p, size_t n) { memcpy(b + at, p, n); return at + n; }
+static void st16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+
+/* simpleperf's header: u32 type, u16 size >> 16, u16 size & 0xffff */
+static size_t sp_header(uint8_t *b, size_t at, uint32_t type, uint32_t size)
+{
+	uint16_t hi = (uint16_t)(size >> 16), lo = (uint16_t)size;
+	at = sp_put(b, at, &type, 4);
+	at = sp_put(b, at, &hi, 2);
+	return sp_put(b, at, &lo, 2);
+}
+
+static size_t sp_comm(uint8_t *b, size_t at)
+{
+	struct recbuf r;
+	begin(&r, PD_RECORD_COMM, 0); p32(&r, 7); p32(&r, 7); pstr(&r, "app"); end(&r);
+	return sp_put(b, at, r.b, r.n);
+}
+
+/*
+ * A file-mode perf.data as simpleperf writes it: one attr, then a COMM, a
+ * TRACING_DATA (32777) of 100 bytes cut into two SPLIT records (@split_end:
+ * closed by SPLIT_END), perf's TRACING_DATA type 66 with its data inside,
+ * a KERNEL_SYMBOL over 64 KiB, a COMM. Returns the file's size.
+ */
+static size_t sp_file(uint8_t *b, int split_end, size_t *off)
+{
+	size_t at = 104, attrs = at, asz = 112;
+	memset(b, 0, 200000);
+	uint8_t attr[112] = { 0 };
+	uint32_t one = 1, attr_size = 112;
+	memcpy(attr, &one, 4);                       /* PERF_TYPE_SOFTWARE */
+	memcpy(attr + 4, &attr_size, 4);
+	attr[24] = 1;                                /* sample_type IP */
+	at = sp_put(b, at, attr, asz);
+	uint64_t ids[2] = { 0, 0 };
+	at = sp_put(b, at, ids, 16);
+	size_t data = at;
+	off[0] = at;
+	at = sp_comm(b, at);
+	/* the record to split: TRACING_DATA, u32 100, 100 bytes padded to 128 */
+	uint8_t whole[140] = { 0 };
+	sp_header(whole, 0, PD_SP_RECORD_TRACING_DATA, 140);
+	uint32_t n = 100;
+	memcpy(whole + 8, &n, 4);
+	memset(whole + 12, 'T', 100);
+	off[1] = at;
+	at = sp_header(b, at, PD_SP_RECORD_SPLIT, 8 + 60);
+	at = sp_put(b, at, whole, 60);
+	at = sp_header(b, at, PD_SP_RECORD_SPLIT, 8 + 80);
+	at = sp_put(b, at, whole + 60, 80);
+	if (split_end)
+		at = sp_header(b, at, PD_SP_RECORD_SPLIT_END, 8);
+	off[2] = at;
+	uint32_t ten = 10;
+	at = sp_header(b, at, PD_RECORD_HEADER_TRACING_DATA, 0);
+	st16(b + off[2] + 4, 0);
+	st16(b + off[2] + 6, 12 + 64);
+	at = sp_put(b, at, &ten, 4);
+	at += 64;
+	off[3] = at;
+	uint32_t ks = 70000 - 12;
+	at = sp_header(b, at, PD_SP_RECORD_KERNEL_SYMBOL, 70000);
+	at = sp_put(b, at, &ks, 4);
+	memset(b + at, 'k', ks);
+	at += ks;
+	off[4] = at;
+	at = sp_comm(b, at);
+	uint64_t hdr[] = { 104, asz + 16, attrs, asz + 16, data, at - data, 0, 0 };
+	memcpy(b, "PERFILE2", 8);
+	memcpy(b + 8, hdr, sizeof(hdr));
+	return at;
+}
+
+
+static void check_simpleperf(void)
+{
+	static uint8_t b[200000];
+	size_t off[5];
+	for (int split_end = 1; split_end >= 0; split_end--) {
+		size_t len = sp_file(b, split_end, off);
+		char path[] = "/tmp/pdspXXXXXX";
+		int fd = mkstemp(path);
+		if (fd < 0 || write(fd, b, len) != (ssize_t)len) {
+			ok(0, "simpleperf file written");
+			return;
+		}
+		close(fd);
+		struct pd_reader *r;
+		struct pd_error err;
+		struct pd_record rec;
+		struct pd_reader_opts o;
+		pd_reader_opts_init(&o);
+		if (!ok(pd_reader_open(&r, path, &o, &err) == 0, "simpleperf file opens")) {
+			unlink(path);
+			return;
+		}
+		static const uint32_t want_type[] = { PD_RECORD_COMM, PD_SP_RECORD_TRACING_DATA, PD_RECORD_HEADER_TRACING_DATA,
+						      PD_SP_RECORD_KERNEL_SYMBOL, PD_RECORD_COMM };
+		static const uint32_t want_size[] = { 0, 140, 76, 70000, 0 };
+		int i = 0, rc;
+		while ((rc = pd_reader_next(r, &rec, &err)) == 1 && i < 5) {
+			int good = rec.type == want_type[i] && rec.offset == off[i] && (!want_size[i] || rec.size == want_size[i]) &&
+				   rec.payload_size == 0;
+			if (i == 1)
+				good &= !memcmp(rec.data + 8, "d\0\0\0", 4) && rec.data[12] == 'T' && rec.data[111] == 'T';
+			if (!split_end && i == 1)
+				break;
+			ok(good, "simpleperf record %d: type %u, size %u at offset %llu, nothing outside it", i, rec.type,
+			   rec.size, (unsigned long long)rec.offset);
+			i++;
+		}
+		if (split_end)
+			ok(rc == 0 && i == 5, "simpleperf file read whole: SPLIT records joined, tracing data inside its record, a 70000-byte record");
+		else
+			ok(rc == PD_ERR_RECORD && err.offset == off[2] && strstr(err.msg, "SPLIT_END"),
+			   "SPLIT records without SPLIT_END: an error at the record that follows them (%s)", err.msg);
+		pd_reader_free(r);
+		unlink(path);
+	}
+}
+
 int main(void)
 {
 	static const struct { int pipe, foreign; const char *name; } modes[] = {
@@ -435,6 +560,7 @@ int main(void)
 	};
 	build_records();
 	check_api_edges();
+	check_simpleperf();
 	for (unsigned m = 0; m < 4; m++) {
 		char path[] = "/tmp/pdroundXXXXXX";
 		int fd = mkstemp(path);
