@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 const char *cli_prog = "rbdecode";
