@@ -42,7 +42,10 @@ int cli_info_text(const char *path, FILE *o);
 int cmd_trace_elements(int argc, char **argv);   /* `elements` on a perf.data */
 struct rb_session_opts;
 /* The selection options every decoding command shares: 't' --time, 'C' --cpu, 's' --symfs,
- * 'k' --kallsyms, 'V' --vmlinux, 'K' --kcore. Returns 0, or -1 after printing why @arg is wrong. */
+ * 'k' --kallsyms, 'V' --vmlinux, 'K' --kcore, 'Y' --symdir (repeatable; CLI_OPT_SYMDIR is its
+ * getopt_long entry). Returns 0, or -1 after printing why @arg is wrong. */
+#define CLI_OPT_SYMDIR { "symdir", required_argument, NULL, 'Y' }
+#define CLI_OPT_SYMFS { "symfs", required_argument, NULL, 's' }
 int cli_session_option(int c, const char *arg, struct rb_session_opts *so);
 /*
  * perf record --kcore writes a folder: PATH/data (the perf.data) and

@@ -23,7 +23,7 @@ int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_op
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
-		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
+		CLI_OPT_SYMFS, CLI_OPT_SYMDIR, { "kallsyms", required_argument, NULL, 'k' },
 		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "jobs", required_argument, NULL, 'J' }, { "ftrace", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
@@ -40,7 +40,7 @@ int cli_view_args(int argc, char **argv, const char *usage, struct rb_session_op
 		case 'o': *out = optarg; break;
 		case 'F': ftrace = optarg; break;
 		case 'j': c = 'J'; /* fall through */
-		case 't': case 'C': case 's': case 'k': case 'V': case 'K': case 'J':
+		case 't': case 'C': case 's': case 'Y': case 'k': case 'V': case 'K': case 'J':
 			if (cli_session_option(c, optarg, so) < 0)
 				return EXIT_USAGE;
 			break;

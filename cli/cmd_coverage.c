@@ -313,7 +313,7 @@ int cmd_coverage(int argc, char **argv)
 	}
 	if (stats.stop.code)
 		cli_error("%s", stats.stop.msg);
-	status = fflush(stdout) ? EXIT_INTERNAL : stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	status = fflush(stdout) ? EXIT_INTERNAL : rb_session_partial(&stats) ? EXIT_PARTIAL : EXIT_OK;
 out:
 	if (status == EXIT_INTERNAL)
 		cli_error("coverage of %s failed (out of memory or output error)", so.path);

@@ -19,7 +19,7 @@ int cmd_folded(int argc, char **argv)
 	struct rb_session_opts so;
 	const char *out;
 	unsigned warnings = 0;
-	int st = cli_view_args(argc, argv, "folded [-o OUT] [--time S,E] [-C CPUS] [--symfs DIR] "
+	int st = cli_view_args(argc, argv, "folded [-o OUT] [--time S,E] [-C CPUS] [--symfs DIR] [--symdir DIR] "
 			       "[--kallsyms F] [--vmlinux F] [--kcore DIR] [--jobs N] FILE\n"
 			       "  one line per stack, 'comm;outermost;...;leaf weight', as flamegraph.pl reads them:\n"
 			       "  from hardware trace, each call path's self time in ns; else samples per call chain\n",
@@ -46,5 +46,5 @@ int cmd_folded(int argc, char **argv)
 	rb_folded_free(f);
 	if (st)
 		return st;
-	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&stats) ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -69,7 +69,7 @@ int cmd_perfetto(int argc, char **argv)
 	struct run r = { 0 };
 	const char *out;
 	unsigned warnings = 0;
-	int st = cli_view_args(argc, argv, "perfetto -o OUT [--time S,E] [-C CPUS] [--symfs DIR] "
+	int st = cli_view_args(argc, argv, "perfetto -o OUT [--time S,E] [-C CPUS] [--symfs DIR] [--symdir DIR] "
 			       "[--kallsyms F] [--vmlinux F] [--kcore DIR] [--jobs N] FILE\n"
 			       "  Chrome's Trace Event Format JSON (ui.perfetto.dev, chrome://tracing): per thread the\n"
 			       "  calls of hardware trace as slices, per CPU what ran (context switches) and ftrace\n"
@@ -80,5 +80,5 @@ int cmd_perfetto(int argc, char **argv)
 	r.timed_known = cli_view_timed(&r.so, &r.timed);
 	if ((st = cli_write_output(out, run_perfetto, &r)))
 		return st;
-	return r.stats.stop.code || r.stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&r.stats) ? EXIT_PARTIAL : EXIT_OK;
 }

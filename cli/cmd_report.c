@@ -27,7 +27,7 @@ int cmd_report(int argc, char **argv)
 	struct rb_session_opts so;
 	const char *out;
 	unsigned warnings = 0;
-	int st = cli_view_args(argc, argv, "report -o OUT.html [--time S,E] [-C CPUS] [--symfs DIR] "
+	int st = cli_view_args(argc, argv, "report -o OUT.html [--time S,E] [-C CPUS] [--symfs DIR] [--symdir DIR] "
 			       "[--kallsyms F] [--vmlinux F] [--kcore DIR] [--jobs N] FILE\n"
 			       "  one self-contained HTML page: the recording's summary, per-CPU coverage with every\n"
 			       "  loss marked, a flame graph (click to zoom, search), top functions, slowest calls\n",
@@ -74,5 +74,5 @@ int cmd_report(int argc, char **argv)
 	free(pg.info);
 	if (st)
 		return st;
-	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&stats) ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -26,7 +26,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		{ "disasm", no_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
 		{ "show-switch-events", no_argument, NULL, 'w' },
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
-		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
+		CLI_OPT_SYMFS, CLI_OPT_SYMDIR, { "kallsyms", required_argument, NULL, 'k' },
 		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "itrace", required_argument, NULL, 'I' }, { "jobs", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
@@ -43,13 +43,13 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		case 'd': to.disasm = 1; break;
 		case 'j': json = 1; break;
 		case 'w': to.switches = 1; break;
-		case 't': case 'C': case 's': case 'k': case 'I': case 'V': case 'K': case 'J':
+		case 't': case 'C': case 's': case 'Y': case 'k': case 'I': case 'V': case 'K': case 'J':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'h':
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--vmlinux F] [--kcore DIR] [--itrace=b|iN|p|w|bi...] [--jobs N] %s FILE\n",
+			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--time S,E] [-C CPUS] [--symfs DIR] [--symdir DIR] [--kallsyms F] [--vmlinux F] [--kcore DIR] [--itrace=b|iN|p|w|bi...] [--jobs N] %s FILE\n",
 				cli_prog, gaps_mode ? "gaps" : "script",
 				gaps_mode ? "[--json]" : "[--disasm] [--show-switch-events]");
 			return c == 'h' ? EXIT_OK : EXIT_USAGE;
@@ -147,7 +147,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	}
 	if (gaps)
 		(void)rb_json_gaps_write(gaps, stdout, so.path,   /* a failed write shows in ferror below */
-					 stats.stop.code != 0 || stats.malformed != 0 || fpartial);
+					 rb_session_partial(&stats) || fpartial);
 	else if (json)       /* script --json: nothing but a newline after the text, as before */
 		fputc('\n', stdout);
 	if (stats.stop.code)
@@ -159,7 +159,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		cli_error("writing the output failed (standard output)");
 		return EXIT_INTERNAL;
 	}
-	return stats.stop.code || stats.malformed || fpartial ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&stats) || fpartial ? EXIT_PARTIAL : EXIT_OK;
 }
 
 int cmd_script(int argc, char **argv) { return run_text(argc, argv, 0); }

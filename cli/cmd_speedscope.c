@@ -22,7 +22,7 @@ int cmd_speedscope(int argc, char **argv)
 	struct rb_session_opts so;
 	const char *out;
 	unsigned warnings = 0;
-	int st = cli_view_args(argc, argv, "speedscope -o OUT [--time S,E] [-C CPUS] [--symfs DIR] "
+	int st = cli_view_args(argc, argv, "speedscope -o OUT [--time S,E] [-C CPUS] [--symfs DIR] [--symdir DIR] "
 			       "[--kallsyms F] [--vmlinux F] [--kcore DIR] [--jobs N] FILE\n"
 			       "  a speedscope file (https://www.speedscope.app): per thread, the calls of hardware\n"
 			       "  trace as open/close frame events in perf-clock ns, losses as '[trace lost: REASON]'\n"
@@ -68,5 +68,5 @@ int cmd_speedscope(int argc, char **argv)
 	rb_speedscope_free(s);
 	if (st)
 		return st;
-	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&stats) ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -160,7 +160,7 @@ static void print_element(void *ctx, const char *line)
 static int run(int argc, char **argv, int elements)
 {
 	static const struct option longopts[] = {
-		{ "symfs", required_argument, NULL, 's' }, { "cpu", required_argument, NULL, 'C' },
+		CLI_OPT_SYMFS, CLI_OPT_SYMDIR, { "cpu", required_argument, NULL, 'C' },
 		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
@@ -172,13 +172,13 @@ static int run(int argc, char **argv, int elements)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 's': case 'C': case 'V': case 'K':
+		case 's': case 'C': case 'V': case 'K': case 'Y':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'h':
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--symfs DIR] [--vmlinux F] [--kcore DIR] [-C CPUS] PERF.DATA\n", cli_prog,
+			fprintf(c == 'h' ? stdout : stderr, "usage: %s %s [--symfs DIR] [--symdir DIR] [--vmlinux F] [--kcore DIR] [-C CPUS] PERF.DATA\n", cli_prog,
 				elements ? "elements" : "autofdo");
 			return c == 'h' ? EXIT_OK : EXIT_USAGE;
 		}
@@ -213,7 +213,7 @@ static int run(int argc, char **argv, int elements)
 		cli_error("%s", f.oom ? "out of memory" : "writing the output failed");
 		return EXIT_INTERNAL;
 	}
-	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&stats) ? EXIT_PARTIAL : EXIT_OK;
 }
 
 int cmd_autofdo(int argc, char **argv) { return run(argc, argv, 0); }

@@ -208,6 +208,8 @@ static int on_switch(struct sess *s, const struct pd_event *ev)
 static int emit_gap(struct sess *s, const struct rb_gap_ev *g)
 {
 	s->st->gaps++;
+	if (g->reason && !strcmp(g->reason, "no image"))
+		s->st->trace_bytes_no_binary += g->bytes_lost;
 	return s->sink->gap ? s->sink->gap(s->sink->ctx, g) : 0;
 }
 
@@ -549,6 +551,7 @@ static int on_auxtrace(struct sess *s, const struct pd_record *rec)
 	if (a.aux_offset + a.size > q->next || a.aux_offset > q->next)
 		q->next = a.aux_offset + a.size;
 	s->st->aux_buffers++;
+	s->st->trace_bytes += a.size;
 	if (!rc && s->sink->aux_buffer)
 		rc = s->sink->aux_buffer(s->sink->ctx, &a);
 	if (!rc && s->want_chunks)
@@ -867,6 +870,37 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	return session_status(rc, err);
 }
 
+/*
+ * The objects whose code a decoder needed and no file held: counted and
+ * named in the stats, and said once, with the share of the trace they
+ * left undecoded, so that no answer that misses code looks complete.
+ */
+static void note_missing_binaries(struct sess *s)
+{
+	struct rb_session_stats *st = s->st;
+	size_t len = 0;
+	for (size_t i = 0; i < rb_machine_nr_dsos(s->m); i++) {
+		const struct rb_dso *d = rb_machine_dso(s->m, i);
+		if (!d->image_missing)
+			continue;
+		st->binaries_not_found++;
+		int n = snprintf(st->binaries_missing + len, sizeof(st->binaries_missing) - len, "%s%s",
+				 len ? ", " : "", d->long_name);
+		len = n < 0 ? len : len + (size_t)n < sizeof(st->binaries_missing) ? len + (size_t)n
+			: sizeof(st->binaries_missing) - 1;
+	}
+	if (!st->binaries_not_found)
+		return;
+	if (st->trace_bytes_no_binary > st->trace_bytes)
+		st->trace_bytes_no_binary = st->trace_bytes;
+	char msg[sizeof(((struct pd_error *)0)->msg)];      /* the fraction first: the names may be clipped */
+	snprintf(msg, sizeof(msg), "%" PRIu64 " of %" PRIu64 " trace bytes (%.1f%%) not decoded: no file found for %.200s"
+		 " (--symdir DIR gives folders of binaries)", st->trace_bytes_no_binary, st->trace_bytes,
+		 st->trace_bytes ? 100.0 * (double)st->trace_bytes_no_binary / (double)st->trace_bytes : 0.0,
+		 st->binaries_missing);
+	src_warn(s, msg);
+}
+
 static int session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		       struct rb_session_stats *stats, struct pd_error *err, int spool_fd)
 {
@@ -890,6 +924,8 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	rb_oq_init(&s.q);
 	struct rb_machine_opts mo = o->machine;
 	mo.comm_exec = any_comm_exec(s.r);
+	mo.warn = src_warn;
+	mo.warn_ctx = &s;
 	s.m = rb_machine_new(&mo);
 	if (!s.m) {
 		pd_reader_free(s.r);
@@ -959,6 +995,8 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	const char *kwhy = rb_machine_kernel_image_problem(s.m);
 	if (kwhy)               /* said once here; each gap it caused says it too */
 		src_warn(&s, kwhy);
+	if (!rc)
+		note_missing_binaries(&s);
 	stats->late = s.q.late;
 	if (o->progress)
 		o->progress(o->progress_ctx, pd_reader_position(s.r), total);

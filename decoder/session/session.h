@@ -251,6 +251,16 @@ struct rb_session_stats {
 	uint64_t branches, instructions; /* decoded from AUX trace */
 	uint64_t insn_samples;
 	int seek_failed;                 /* a seek point given did not lead where the earlier decode went: decode without */
+	/*
+	 * Trace whose code was in no file found: the AUX bytes read, those a
+	 * decoder could not decode for want of an object's file ("no image"
+	 * gaps, CoreSight fragments that reached such code), and the objects
+	 * (binaries_missing names them, comma-separated, clipped). The run is
+	 * partial when binaries_not_found is not 0 (rb_session_partial).
+	 */
+	uint64_t trace_bytes, trace_bytes_no_binary;
+	uint64_t binaries_not_found;
+	char binaries_missing[512];
 	struct pd_error stop;            /* why reading stopped early; code 0 if it did not */
 };
 
@@ -263,5 +273,15 @@ struct rb_session_stats {
  */
 int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		   struct rb_session_stats *stats, struct pd_error *err);
+
+/*
+ * Whether a run read its input only in part: reading stopped early,
+ * records were malformed, or trace went undecoded because a binary was not
+ * found. Every command's exit status 3 and the database's "partial".
+ */
+static inline int rb_session_partial(const struct rb_session_stats *st)
+{
+	return st->stop.code != 0 || st->malformed != 0 || st->binaries_not_found != 0;
+}
 
 #endif

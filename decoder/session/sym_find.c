@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "sym_internal.h"
+#include "symdir.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -199,7 +200,8 @@ static int id_matches(const struct symsrc *ss, const uint8_t *id, size_t idlen)
 
 	if (!idlen)
 		return 1;
-	return sym_elf_build_id(&ss->e, got, sizeof(got)) == (int)idlen && memcmp(got, id, idlen) == 0;
+	int n = sym_elf_build_id(&ss->e, got, sizeof(got));
+	return n > 0 && rb_build_id_same(got, (size_t)n, id, idlen);
 }
 
 /* Open one candidate and keep it if it supplies the symbol table or the runtime image. */
@@ -332,20 +334,6 @@ static int is_code_image(const char *file, const uint8_t *id, size_t idlen)
 	return ok;
 }
 
-/* Build-ids equal on their common length, the longer one zero past it (simpleperf pads to 20 bytes). */
-static int same_build_id(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-	size_t n = alen < blen ? alen : blen;
-	const uint8_t *rest = alen > blen ? a : b;
-
-	if (memcmp(a, b, n) != 0)
-		return 0;
-	for (size_t i = n; i < (alen > blen ? alen : blen); i++)
-		if (rest[i])
-			return 0;
-	return 1;
-}
-
 int rb_elf_find_image(const char *path, const char *root, const char *buildid_dir, const uint8_t *build_id,
 		      size_t build_id_len, char *buf, size_t buflen)
 {
@@ -376,7 +364,7 @@ int rb_elf_find_image(const char *path, const char *root, const char *buildid_di
 		if (!is_code_image(c->path[i], NULL, 0))   /* not a debug-only file */
 			continue;
 		n = build_id_len ? rb_elf_build_id(c->path[i], id, sizeof(id)) : 0;
-		if (build_id_len && (n <= 0 || !same_build_id(id, (size_t)n, build_id, build_id_len)))
+		if (build_id_len && (n <= 0 || !rb_build_id_same(id, (size_t)n, build_id, build_id_len)))
 			continue;
 		if (strlen(c->path[i]) < buflen) {
 			strcpy(buf, c->path[i]);
