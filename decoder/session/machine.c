@@ -84,8 +84,19 @@ static struct rb_dso *dso_findnew(struct rb_machine *m, const char *name, int ke
 	return d;
 }
 
-int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel)
+static int is_kernel_module_name(const char *name);
+static void module_map_name(const char *filename, char *name, size_t n);
+
+int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel_mode)
 {
+	char mod[4096];
+	int kernel = kernel_mode && !strncmp(name, "[kernel.kallsyms]", 17);
+	if (kernel) {
+		name = "[kernel.kallsyms]";
+	} else if (kernel_mode && is_kernel_module_name(name)) {   /* the object its maps name */
+		module_map_name(name, mod, sizeof(mod));
+		name = mod;
+	}
 	struct rb_dso *d = dso_findnew(m, name, kernel);
 	if (!d)
 		return -ENOMEM;
@@ -714,6 +725,14 @@ static int is_kernel_module_name(const char *name)
 	return n > 3 && (!strcmp(name + n - 3, ".ko") || strstr(name, ".ko."));
 }
 
+/* Modules show as "[name]" like perf, name without .ko. */
+static void module_map_name(const char *filename, char *name, size_t n)
+{
+	const char *b = strrchr(filename, '/');
+	b = b ? b + 1 : filename;
+	snprintf(name, n, "[%.*s]", (int)strcspn(b, "."), b);
+}
+
 int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
 		    uint64_t len, uint64_t pgoff, const char *filename, const uint8_t *build_id, int build_id_size)
 {
@@ -730,10 +749,7 @@ int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, 
 			if (!m->kernel_start || start < m->kernel_start)
 				m->kernel_start = start;
 		} else if (is_kernel_module_name(filename)) {
-			/* modules show as "[name]" like perf, name without .ko */
-			const char *b = strrchr(filename, '/');
-			b = b ? b + 1 : filename;
-			snprintf(name, sizeof(name), "[%.*s]", (int)strcspn(b, "."), b);
+			module_map_name(filename, name, sizeof(name));
 		} else {
 			snprintf(name, sizeof(name), "%s", filename);
 		}

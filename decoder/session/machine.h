@@ -101,8 +101,13 @@ struct rb_machine_opts {
 struct rb_machine *rb_machine_new(const struct rb_machine_opts *o);
 void rb_machine_free(struct rb_machine *m);
 
-/* Record a build-id for an object (from the BUILD_ID feature or MMAP2). */
-int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel);
+/*
+ * Record a build-id for an object (from the BUILD_ID feature or its
+ * records). @kernel_mode: the entry's cpumode is the kernel's; then
+ * "[kernel.kallsyms]..." is the kernel and a module's path (.ko) the
+ * "[name]" object its maps make.
+ */
+int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel_mode);
 
 struct rb_thread *rb_machine_thread(struct rb_machine *m, int32_t pid, int32_t tid, int create);
 int rb_machine_comm(struct rb_machine *m, int32_t pid, int32_t tid, const char *comm, int exec, uint64_t time);

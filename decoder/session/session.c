@@ -607,6 +607,19 @@ static int track_record(struct sess *s, const struct pd_record *rec, const struc
 }
 
 /* One record, in time order. */
+/* An MMAP or MMAP2 record (@type) into the machine's maps. */
+static int apply_mmap(struct rb_machine *m, uint32_t type, const struct pd_event *ev, int kernel)
+{
+	if (type == PD_RECORD_MMAP)
+		return rb_machine_mmap(m, (int32_t)ev->u.mmap.pid, (int32_t)ev->u.mmap.tid,
+				       kernel || (int32_t)ev->u.mmap.pid == -1, ev->u.mmap.start, ev->u.mmap.len,
+				       ev->u.mmap.pgoff, ev->u.mmap.filename, NULL, 0);
+	return rb_machine_mmap(m, (int32_t)ev->u.mmap2.pid, (int32_t)ev->u.mmap2.tid,
+			       kernel || (int32_t)ev->u.mmap2.pid == -1, ev->u.mmap2.start, ev->u.mmap2.len,
+			       ev->u.mmap2.pgoff, ev->u.mmap2.filename, ev->u.mmap2.build_id,
+			       ev->u.mmap2.build_id ? ev->u.mmap2.build_id_size : 0);
+}
+
 static int process(struct sess *s, const struct pd_record *rec)
 {
 	struct pd_event ev;
@@ -640,15 +653,8 @@ static int process(struct sess *s, const struct pd_record *rec)
 		rc = rb_machine_exit(s->m, (int32_t)ev.u.fork.pid, (int32_t)ev.u.fork.tid);
 		break;
 	case PD_RECORD_MMAP:
-		rc = rb_machine_mmap(s->m, (int32_t)ev.u.mmap.pid, (int32_t)ev.u.mmap.tid,
-				     kernel || (int32_t)ev.u.mmap.pid == -1, ev.u.mmap.start, ev.u.mmap.len,
-				     ev.u.mmap.pgoff, ev.u.mmap.filename, NULL, 0);
-		break;
 	case PD_RECORD_MMAP2:
-		rc = rb_machine_mmap(s->m, (int32_t)ev.u.mmap2.pid, (int32_t)ev.u.mmap2.tid,
-				     kernel || (int32_t)ev.u.mmap2.pid == -1, ev.u.mmap2.start, ev.u.mmap2.len,
-				     ev.u.mmap2.pgoff, ev.u.mmap2.filename, ev.u.mmap2.build_id,
-				     ev.u.mmap2.build_id ? ev.u.mmap2.build_id_size : 0);
+		rc = apply_mmap(s->m, rec->type, &ev, kernel);
 		break;
 	case PD_RECORD_SWITCH:
 	case PD_RECORD_SWITCH_CPU_WIDE:
@@ -725,8 +731,7 @@ static void set_build_id(void *ctx, uint16_t misc, int32_t pid, const uint8_t *i
 	struct sess *s = ctx;
 	int kernel = (misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
 	(void)pid;
-	rb_machine_set_build_id(s->m, kernel && !strncmp(name, "[kernel.kallsyms]", 17) ? "[kernel.kallsyms]" : name,
-				id, size > 20 ? 20 : (int)size, kernel && name[0] == '[');
+	rb_machine_set_build_id(s->m, name, id, size > 20 ? 20 : (int)size, kernel);
 }
 
 static void load_build_ids(struct sess *s)
@@ -761,8 +766,7 @@ static void build_id_record(struct sess *s, const struct pd_record *rec)
 		return;
 	int kernel = (ev.misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
 	const char *name = ev.u.build_id.filename;
-	rb_machine_set_build_id(s->m, kernel && !strncmp(name, "[kernel.kallsyms]", 17) ? "[kernel.kallsyms]" : name,
-				ev.u.build_id.build_id, ev.u.build_id.size, kernel && name[0] == '[');
+	rb_machine_set_build_id(s->m, name, ev.u.build_id.build_id, ev.u.build_id.size, kernel);
 }
 
 /* perf stat record's user records (counter values), in file order: for the sources. */
@@ -1009,4 +1013,50 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	rb_machine_free(s.m);
 	pd_reader_free(s.r);
 	return rc;
+}
+
+int rb_session_objects(const struct rb_session_opts *o, rb_session_object_fn fn, void *ctx, struct pd_error *err)
+{
+	struct rb_session_stats stats;
+	struct sess s = { .o = o, .st = &stats, .err = err };
+	struct pd_reader_opts ro;
+	memset(&stats, 0, sizeof(stats));
+	pd_reader_opts_init(&ro);
+	ro.warn = o->warn;
+	ro.warn_ctx = o->warn_ctx;
+	int rc = pd_reader_open(&s.r, o->path, &ro, err);
+	if (rc < 0)
+		return rc;
+	struct rb_machine_opts mo = o->machine;
+	mo.warn = src_warn;
+	mo.warn_ctx = &s;
+	if (!(s.m = rb_machine_new(&mo))) {
+		pd_reader_free(s.r);
+		return PD_ERR_NOMEM;
+	}
+	load_build_ids(&s);
+	struct pd_record rec;
+	struct pd_event ev;
+	while (!rc && pd_reader_next(s.r, &rec, &stats.stop) == 1) {
+		if (rec.type == PD_RECORD_HEADER_BUILD_ID)
+			build_id_record(&s, &rec);
+		else if ((rec.type == PD_RECORD_MMAP || rec.type == PD_RECORD_MMAP2) &&
+			 pd_event_parse(s.r, &rec, &ev, NULL) == 0)
+			rc = apply_mmap(s.m, rec.type, &ev, (rec.misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL);
+	}
+	for (size_t i = 0; !rc && i < rb_machine_nr_dsos(s.m); i++) {
+		struct rb_dso *d = rb_machine_dso(s.m, i);
+		size_t n = strlen(d->long_name);
+		if (d->long_name[0] != '/' && !(d->long_name[0] == '[' && n > 2 && d->long_name[n - 1] == ']'))
+			continue;       /* //anon, memfd: no file to look for */
+		if (!strcmp(d->long_name, "[heap]") || !strcmp(d->long_name, "[stack]") ||
+		    !strcmp(d->long_name, "[vsyscall]"))
+			continue;
+		struct rb_session_object ob = { .dso = d };
+		ob.how = rb_machine_locate(s.m, d, &ob.where, &ob.hit);
+		fn(ctx, &ob);
+	}
+	rb_machine_free(s.m);
+	pd_reader_free(s.r);
+	return rc ? PD_ERR_NOMEM : 0;
 }

@@ -275,6 +275,22 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		   struct rb_session_stats *stats, struct pd_error *err);
 
 /*
+ * The objects the recording at o->path names (its build-ids, its MMAP and
+ * MMAP2 records; files only, not //anon or [heap]), each looked up as the
+ * decoders look for it (rb_machine_locate, with o->machine's folders):
+ * @fn gets them one by one. A refused file is also said through o->warn.
+ * Returns 0, or a negative pd status with @err filled.
+ */
+struct rb_session_object {
+	const struct rb_dso *dso;          /* name, recorded build-id */
+	enum rb_symdir_match how;          /* RB_SYMDIR_NONE: not found */
+	const char *where;                 /* the file found or refused, NULL if none */
+	struct rb_symdir_hit hit;          /* a refused file's own build-id */
+};
+typedef void (*rb_session_object_fn)(void *ctx, const struct rb_session_object *ob);
+int rb_session_objects(const struct rb_session_opts *o, rb_session_object_fn fn, void *ctx, struct pd_error *err);
+
+/*
  * Whether a run read its input only in part: reading stopped early,
  * records were malformed, or trace went undecoded because a binary was not
  * found. Every command's exit status 3 and the database's "partial".

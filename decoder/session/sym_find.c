@@ -150,6 +150,27 @@ static void cand_cache(struct cands *c, const char *cache, const char *path, con
 		cand_add(c, "%s/%s", link, base);
 }
 
+/*
+ * The build-id cache entries of an object: under its id as recorded and,
+ * when the recording padded it with zeros (simpleperf writes 20 bytes), as
+ * perf names it, on its real length.
+ */
+static void cand_cache_ids(struct cands *c, const char *cache, const char *path, const uint8_t *id, size_t idlen,
+			   int debug)
+{
+	char hex[2 * BUILD_ID_MAX + 1];
+	size_t real = idlen;
+
+	while (real && !id[real - 1])
+		real--;
+	hex_id(id, idlen, hex);
+	cand_cache(c, cache, path, hex, debug);
+	if (real && real < idlen) {
+		hex_id(id, real, hex);
+		cand_cache(c, cache, path, hex, debug);
+	}
+}
+
 /* Candidate files in perf's order (its binary_type_symtab table, user-space entries). */
 static void gather(struct cands *c, const char *root, const char *cache, const char *path,
 		   const uint8_t *id, size_t idlen)
@@ -160,8 +181,8 @@ static void gather(struct cands *c, const char *root, const char *cache, const c
 	hex_id(id, idlen, hex);
 	cand_debuglink(c, root, path);
 	if (idlen) {
-		cand_cache(c, cache, path, hex, 0);
-		cand_cache(c, cache, path, hex, 1);
+		cand_cache_ids(c, cache, path, id, idlen, 0);
+		cand_cache_ids(c, cache, path, id, idlen, 1);
 	}
 	join(dbg, root, "/usr/lib/debug");
 	cand_add(c, "%s%s.debug", dbg, path);
@@ -338,7 +359,7 @@ int rb_elf_find_image(const char *path, const char *root, const char *buildid_di
 		      size_t build_id_len, char *buf, size_t buflen)
 {
 	struct rb_symtab_elf_opts o = { NULL, 0, NULL, 0, root, buildid_dir };
-	char hex[2 * BUILD_ID_MAX + 1], cache[PATH_MAX], file[PATH_MAX];
+	char cache[PATH_MAX], file[PATH_MAX];
 	struct cands *c;
 	int found = 0;
 
@@ -348,10 +369,8 @@ int rb_elf_find_image(const char *path, const char *root, const char *buildid_di
 		return -ENOMEM;
 	if (build_id_len > BUILD_ID_MAX)
 		build_id_len = BUILD_ID_MAX;
-	if (build_id_len) {
-		hex_id(build_id, build_id_len, hex);
-		cand_cache(c, cache_dir(&o, cache, sizeof(cache)), path, hex, 0);
-	}
+	if (build_id_len)
+		cand_cache_ids(c, cache_dir(&o, cache, sizeof(cache)), path, build_id, build_id_len, 0);
 	if (root && root[0]) {
 		join(file, root, path);
 		cand_add(c, "%s", file);

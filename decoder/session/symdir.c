@@ -196,7 +196,7 @@ static void file_name(const char *name, int kernel, char *buf, size_t n)
 {
 	size_t len = strlen(name);
 	const char *slash = strrchr(name, '/');
-	if (kernel)
+	if (!strncmp(name, "[kernel.kallsyms]", 17) || (kernel && !slash && name[0] != '['))
 		snprintf(buf, n, "vmlinux");
 	else if (len > 2 && name[0] == '[' && name[len - 1] == ']')
 		snprintf(buf, n, "%.*s.ko", (int)(len - 2), name + 1);
