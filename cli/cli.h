@@ -76,6 +76,12 @@ int cli_view_run(const struct rb_session_opts *so, const struct rb_sink *sink, s
 		 const char *what);
 int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ctx);
 /*
+ * The exit status of a view that has nothing to show: 3 (read in part) when
+ * trace went undecoded for want of binaries (the session said which), else
+ * 2: the recording holds nothing such a view draws.
+ */
+int cli_nothing_to_show(const struct rb_session_stats *stats);
+/*
  * Whether the trace of so->path is timed (its branches' times differ), by
  * a pass of its own that stops at the second time: 1 with *@timed set, 0
  * when it cannot tell (a pipe, which cannot be read twice; a failure, that

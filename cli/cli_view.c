@@ -152,3 +152,8 @@ int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ct
 		cli_error("%s: writing failed: %s", out, strerror(-e));
 	return e < 0 ? EXIT_INTERNAL : e;
 }
+
+int cli_nothing_to_show(const struct rb_session_stats *stats)
+{
+	return stats->binaries_not_found ? EXIT_PARTIAL : EXIT_BADINPUT;
+}

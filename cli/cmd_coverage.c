@@ -200,6 +200,8 @@ int cmd_coverage(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "time", required_argument, NULL, 't' }, { "json", no_argument, NULL, 'j' },
+		CLI_OPT_SYMFS, CLI_OPT_SYMDIR,
+		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct rb_session_opts so;
@@ -216,8 +218,13 @@ int cmd_coverage(int argc, char **argv)
 			}
 			break;
 		case 'j': json = 1; break;
+		case 's': case 'Y': case 'V': case 'K':    /* the trace is decoded: its losses count */
+			if (cli_session_option(c, optarg, &so) < 0)
+				return EXIT_USAGE;
+			break;
 		default:
-			fprintf(c == 'h' ? stdout : stderr, "usage: %s coverage [--time S,E] [--json] FILE\n", cli_prog);
+			fprintf(c == 'h' ? stdout : stderr, "usage: %s coverage [--time S,E] [--json] [--symfs DIR] [--symdir DIR] "
+				"[--vmlinux F] [--kcore DIR] FILE\n", cli_prog);
 			return c == 'h' ? EXIT_OK : EXIT_USAGE;
 		}
 	}

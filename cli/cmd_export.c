@@ -421,7 +421,7 @@ static int note_ftrace(struct rb_store *st, const char *path, const struct rb_tr
  * Where the recording and its binaries are, so that the database can reach
  * the trace again (the rbtrace extension does): the recording's absolute
  * path, size and fingerprint, the search path the decode used (only those
- * given) and the export's choices.
+ * given: --symdir folders one a line) and the export's choices.
  */
 static void note_paths(struct rb_store *st, const char *source, const struct rb_session_opts *so)
 {
@@ -442,6 +442,18 @@ static void note_paths(struct rb_store *st, const char *source, const struct rb_
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (paths[i].path)
 			rb_store_note_text(st, paths[i].name, realpath(paths[i].path, abs) ? abs : paths[i].path);
+	/* the --symdir folders, one a line (store/rbtrace/recording.c reads them back) */
+	char dirs[8192];
+	size_t len = 0;
+	for (size_t i = 0; i < so->machine.nr_symdirs; i++) {
+		const char *d = realpath(so->machine.symdirs[i], abs) ? abs : so->machine.symdirs[i];
+		int n = snprintf(dirs + len, sizeof(dirs) - len, "%s%s", len ? "\n" : "", d);
+		if (n < 0 || (size_t)n >= sizeof(dirs) - len)
+			break;
+		len += (size_t)n;
+	}
+	if (len)
+		rb_store_note_text(st, "symdir", dirs);
 	/* what was decoded, so that the trace can be decoded again the same way (row ids included) */
 	rb_store_note(st, "itrace_branches", !so->no_branches);
 	rb_store_note(st, "itrace_insn_period", so->insn_period);

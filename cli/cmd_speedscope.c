@@ -57,7 +57,7 @@ int cmd_speedscope(int argc, char **argv)
 		else
 			cli_error("%s: no samples with call chains and no hardware trace: nothing to show", so.path);
 		rb_speedscope_free(s);
-		return EXIT_BADINPUT;
+		return cli_nothing_to_show(&stats);
 	}
 	if (ss.from_trace && !ss.timed)
 		cli_error("%s: the trace has no timing: each thread's clock counts its branches", so.path);

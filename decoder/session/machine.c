@@ -207,8 +207,8 @@ static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_st
 {
 	char msg[256], kpath[8192], mod[256];
 	d->syms_tried = 1;
-	/* perf takes the kernel's symbols from --vmlinux when given (and the build-id agrees) */
-	if (d->kernel && m->o.vmlinux && !m->o.kallsyms && !m->o.kcore && kernel_image(m)) {
+	/* perf takes the kernel's symbols from --vmlinux when given (and the build-id agrees); a --symdir vmlinux too */
+	if (d->kernel && (m->o.vmlinux || symdir_file(m, d)) && !m->o.kallsyms && !m->o.kcore && kernel_image(m)) {
 		if (rb_symtab_load_vmlinux(&d->syms, m->kimage_path, m->kreloc, msg, sizeof(msg)) == 0)
 			d->syms_path = strdup(m->kimage_path);
 		else
