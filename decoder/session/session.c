@@ -208,7 +208,7 @@ static int on_switch(struct sess *s, const struct pd_event *ev)
 static int emit_gap(struct sess *s, const struct rb_gap_ev *g)
 {
 	s->st->gaps++;
-	if (g->reason && !strcmp(g->reason, "no image"))
+	if (g->no_binary)
 		s->st->trace_bytes_no_binary += g->bytes_lost;
 	return s->sink->gap ? s->sink->gap(s->sink->ctx, g) : 0;
 }

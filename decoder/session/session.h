@@ -60,6 +60,7 @@ struct rb_gap_ev {
 	uint64_t bytes_lost, records_lost;
 	uint64_t file_offset;         /* the record that reported it */
 	const char *detail;           /* free text, may be "" */
+	int no_binary;                /* the bytes lost are code whose object's file was not found */
 };
 
 /* One chunk of AUX area data (a PERF_RECORD_AUXTRACE and its payload). */
