@@ -297,7 +297,7 @@ static const struct image *image_of(struct cs_etm *e, struct rb_dso *dso, struct
 	}
 	if (fd >= 0)
 		close(fd);
-	if (!img->p) {
+	if (!img->p && !rb_machine_oom(e->env->m)) {
 		char detail[4200];
 		dso->image_missing = 1;
 		snprintf(detail, sizeof(detail), "no image of %s (searched --symdir, the build-id cache, --symfs and the recorded path);"

@@ -45,6 +45,7 @@ struct rb_machine {
 	char kref_name[64];             /* the kernel map's reference symbol ("_text" of "[kernel.kallsyms]_text") */
 	uint64_t kref_addr;             /* where the recording's kernel had it (the map's pgoff) */
 	uint64_t kreloc;                /* vmlinux addresses + kreloc = the recording's (KASLR) */
+	int oom;                        /* a file lookup ran out of memory: "not found" would be a lie */
 	int symdir_tried;               /* the --symdir folders indexed (or that failed, said once) */
 	struct rb_symdir *symdir;       /* their index, NULL if none */
 };
@@ -178,7 +179,9 @@ static const struct rb_symdir_hit *symdir_hit(struct rb_machine *m, struct rb_ds
 	if (!m->symdir_tried && m->o.nr_symdirs) {
 		char msg[600];
 		m->symdir_tried = 1;
-		if (!(m->symdir = rb_symdir_new(m->o.symdirs, m->o.nr_symdirs, msg, sizeof(msg))))
+		if (!(m->symdir = rb_symdir_new(m->o.symdirs, m->o.nr_symdirs, msg, sizeof(msg))) && errno == ENOMEM)
+			m->oom = 1;
+		else if (!m->symdir)
 			machine_warn(m, "%s: binaries are not looked for there", msg);
 	}
 	if (d->symdir_tried)
@@ -257,11 +260,15 @@ const char *rb_machine_dso_image(struct rb_machine *m, struct rb_dso *d)
 		return NULL;            /* the kernel needs kcore or vmlinux; //anon has no file */
 	char path[8192];
 	const char *found = symdir_file(m, d);
-	if (found)
-		return d->image_path = strdup(found);
-	if (rb_elf_find_image(d->long_name, m->o.symfs, m->buildid_dir, d->build_id_size ? d->build_id : NULL,
-			      (size_t)d->build_id_size, path, sizeof(path)) == 1)
-		d->image_path = strdup(path);
+	int r = found ? 1 : rb_elf_find_image(d->long_name, m->o.symfs, m->buildid_dir,
+					       d->build_id_size ? d->build_id : NULL, (size_t)d->build_id_size,
+					       path, sizeof(path));
+	if (r == 1 && !(d->image_path = strdup(found ? found : path)))
+		r = -ENOMEM;
+	if (r == -ENOMEM) {
+		m->oom = 1;
+		d->image_tried = 0;     /* not known to be missing */
+	}
 	return d->image_path;
 }
 
@@ -360,6 +367,8 @@ int rb_machine_code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, s
 		return rc;
 	}
 	const char *file = rb_machine_dso_image(m, map->dso);
+	if (!file && m->oom)
+		return -ENOMEM;
 	if (!file) {
 		map->dso->image_missing = 1;
 		return -ENODATA;
@@ -929,6 +938,8 @@ enum rb_symdir_match rb_machine_locate(struct rb_machine *m, struct rb_dso *d, c
 	}
 	return hit->how;
 }
+
+int rb_machine_oom(const struct rb_machine *m) { return m->oom; }
 
 size_t rb_machine_nr_dsos(const struct rb_machine *m) { return m->nr_dsos; }
 struct rb_dso *rb_machine_dso(struct rb_machine *m, size_t i) { return i < m->nr_dsos ? m->dsos[i] : NULL; }

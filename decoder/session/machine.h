@@ -187,6 +187,12 @@ const char *rb_machine_kernel_image_problem(const struct rb_machine *m);
 enum rb_symdir_match rb_machine_locate(struct rb_machine *m, struct rb_dso *d, const char **where,
 				       struct rb_symdir_hit *hit);
 
+/*
+ * 1 if a file lookup ran out of memory: an object then not found may be
+ * there (the session fails with -ENOMEM rather than call it missing).
+ */
+int rb_machine_oom(const struct rb_machine *m);
+
 /* Iterate: all DSOs (for reporting which had no symbols). */
 size_t rb_machine_nr_dsos(const struct rb_machine *m);
 struct rb_dso *rb_machine_dso(struct rb_machine *m, size_t i);

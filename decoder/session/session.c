@@ -999,6 +999,8 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	const char *kwhy = rb_machine_kernel_image_problem(s.m);
 	if (kwhy)               /* said once here; each gap it caused says it too */
 		src_warn(&s, kwhy);
+	if (!rc && rb_machine_oom(s.m))
+		rc = -ENOMEM;           /* an object's file may be there: not said missing */
 	if (!rc)
 		note_missing_binaries(&s);
 	stats->late = s.q.late;

@@ -355,6 +355,11 @@ static int is_code_image(const char *file, const uint8_t *id, size_t idlen)
 	return ok;
 }
 
+int rb_elf_has_code(const char *path)
+{
+	return path ? is_code_image(path, NULL, 0) : 0;
+}
+
 int rb_elf_find_image(const char *path, const char *root, const char *buildid_dir, const uint8_t *build_id,
 		      size_t build_id_len, char *buf, size_t buflen)
 {

@@ -4,7 +4,9 @@
  * their build-id, files that cannot be opened or whose ELF headers are
  * damaged are kept as unreadable (so that a lookup by name can say so
  * instead of "not found"); anything else is skipped. Two arrays of
- * pointers sorted by build-id and by name answer lookups. Expects folders
+ * pointers sorted by build-id and by name answer lookups; of several files
+ * with one build-id the one with code (not a separate debug file) is
+ * found, so that decoders can read it. Expects folders
  * of a few thousand files (a device's /system/lib, a build tree).
  */
 #include "config.h"
@@ -29,6 +31,7 @@ struct entry {
 	int id_size;                 /* 0: none */
 	int key_len;                 /* id_size without trailing zero bytes: what lookups compare */
 	int unreadable;              /* could not be opened, or its ELF headers are damaged */
+	int has_code;                /* not a debug-only file: a decoder can read code from it */
 };
 
 struct rb_symdir {
@@ -57,6 +60,14 @@ static int cmp_by_id(const void *x, const void *y)
 	return cmp_key(a->id, a->key_len, b->id, b->key_len);
 }
 
+/* The order of the build-id table: by id, and of the files with one id, those with code first. */
+static int cmp_id_order(const void *x, const void *y)
+{
+	const struct entry *a = *(struct entry *const *)x, *b = *(struct entry *const *)y;
+	int c = cmp_by_id(x, y);
+	return c ? c : a->has_code != b->has_code ? b->has_code - a->has_code : strcmp(a->path, b->path);
+}
+
 static int cmp_by_name(const void *x, const void *y)
 {
 	const struct entry *a = *(struct entry *const *)x, *b = *(struct entry *const *)y;
@@ -79,6 +90,7 @@ static int add_file(struct rb_symdir *ix, const char *path)
 		e.unreadable = n < 0;
 		e.id_size = n > 0 ? n : 0;
 		e.key_len = key_len(e.id, (size_t)e.id_size);
+		e.has_code = !e.unreadable && rb_elf_has_code(path);
 	} else {
 		e.unreadable = 1;
 	}
@@ -129,6 +141,7 @@ struct rb_symdir *rb_symdir_new(const char *const *dirs, size_t n, char *msg, si
 	struct rb_symdir *ix = calloc(1, sizeof(*ix));
 	if (!ix) {
 		snprintf(msg, msglen, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -136,6 +149,7 @@ struct rb_symdir *rb_symdir_new(const char *const *dirs, size_t n, char *msg, si
 		if (rc) {
 			snprintf(msg, msglen, "--symdir %s: %s", dirs[i], strerror(-rc));
 			rb_symdir_free(ix);
+			errno = -rc;
 			return NULL;
 		}
 	}
@@ -144,6 +158,7 @@ struct rb_symdir *rb_symdir_new(const char *const *dirs, size_t n, char *msg, si
 	if (!ix->by_id || !ix->by_name) {
 		snprintf(msg, msglen, "out of memory");
 		rb_symdir_free(ix);
+		errno = ENOMEM;
 		return NULL;
 	}
 	for (size_t i = 0; i < ix->n; i++) {
@@ -151,7 +166,7 @@ struct rb_symdir *rb_symdir_new(const char *const *dirs, size_t n, char *msg, si
 		if (ix->v[i].key_len)
 			ix->by_id[ix->n_id++] = &ix->v[i];
 	}
-	qsort(ix->by_id, ix->n_id, sizeof(*ix->by_id), cmp_by_id);
+	qsort(ix->by_id, ix->n_id, sizeof(*ix->by_id), cmp_id_order);
 	qsort(ix->by_name, ix->n, sizeof(*ix->by_name), cmp_by_name);
 	return ix;
 }

@@ -18,7 +18,7 @@ struct rb_symdir;
  * Walks @dirs (@n of them; symbolic links to files are followed, to
  * folders not, so a .build-id tree's links are indexed and a loop is not
  * walked). Returns the index (empty for @n 0), or NULL with @msg filled
- * when a folder cannot be read or memory runs out.
+ * and errno set when a folder cannot be read or memory runs out (ENOMEM).
  */
 struct rb_symdir *rb_symdir_new(const char *const *dirs, size_t n, char *msg, size_t msglen);
 void rb_symdir_free(struct rb_symdir *ix);    /* NULL is fine */
