@@ -121,7 +121,8 @@ static void print_autofdo(struct autofdo *f, FILE *o)
 	for (size_t i = 0; i < f->cap; i++)
 		if (f->v[i].dso)
 			f->v[n++] = f->v[i];
-	qsort(f->v, n, sizeof(*f->v), by_dso_kind_addr);
+	if (n)          /* no counts (no code found): no array, and qsort(NULL) stops UBSan */
+		qsort(f->v, n, sizeof(*f->v), by_dso_kind_addr);
 	for (size_t i = 0; i < n;) {
 		const struct rb_dso *d = f->v[i].dso;
 		size_t j = i, nr = 0, nb = 0;
