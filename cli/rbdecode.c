@@ -49,9 +49,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s <command> [options] FILE\n"
 		"commands:\n"
-		"  info [--json] [--header-only | --stats] FILE\n"
-		"        header summary (as perf report --header-only) and record counts\n"
-		"        (as perf report --stats); FILE may be '-' for a pipe-mode stream\n"
+		"  info [--json] [--header-only | --stats] [--symdir DIR] FILE\n"
+		"        header summary (as perf report --header-only), record counts (as perf report\n"
+		"        --stats), and where each object's file is found; FILE may be '-' (pipe mode)\n"
 		"  [export] FILE -o OUT.db [--force] [--time S,E] [-C CPUS] [--symfs DIR] [--symdir DIR] [--kallsyms F]\n"
 		"         [--vmlinux F | --kcore DIR] [--ftrace TRACE.DAT] [--itrace b|iN|p|w] [--calls]\n"
 		"        decode into SQLite with perf's export-to-sqlite schema, plus gaps; FILE.trace.dat\n"
@@ -67,8 +67,8 @@ static void usage(FILE *f)
 		"        CoreSight trace snapshot packets and elements, as trc_pkt_lister -decode\n"
 		"  dump --packets [--queue N] FILE\n"
 		"        the Intel PT packets of every AUX chunk, as perf report -D shows them\n"
-		"  elements [--symfs DIR] [--symdir DIR] PERF.DATA                  the CoreSight elements of its AUX trace\n"
-		"  autofdo [--symfs DIR] [--symdir DIR] PERF.DATA                   instruction-range and branch counts\n"
+		"  elements [--symfs DIR] [--symdir DIR] PERF.DATA  the CoreSight elements of its AUX trace\n"
+		"  autofdo [--symfs DIR] [--symdir DIR] PERF.DATA   instruction-range and branch counts\n"
 		"        per object from its AUX trace, as simpleperf inject writes them\n"
 		"  folded [-o OUT] [--time S,E] [-C CPUS] FILE       folded stacks for flame graphs: call\n"
 		"        paths of hardware trace by self time (ns), or call chains by samples\n"
@@ -80,7 +80,10 @@ static void usage(FILE *f)
 		"        per-CPU coverage with losses, flame graph, top functions, slowest calls\n"
 		"  imc [--power10] [--timebase-hz HZ] [--anchor TB,NS] [--start-tb TB] [--cpu N] [--json] DUMP\n"
 		"        a raw POWER trace-imc buffer in time order, with its gaps\n"
-		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n",
+		"every command that decodes takes --symdir DIR (repeatable): folders of binaries searched\n"
+		"        below, matched by build-id (by name without one), before --symfs and ~/.debug\n"
+		"exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part (also: trace\n"
+		"        not decoded for want of a binary), 4 internal error\n",
 		cli_prog);
 }
 
