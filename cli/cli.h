@@ -21,6 +21,8 @@ enum {
 extern const char *cli_prog;
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn_cb(void *ctx, const struct pd_error *w);
+/* Remove OUT.tmp-PID files that killed runs left beside @out (what it removed is said on stderr). */
+void cli_remove_stale(const char *out);
 /* Exit status for a library error code. */
 int cli_status_of(int code);
 

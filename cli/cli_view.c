@@ -137,6 +137,8 @@ int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ct
 	struct stat sb;
 	int direct = stat(out, &sb) == 0 && !S_ISREG(sb.st_mode);
 	char tmp[4096];
+	if (!direct)
+		cli_remove_stale(out);
 	snprintf(tmp, sizeof(tmp), direct ? "%s" : "%s.tmp-%ld", out, (long)getpid());
 	FILE *o = fopen(tmp, "w");
 	if (!o) {

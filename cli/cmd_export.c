@@ -503,6 +503,7 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 
 	char msg[512];
 	struct rb_store *st;
+	cli_remove_stale(sto.path);
 	int orc = rb_store_open(&st, &sto, msg, sizeof(msg));
 	if (orc < 0) {
 		cli_error("%s", msg);

@@ -125,6 +125,25 @@ static int write_all(struct pd_writer *w, const void *p, size_t n, struct pd_err
 	return 0;
 }
 
+/* The header, at offset 0 (over the provisional one): 0, or -1 with errno set. A short write goes on. */
+static int write_header(struct pd_writer *w, const uint64_t h[13])
+{
+	const uint8_t *p = (const uint8_t *)h;
+	size_t n = 13 * sizeof(*h), done = 0;
+	while (done < n) {
+		ssize_t k = pwrite(w->fd, p + done, n - done, (off_t)done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		done += (size_t)k;
+	}
+	return 0;
+}
+
 static int flush(struct pd_writer *w, struct pd_error *err)
 {
 	if (!w->len)
@@ -454,8 +473,8 @@ static int start_file(struct pd_writer *w, struct pd_error *err)
 		memcpy(w->buf, h, sizeof(h));
 		return 0;
 	}
-	if (pwrite(w->fd, h, sizeof(h), 0) != (ssize_t)sizeof(h))
-		return write_fail(w, err, errno ? errno : ENOSPC);
+	if (write_header(w, h) < 0)
+		return write_fail(w, err, errno);
 	return 0;
 }
 
@@ -533,7 +552,10 @@ uint64_t pd_writer_data_size(const struct pd_writer *w)
 static int finish_file(struct pd_writer *w, struct pd_error *err)
 {
 	uint64_t data_size = pos(w) - w->data_offset;
-	int rc = 0;
+	/* the data first, on its own: if only the features fail, the file can still be whole without them */
+	int rc = flush(w, err);
+	if (rc)
+		return rc;
 	if (w->nr_auxidx) {
 		struct pd_buf b = { 0 };
 		pd_buf_u64(&b, w->nr_auxidx);
@@ -576,12 +598,33 @@ static int finish_file(struct pd_writer *w, struct pd_error *err)
 	pd_buf_free(&img);
 	if (!rc)
 		rc = flush(w, err);
+	if (rc && err->code != PD_ERR_NOMEM) {
+		/*
+		 * The data is on disk but its features are not (a disk that filled
+		 * up at the end): cut what part of them was written and say there
+		 * are none, so that the file is still a whole perf.data.
+		 */
+		uint64_t feat_bytes = at - table;
+		memset(bits, 0, sizeof(bits));
+		w->len = 0;
+		if (ftruncate(w->fd, (off_t)table) == 0)
+			w->off = table;
+		uint64_t h[13];
+		header_image(w, data_size, bits, h);
+		int whole = write_header(w, h) == 0;
+		size_t n = strlen(err->msg);
+		snprintf(err->msg + n, sizeof(err->msg) - n,
+			 whole ? "; the %llu bytes of feature sections (build-ids, times) were left out: the header and the %llu bytes of data are whole"
+			       : "; the %llu bytes of feature sections (build-ids, times) and the header could not be written: the %llu bytes of data are, readers that take a data size of 0 read them",
+			 (unsigned long long)feat_bytes, (unsigned long long)data_size);
+		return rc;
+	}
 	if (rc)
 		return rc;
 	uint64_t h[13];
 	header_image(w, data_size, bits, h);
-	if (pwrite(w->fd, h, sizeof(h), 0) != (ssize_t)sizeof(h))
-		return write_fail(w, err, errno ? errno : ENOSPC);
+	if (write_header(w, h) < 0)
+		return write_fail(w, err, errno);
 	return 0;
 }
 

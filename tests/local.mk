@@ -22,6 +22,7 @@ SHELL_TESTS = \
 	tests/swap_roundtrip.test \
 	tests/damaged_files.test \
 	tests/alloc_fail_exit.test \
+	tests/io_fail.test \
 	tests/export_sqlite.test \
 	tests/archive.test \
 	tests/script_gaps.test \
@@ -79,11 +80,14 @@ tests_unit_test_machine_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_machine_LDADD = $(DECODER_LIBS) $(PERFDATA_LIBS) $(LIBARCHIVE_LIBS)
 # The allocator that fails the N-th allocation (LD_PRELOAD), for alloc_fail_exit.test.
 # Built without the project's CFLAGS: a sanitizer's runtime must come first, so that test skips there.
-check_DATA = tests/tools/fail_alloc.so
-tests/tools/fail_alloc.so: $(top_srcdir)/tests/tools/fail_alloc.c
+# The same for the N-th write, fsync or rename (fail_io.so), for io_fail.test.
+check_DATA = tests/tools/fail_alloc.so tests/tools/fail_io.so
+tests/tools/fail_alloc.so: $(top_srcdir)/tests/tools/fail_alloc.c $(top_srcdir)/tests/tools/preload_main.h
 	$(AM_V_CC)$(MKDIR_P) tests/tools && $(CC) -O2 -shared -fPIC -o $@ $(top_srcdir)/tests/tools/fail_alloc.c -ldl
-CLEANFILES += tests/tools/fail_alloc.so
-EXTRA_DIST += tests/tools/fail_alloc.c tests/alloc_fail_exit.test
+tests/tools/fail_io.so: $(top_srcdir)/tests/tools/fail_io.c $(top_srcdir)/tests/tools/preload_main.h
+	$(AM_V_CC)$(MKDIR_P) tests/tools && $(CC) -O2 -shared -fPIC -o $@ $(top_srcdir)/tests/tools/fail_io.c -ldl
+CLEANFILES += tests/tools/fail_alloc.so tests/tools/fail_io.so
+EXTRA_DIST += tests/tools/fail_alloc.c tests/tools/fail_io.c tests/tools/preload_main.h tests/alloc_fail_exit.test
 EXTRA_DIST += tests/report_browser.mjs tests/perfetto_check.py tests/speedscope_check.py tests/speedscope_browser.mjs tests/npm/package.json
 EXTRA_DIST += tests/lib.sh tests/dbcompare.py tests/lsan.supp $(SHELL_TESTS)
 TEST_EXTENSIONS = .test

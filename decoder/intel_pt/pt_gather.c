@@ -102,7 +102,7 @@ static int64_t spool_payload(struct rb_pt *pt, struct ptq *q, struct pd_reader *
 			break;
 		int e = rb_spool_write(q->spool_fd, pt->bounce, (size_t)got, q->len + done);
 		if (e) {
-			err->code = e == ENOSPC ? PD_ERR_NOSPC : PD_ERR_IO;
+			err->code = PD_ERR_NOSPC;   /* an output of ours that failed, not the input: exit 4 */
 			err->offset = PD_NO_OFFSET;
 			err->rec_type = PD_RECORD_AUXTRACE;
 			snprintf(err->msg, sizeof(err->msg), "writing the AUX data spool of queue %u in %s: %s "

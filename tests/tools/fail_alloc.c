@@ -76,37 +76,5 @@ int posix_memalign(void **p, size_t align, size_t n)
 	return 0;
 }
 
-typedef int (*main_fn)(int, char **, char **);
-static main_fn real_main;
-
-static int counted_main(int argc, char **argv, char **envp)
-{
-	__atomic_store_n(&armed, 1, __ATOMIC_RELAXED);
-	return real_main(argc, argv, envp);
-}
-
-/* glibc's entry calls this with the program's main: count from there on */
-int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void), void (*fini)(void),
-		      void (*rtld_fini)(void), void *stack_end)
-{
-	int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *) =
-		(int (*)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *))
-		dlsym(RTLD_NEXT, "__libc_start_main");
-	real_main = main;
-	return real(counted_main, argc, argv, init, fini, rtld_fini, stack_end);
-}
-
-__attribute__((destructor)) static void report(void)
-{
-	const char *log = getenv("RB_FAIL_ALLOC_LOG");
-	if (!log)
-		return;
-	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	if (fd < 0)
-		return;
-	char buf[32];
-	int len = snprintf(buf, sizeof(buf), "%ld\n", calls);
-	if (write(fd, buf, (size_t)len) < 0)
-		calls = 0;
-	close(fd);
-}
+#define PRELOAD_LOG_ENV "RB_FAIL_ALLOC_LOG"
+#include "preload_main.h"
