@@ -41,7 +41,7 @@ const char *cli_operand(int argc, char **argv, const char *name);
 	{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' }, \
 	{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' }, \
 	{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' }, \
-	{ "jobs", required_argument, NULL, 'J' }
+	{ "jobs", required_argument, NULL, 'J' }, CLI_OPT_SYMDIR
 int cmd_info(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_script(int argc, char **argv);
@@ -60,7 +60,10 @@ int cli_info_text(const char *path, FILE *o);
 int cmd_trace_elements(int argc, char **argv);   /* `elements` on a perf.data */
 struct rb_session_opts;
 /* The selection options every decoding command shares: 't' --time, 'C' --cpu, 's' --symfs,
- * 'k' --kallsyms, 'V' --vmlinux, 'K' --kcore. Returns 0, or -1 after printing why @arg is wrong. */
+ * 'k' --kallsyms, 'V' --vmlinux, 'K' --kcore, 'Y' --symdir (repeatable; CLI_OPT_SYMDIR is its
+ * getopt_long entry). Returns 0, or -1 after printing why @arg is wrong. */
+#define CLI_OPT_SYMDIR { "symdir", required_argument, NULL, 'Y' }
+#define CLI_OPT_SYMFS { "symfs", required_argument, NULL, 's' }
 int cli_session_option(int c, const char *arg, struct rb_session_opts *so);
 /*
  * perf record --kcore writes a folder: PATH/data (the perf.data) and
@@ -90,6 +93,12 @@ int cli_view_args(int argc, char **argv, const char *name, struct rb_session_opt
 int cli_view_run(const struct rb_session_opts *so, const struct rb_sink *sink, struct rb_session_stats *stats,
 		 const char *what);
 int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ctx);
+/*
+ * The exit status of a view that has nothing to show: 3 (read in part) when
+ * trace went undecoded for want of binaries (the session said which), else
+ * 2: the recording holds nothing such a view draws.
+ */
+int cli_nothing_to_show(const struct rb_session_stats *stats);
 /*
  * Whether the trace of so->path is timed (its branches' times differ), by
  * a pass of its own that stops at the second time: 1 with *@timed set, 0

@@ -21,9 +21,9 @@ struct cli_command {
 	const char *what;       /* what it does, indented lines */
 };
 
-#define SELECT "[--time S,E] [-C CPUS] [--symfs DIR] [--kallsyms F] [--vmlinux F | --kcore DIR] [--jobs N]"
+#define SELECT "[--time S,E] [-C CPUS] [--symfs DIR] [--symdir DIR] [--kallsyms F] [--vmlinux F | --kcore DIR] [--jobs N]"
 static const struct cli_command commands[] = {
-	{ "info", cmd_info, "[--json] [--header-only | --stats] FILE",
+	{ "info", cmd_info, "[--json] [--header-only | --stats] [--symfs DIR] [--symdir DIR] [--vmlinux F | --kcore DIR] FILE",
 	  "header summary (as perf report --header-only) and record counts\n"
 	  "(as perf report --stats); FILE may be '-' for a pipe-mode stream" },
 	{ "export", cmd_export, "FILE -o OUT.db [--force] " SELECT "\n"
@@ -35,15 +35,15 @@ static const struct cli_command commands[] = {
 	{ "script", cmd_script, "[--disasm] [--show-switch-events] [--itrace b|iN|p|w]\n         " SELECT " FILE",
 	  "samples (and switches, trace branches) as text, in time order, as perf script" },
 	{ "gaps", cmd_gaps, "[--json] [--itrace b|iN|p|w] " SELECT " FILE", "every reported loss" },
-	{ "coverage", cmd_coverage, "[--time S,E] [--json] FILE",
+	{ "coverage", cmd_coverage, "[--time S,E] [--json] [--symfs DIR] [--symdir DIR] [--vmlinux F | --kcore DIR] FILE",
 	  "per CPU, the fraction of the window the AUX trace covers (data present and not in a gap)" },
 	{ "elements", cmd_elements, "[--pkt-mon | --packets] [--src-addr-n] [--dstream-format] [--multi-session]\n"
-	  "         [--buffer NAME] SNAPSHOT_DIR | [--symfs DIR] [--vmlinux F | --kcore DIR] [-C CPUS] PERF.DATA",
+	  "         [--buffer NAME] SNAPSHOT_DIR | [--symfs DIR] [--symdir DIR] [--vmlinux F | --kcore DIR] [-C CPUS] PERF.DATA",
 	  "CoreSight trace snapshot packets and elements, as trc_pkt_lister -decode; for a\n"
 	  "perf.data, the CoreSight elements of its AUX trace" },
 	{ "dump", cmd_dump, "--packets [--queue N] FILE",
 	  "the Intel PT packets of every AUX chunk, as perf report -D shows them" },
-	{ "autofdo", cmd_autofdo, "[--symfs DIR] [--vmlinux F | --kcore DIR] [-C CPUS] PERF.DATA",
+	{ "autofdo", cmd_autofdo, "[--symfs DIR] [--symdir DIR] [--vmlinux F | --kcore DIR] [-C CPUS] PERF.DATA",
 	  "instruction-range and branch counts per object from its AUX trace, as simpleperf\n"
 	  "inject writes them" },
 	{ "folded", cmd_folded, "[-o OUT] " SELECT " [--ftrace TRACE.DAT] FILE",
@@ -72,7 +72,7 @@ static const struct cli_command commands[] = {
  */
 static const char value_short[] = "oCj";
 static const char *const value_long[] = {
-	"output", "time", "cpu", "symfs", "kallsyms", "vmlinux", "kcore", "jobs", "itrace", "ftrace",
+	"output", "time", "cpu", "symfs", "symdir", "kallsyms", "vmlinux", "kcore", "jobs", "itrace", "ftrace",
 	"queue", "buffer", "anchor", "start-tb", "timebase-hz", NULL,
 };
 
@@ -91,7 +91,10 @@ static void usage(FILE *f)
 		}
 		fputc('\n', f);
 	}
-	fprintf(f, "exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part, 4 internal error\n");
+	fprintf(f, "--symdir DIR (repeatable): folders of binaries searched below, matched by build-id (by name\n"
+		   "        without one), before --symfs and ~/.debug\n"
+		   "exit status: 0 ok, 1 usage, 2 unreadable input, 3 input read in part (also: trace not decoded\n"
+		   "        for want of a binary), 4 internal error\n");
 }
 
 /* Whether option @a takes the next argument as its value ("-o", "-fo", "--output"; not "-oX", "--output=X"). */

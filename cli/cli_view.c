@@ -37,7 +37,7 @@ int cli_view_args(int argc, char **argv, const char *name, struct rb_session_opt
 		case 'o': *out = optarg; break;
 		case 'F': ftrace = optarg; break;
 		case 'j': c = 'J'; /* fall through */
-		case 't': case 'C': case 's': case 'k': case 'V': case 'K': case 'J':
+		case 't': case 'C': case 's': case 'Y': case 'k': case 'V': case 'K': case 'J':
 			if (cli_session_option(c, optarg, so) < 0)
 				return EXIT_USAGE;
 			break;
@@ -147,4 +147,9 @@ int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ct
 	if (e < 0)
 		cli_error("%s: writing failed: %s", out, strerror(-e));
 	return e < 0 ? EXIT_INTERNAL : e;
+}
+
+int cli_nothing_to_show(const struct rb_session_stats *stats)
+{
+	return stats->binaries_not_found ? EXIT_PARTIAL : EXIT_BADINPUT;
 }

@@ -200,6 +200,8 @@ int cmd_coverage(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "time", required_argument, NULL, 't' }, { "json", no_argument, NULL, 'j' },
+		CLI_OPT_SYMFS, CLI_OPT_SYMDIR,
+		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct rb_session_opts so;
@@ -216,6 +218,10 @@ int cmd_coverage(int argc, char **argv)
 			}
 			break;
 		case 'j': json = 1; break;
+		case 's': case 'Y': case 'V': case 'K':    /* the trace is decoded: its losses count */
+			if (cli_session_option(c, optarg, &so) < 0)
+				return EXIT_USAGE;
+			break;
 		default:
 			return cli_usage("coverage", c);
 		}
@@ -309,7 +315,7 @@ int cmd_coverage(int argc, char **argv)
 	}
 	if (stats.stop.code)
 		cli_error("%s", stats.stop.msg);
-	status = fflush(stdout) ? EXIT_INTERNAL : stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	status = fflush(stdout) ? EXIT_INTERNAL : rb_session_partial(&stats) ? EXIT_PARTIAL : EXIT_OK;
 out:
 	if (status == EXIT_INTERNAL)
 		cli_error("coverage of %s failed (out of memory or output error)", so.path);

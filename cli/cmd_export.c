@@ -90,6 +90,23 @@ int cli_session_option(int c, const char *arg, struct rb_session_opts *so)
 		return 0;
 	case 'C': so->cpus = arg; return 0;
 	case 's': so->machine.symfs = arg; return 0;
+	case 'Y': {
+		static const char *dirs[64];
+		struct stat sb;
+		if (stat(arg, &sb) || !S_ISDIR(sb.st_mode) || access(arg, R_OK | X_OK)) {
+			cli_error("--symdir %s: not a folder that can be read", arg);
+			return -1;
+		}
+		if (so->machine.nr_symdirs == sizeof(dirs) / sizeof(dirs[0])) {
+			cli_error("--symdir: at most %zu folders", sizeof(dirs) / sizeof(dirs[0]));
+			return -1;
+		}
+		if (so->machine.symdirs != dirs)      /* the first of this command line */
+			so->machine.nr_symdirs = 0;
+		dirs[so->machine.nr_symdirs++] = arg;
+		so->machine.symdirs = dirs;
+		return 0;
+	}
 	case 'k': so->machine.kallsyms = arg; return 0;
 	case 'V': so->machine.vmlinux = arg; return 0;
 	case 'K':
@@ -180,6 +197,7 @@ static void export_usage(FILE *f)
 		"      --time START,END  only samples (and ftrace events) in this window (seconds, as perf script --time)\n"
 		"  -C, --cpu LIST        only samples and switches on these CPUs (0,2-3)\n"
 		"      --symfs DIR       look for objects under DIR\n"
+		"      --symdir DIR      look for objects in DIR and below, by build-id or name (repeatable)\n"
 		"      --kallsyms FILE   kernel symbols (default: build-id cache, else the running kernel's)\n"
 		"      --vmlinux FILE    the kernel's ELF image, to decode kernel trace (build-id checked)\n"
 		"      --kcore DIR       a perf kcore_dir (kcore, kallsyms): kernel and modules' code\n"
@@ -288,7 +306,7 @@ int cmd_export(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "force", no_argument, NULL, 'f' },
 		{ "time", required_argument, NULL, 't' }, { "cpu", required_argument, NULL, 'C' },
-		{ "symfs", required_argument, NULL, 's' }, { "kallsyms", required_argument, NULL, 'k' },
+		CLI_OPT_SYMFS, CLI_OPT_SYMDIR, { "kallsyms", required_argument, NULL, 'k' },
 		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "itrace", required_argument, NULL, 'I' }, { "jobs", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
@@ -308,7 +326,7 @@ int cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'o': sto.path = optarg; break;
 		case 'f': sto.force = 1; break;
-		case 't': case 'C': case 's': case 'k': case 'I': case 'V': case 'K': case 'J':
+		case 't': case 'C': case 's': case 'Y': case 'k': case 'I': case 'V': case 'K': case 'J':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			itrace |= c == 'I';
@@ -410,7 +428,7 @@ static int note_ftrace(struct rb_store *st, const char *path, const struct rb_tr
  * Where the recording and its binaries are, so that the database can reach
  * the trace again (the rbtrace extension does): the recording's absolute
  * path, size and fingerprint, the search path the decode used (only those
- * given) and the export's choices.
+ * given: --symdir folders one a line) and the export's choices.
  */
 static void note_paths(struct rb_store *st, const char *source, const struct rb_session_opts *so)
 {
@@ -431,6 +449,18 @@ static void note_paths(struct rb_store *st, const char *source, const struct rb_
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (paths[i].path)
 			rb_store_note_text(st, paths[i].name, realpath(paths[i].path, abs) ? abs : paths[i].path);
+	/* the --symdir folders, one a line (store/rbtrace/recording.c reads them back) */
+	char dirs[8192];
+	size_t len = 0;
+	for (size_t i = 0; i < so->machine.nr_symdirs; i++) {
+		const char *d = realpath(so->machine.symdirs[i], abs) ? abs : so->machine.symdirs[i];
+		int n = snprintf(dirs + len, sizeof(dirs) - len, "%s%s", len ? "\n" : "", d);
+		if (n < 0 || (size_t)n >= sizeof(dirs) - len)
+			break;
+		len += (size_t)n;
+	}
+	if (len)
+		rb_store_note_text(st, "symdir", dirs);
 	/* what was decoded, so that the trace can be decoded again the same way (row ids included) */
 	rb_store_note(st, "itrace_branches", !so->no_branches);
 	rb_store_note(st, "itrace_insn_period", so->insn_period);
@@ -558,6 +588,6 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 		fprintf(stderr, "%s: wrote %s: %" PRIu64 " samples, %" PRIu64 " symbols, %" PRIu64
 			" context switches, %" PRIu64 " ftrace events, %" PRIu64 " gaps from %" PRIu64 " records%s%s\n",
 			cli_prog, sto.path, samples, syms, switches, fevents, gaps, stats.records, mode,
-			stats.stop.code || stats.malformed || fpartial ? " (partial: see decode_stats)" : "");
-	return stats.stop.code || stats.malformed || fpartial ? EXIT_PARTIAL : EXIT_OK;
+			rb_session_partial(&stats) || fpartial ? " (partial: see decode_stats)" : "");
+	return rb_session_partial(&stats) || fpartial ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -42,5 +42,5 @@ int cmd_folded(int argc, char **argv)
 	rb_folded_free(f);
 	if (st)
 		return st;
-	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&stats) ? EXIT_PARTIAL : EXIT_OK;
 }

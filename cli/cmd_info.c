@@ -4,7 +4,11 @@
  * samples by event (what perf report --stats shows), as text or --json.
  *
  * Every record is parsed in full (pd_event_parse), so a malformed record is
- * found and counted here even though only counts are printed.
+ * found and counted here even though only counts are printed. With the
+ * header, the objects the recording names: each one's build-id and the
+ * file the decoders would read (--symdir, --symfs, the build-id cache, the
+ * recorded path, --vmlinux / --kcore), or "not found", and whether the
+ * build-id matched.
  */
 #include "config.h"
 #include <errno.h>
@@ -18,6 +22,7 @@
 #include <time.h>
 #include "cli.h"
 #include "decoder/session/unpack.h"
+#include "decoder/session/session.h"
 
 #define MAX_REPORTED_ERRORS 10
 
@@ -582,9 +587,78 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 	return root;
 }
 
-/* The header and record counts of @path (as `info`, text or @json) to @o: an exit status. */
-static int info_run(const char *path, int json, int header, int stats, FILE *o)
+/* ------------------------------------------------------------- objects */
+
+static const char *match_text(enum rb_symdir_match how)
 {
+	switch (how) {
+	case RB_SYMDIR_BUILD_ID: return "build-id matches";
+	case RB_SYMDIR_NAME: return "no build-id recorded: matched by name";
+	case RB_SYMDIR_MISMATCH: return "build-id differs: not used";
+	case RB_SYMDIR_UNREADABLE: return "unreadable: not used";
+	default: return "not found";
+	}
+}
+
+static void hex_id(const uint8_t *id, int n, char *out)
+{
+	for (int i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * (n > 0 ? n : 0)] = 0;
+}
+
+struct objects_out { FILE *o; json_t *arr; };
+
+static void object_out(void *ctx, const struct rb_session_object *ob)
+{
+	struct objects_out *out = ctx;
+	char want[41], got[41];
+	hex_id(ob->dso->build_id, ob->dso->build_id_size, want);
+	hex_id(ob->hit.id, ob->hit.id_size, got);
+	int refused = ob->how == RB_SYMDIR_MISMATCH || ob->how == RB_SYMDIR_UNREADABLE;
+	if (out->arr) {
+		json_t *e = json_object();
+		json_object_set_new(e, "name", json_string(ob->dso->long_name));
+		json_object_set_new(e, "build_id", ob->dso->build_id_size ? json_string(want) : json_null());
+		json_object_set_new(e, "found", ob->where && !refused ? json_string(ob->where) : json_null());
+		if (refused)
+			json_object_set_new(e, "refused", json_string(ob->where));
+		if (ob->how == RB_SYMDIR_MISMATCH)
+			json_object_set_new(e, "file_build_id", ob->hit.id_size ? json_string(got) : json_null());
+		json_object_set_new(e, "build_id_match", ob->how == RB_SYMDIR_BUILD_ID ? json_true()
+				    : ob->how == RB_SYMDIR_MISMATCH ? json_false() : json_null());
+		json_object_set_new(e, "status", json_string(match_text(ob->how)));
+		json_array_append_new(out->arr, e);
+		return;
+	}
+	fprintf(out->o, "# object %s : build-id %s : ", ob->dso->long_name, ob->dso->build_id_size ? want : "(none)");
+	if (!ob->where)
+		fprintf(out->o, "not found\n");
+	else if (ob->how == RB_SYMDIR_MISMATCH)
+		fprintf(out->o, "%s has build-id %s: build-id differs, not used\n", ob->where, ob->hit.id_size ? got : "(none)");
+	else
+		fprintf(out->o, "%s : %s\n", ob->where, match_text(ob->how));
+}
+
+/* The objects of the recording at @path and where their files are (rb_session_objects), to @out. */
+static int list_objects(const char *path, const struct rb_session_opts *sel, struct objects_out *out,
+			unsigned *warnings)
+{
+	struct rb_session_opts so = *sel;
+	struct pd_error err;
+	so.path = path;
+	so.warn = cli_warn_cb;
+	so.warn_ctx = warnings;
+	int rc = rb_session_objects(&so, object_out, out, &err);
+	if (rc < 0)
+		cli_error("%s", err.msg);
+	return rc < 0 ? cli_status_of(rc) : 0;
+}
+
+/* The header and record counts of @path (as `info`, text or @json) to @o: an exit status. */
+static int info_run(const char *path, int json, int header, int stats, const struct rb_session_opts *sel, FILE *o)
+{
+	struct rb_session_opts nosel = { 0 };
 	struct info in = { .path = path };
 	struct pd_reader_opts ro;
 	struct pd_error err;
@@ -603,6 +677,13 @@ static int info_run(const char *path, int json, int header, int stats, FILE *o)
 		}
 		in.path = un.perf_data;
 	}
+	if (!sel)
+		sel = &nosel;
+	struct rb_session_opts osel = *sel;
+	if (un.buildid_dir && !osel.machine.buildid_dir)   /* the archive's .build-id tree, as export reads it */
+		osel.machine.buildid_dir = un.buildid_dir;
+	/* pipe mode cannot be read twice: its objects are not listed */
+	int objects = header && strcmp(in.path, "-") != 0;
 	pd_reader_opts_init(&ro);
 	ro.warn = cli_warn_cb;
 	ro.warn_ctx = &in.warnings;
@@ -624,6 +705,14 @@ static int info_run(const char *path, int json, int header, int stats, FILE *o)
 	if (status == EXIT_OK) {
 		if (json) {
 			json_t *root = json_report(&in, &f, header, stats);
+			struct objects_out out = { o, json_array() };
+			if (objects) {
+				int ost = list_objects(in.path, &osel, &out, &in.warnings);
+				status = ost ? ost : status;
+				json_object_set_new(root, "objects", out.arr);
+			} else {
+				json_decref(out.arr);
+			}
 			if (json_dumpf(root, o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
 				status = EXIT_INTERNAL;
 			fputc('\n', o);
@@ -631,6 +720,11 @@ static int info_run(const char *path, int json, int header, int stats, FILE *o)
 		} else {
 			if (header)
 				print_header(&in, &f, o);
+			struct objects_out out = { o, NULL };
+			if (objects) {
+				int ost = list_objects(in.path, &osel, &out, &in.warnings);
+				status = ost ? ost : status;
+			}
 			if (stats)
 				print_stats(&in, o);
 		}
@@ -650,7 +744,7 @@ static int info_run(const char *path, int json, int header, int stats, FILE *o)
 
 int cli_info_text(const char *path, FILE *o)
 {
-	return info_run(path, 0, 1, 1, o);
+	return info_run(path, 0, 1, 1, NULL, o);
 }
 
 int cmd_info(int argc, char **argv)
@@ -660,12 +754,21 @@ int cmd_info(int argc, char **argv)
 		{ "header-only", no_argument, NULL, 'H' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "symfs", required_argument, NULL, 'S' },    /* 's' is --stats here */
+		CLI_OPT_SYMDIR,
+		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int json = 0, header = 1, stats = 1, c;
+	struct rb_session_opts sel;
+	memset(&sel, 0, sizeof(sel));
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "jHsh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'S': case 'Y': case 'V': case 'K':
+			if (cli_session_option(c == 'S' ? 's' : c, optarg, &sel) < 0)
+				return EXIT_USAGE;
+			break;
 		case 'j': json = 1; break;
 		case 'H': stats = 0; header = 1; break;
 		case 's': header = 0; stats = 1; break;
@@ -675,7 +778,7 @@ int cmd_info(int argc, char **argv)
 	const char *path = cli_operand(argc, argv, "info");
 	if (!path)
 		return EXIT_USAGE;
-	int status = info_run(path, json, header, stats, stdout);
+	int status = info_run(path, json, header, stats, &sel, stdout);
 	if (fflush(stdout) != 0) {
 		cli_error("writing the report failed");
 		status = EXIT_INTERNAL;

@@ -50,7 +50,7 @@ static int run_perfetto(void *ctx, FILE *f)
 		else
 			cli_error("%s: no call chains, no hardware trace, context switches, IMC counters or ftrace "
 				  "events: nothing to show", r->so.path);
-		st = EXIT_BADINPUT;
+		st = cli_nothing_to_show(&r->stats);
 	}
 	if (st < 0 && ps.from_trace && !ps.timed)
 		cli_error("%s: the trace has no timing: each thread's calls are drawn on its branch count "
@@ -75,5 +75,5 @@ int cmd_perfetto(int argc, char **argv)
 	r.timed_known = cli_view_timed(&r.so, &r.timed);
 	if ((st = cli_write_output(out, run_perfetto, &r)))
 		return st;
-	return r.stats.stop.code || r.stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&r.stats) ? EXIT_PARTIAL : EXIT_OK;
 }

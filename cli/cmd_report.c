@@ -62,7 +62,7 @@ int cmd_report(int argc, char **argv)
 				  "there is no hardware trace: no flame graph to draw", so.path, rs.samples);
 		else
 			cli_error("%s: no samples with call chains and no hardware trace: nothing to report", so.path);
-		st = EXIT_BADINPUT;
+		st = cli_nothing_to_show(&stats);
 	}
 	if (st < 0)
 		st = cli_write_output(out, write_page, &pg);
@@ -70,5 +70,5 @@ int cmd_report(int argc, char **argv)
 	free(pg.info);
 	if (st)
 		return st;
-	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&stats) ? EXIT_PARTIAL : EXIT_OK;
 }

@@ -39,7 +39,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		case 'd': to.disasm = 1; break;
 		case 'j': json = 1; break;
 		case 'w': to.switches = 1; break;
-		case 't': case 'C': case 's': case 'k': case 'I': case 'V': case 'K': case 'J':
+		case 't': case 'C': case 's': case 'Y': case 'k': case 'I': case 'V': case 'K': case 'J':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
@@ -138,7 +138,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	}
 	if (gaps)
 		(void)rb_json_gaps_write(gaps, stdout, so.path,   /* a failed write shows in ferror below */
-					 stats.stop.code != 0 || stats.malformed != 0 || fpartial);
+					 rb_session_partial(&stats) || fpartial);
 	else if (json)       /* script --json: nothing but a newline after the text, as before */
 		fputc('\n', stdout);
 	if (stats.stop.code)
@@ -150,7 +150,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		cli_error("writing the output failed (standard output)");
 		return EXIT_INTERNAL;
 	}
-	return stats.stop.code || stats.malformed || fpartial ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&stats) || fpartial ? EXIT_PARTIAL : EXIT_OK;
 }
 
 int cmd_script(int argc, char **argv) { return run_text(argc, argv, 0); }

@@ -52,7 +52,7 @@ int cmd_speedscope(int argc, char **argv)
 		else
 			cli_error("%s: no samples with call chains and no hardware trace: nothing to show", so.path);
 		rb_speedscope_free(s);
-		return EXIT_BADINPUT;
+		return cli_nothing_to_show(&stats);
 	}
 	if (ss.from_trace && !ss.timed)
 		cli_error("%s: the trace has no timing: each thread's clock counts its branches", so.path);
@@ -63,5 +63,5 @@ int cmd_speedscope(int argc, char **argv)
 	rb_speedscope_free(s);
 	if (st)
 		return st;
-	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&stats) ? EXIT_PARTIAL : EXIT_OK;
 }

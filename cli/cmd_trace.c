@@ -121,7 +121,8 @@ static void print_autofdo(struct autofdo *f, FILE *o)
 	for (size_t i = 0; i < f->cap; i++)
 		if (f->v[i].dso)
 			f->v[n++] = f->v[i];
-	qsort(f->v, n, sizeof(*f->v), by_dso_kind_addr);
+	if (n)          /* no counts (no code found): no array, and qsort(NULL) stops UBSan */
+		qsort(f->v, n, sizeof(*f->v), by_dso_kind_addr);
 	for (size_t i = 0; i < n;) {
 		const struct rb_dso *d = f->v[i].dso;
 		size_t j = i, nr = 0, nb = 0;
@@ -160,7 +161,7 @@ static void print_element(void *ctx, const char *line)
 static int run(int argc, char **argv, int elements)
 {
 	static const struct option longopts[] = {
-		{ "symfs", required_argument, NULL, 's' }, { "cpu", required_argument, NULL, 'C' },
+		CLI_OPT_SYMFS, CLI_OPT_SYMDIR, { "cpu", required_argument, NULL, 'C' },
 		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
@@ -172,7 +173,7 @@ static int run(int argc, char **argv, int elements)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "C:h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 's': case 'C': case 'V': case 'K':
+		case 's': case 'C': case 'V': case 'K': case 'Y':
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;
 			break;
@@ -209,7 +210,7 @@ static int run(int argc, char **argv, int elements)
 		cli_error("%s", f.oom ? "out of memory" : "writing the output failed");
 		return EXIT_INTERNAL;
 	}
-	return stats.stop.code || stats.malformed ? EXIT_PARTIAL : EXIT_OK;
+	return rb_session_partial(&stats) ? EXIT_PARTIAL : EXIT_OK;
 }
 
 int cmd_autofdo(int argc, char **argv) { return run(argc, argv, 0); }

@@ -114,6 +114,7 @@ struct queue {
 	uint64_t file_offset;         /* of the AUX record of that fragment, for gaps */
 	const struct rb_map *last_map;/* memory access fast path */
 	const struct image *last_img;
+	int missed;                   /* the fragment being decoded reached code in no file found */
 	int stop;                     /* a callback asked to stop the session */
 };
 
@@ -271,7 +272,7 @@ static int gap(struct queue *q, const struct stream *s, const char *reason, uint
 
 /* ---------------------------------------------------------------- memory */
 
-static const struct image *image_of(struct cs_etm *e, const struct rb_dso *dso, struct queue *q,
+static const struct image *image_of(struct cs_etm *e, struct rb_dso *dso, struct queue *q,
 				    const struct stream *s)
 {
 	for (size_t i = 0; i < e->nr_images; i++)
@@ -284,12 +285,8 @@ static const struct image *image_of(struct cs_etm *e, const struct rb_dso *dso, 
 	struct image *img = &v[e->nr_images++];
 	memset(img, 0, sizeof(*img));
 	img->dso = dso;
-	char path[4096];
-	const struct rb_source_env *env = e->env;
-	int found = rb_elf_find_image(dso->long_name, env->symfs, env->buildid_dir,
-				      dso->build_id_size ? dso->build_id : NULL, (size_t)dso->build_id_size,
-				      path, sizeof(path));
-	int fd = found == 1 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	const char *path = rb_machine_dso_image(e->env->m, dso);
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 	struct stat sb;
 	if (fd >= 0 && fstat(fd, &sb) == 0 && sb.st_size > 0) {
 		void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -300,9 +297,10 @@ static const struct image *image_of(struct cs_etm *e, const struct rb_dso *dso, 
 	}
 	if (fd >= 0)
 		close(fd);
-	if (!img->p) {
+	if (!img->p && !rb_machine_oom(e->env->m)) {
 		char detail[4200];
-		snprintf(detail, sizeof(detail), "no image of %s (searched the build-id cache, --symfs and the recorded path);"
+		dso->image_missing = 1;
+		snprintf(detail, sizeof(detail), "no image of %s (searched --symdir, the build-id cache, --symfs and the recorded path);"
 			 " its code is not decoded", dso->long_name);
 		gap(q, s, "aux image missing", 0, q->file_offset, detail);
 	}
@@ -334,8 +332,10 @@ static uint32_t read_code(const void *ctx, const ocsd_vaddr_t address, const ocs
 		q->last_map = map;
 		q->last_img = img;
 	}
-	if (!img->p)
+	if (!img->p) {
+		q->missed = 1;
 		return 0;
+	}
 	uint64_t off = address - map->start + map->pgoff;
 	if (off >= img->len)
 		return 0;
@@ -889,6 +889,9 @@ static int decode_block(struct queue *q, uint64_t off, uint64_t size, uint64_t f
 	/* ranges still waiting for their successor end here */
 	for (int i = 0; i < NR_TRACE_IDS && !q->stop; i++)
 		flush_range(q, &q->st[i], 0);
+	if (q->missed)         /* what is known: this fragment was not decoded whole */
+		e->env->st->trace_bytes_no_binary += size;
+	q->missed = 0;
 	if (!c->bytes)
 		free(bytes);
 	return q->stop;

@@ -367,7 +367,11 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 		off2 = q->runs[q->cur_run - 1].size;
 		q->state = Q_NEXT_RUN;
 	}
-	return emit_gap(pt, q, reason, t0, q->time, off2 > off ? off2 - off : 0, detail);
+	struct rb_gap_ev g = { .time_start = t0, .time_end = q->time, .cpu = q->cpu, .pid = q->pid_now,
+			       .tid = q->tid_now, .source = "intel_pt", .reason = reason,
+			       .bytes_lost = off2 > off ? off2 - off : 0, .detail = detail,
+			       .no_binary = err == -pte_nomap && q->miss_nofile };
+	return emit_gap_ev(pt, q, &g);
 }
 
 static int resolve_pending(struct rb_pt *pt, struct ptq *q, uint64_t ip);

@@ -88,7 +88,9 @@ static int read_memory(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 	struct rb_thread *t = rb_machine_thread(pt->env.m, p->pid, p->pid, 0);
 	struct rb_code_piece piece;
 	p->q->miss_why = NULL;
-	int ok = rb_machine_code_at(pt->env.m, t, ip, &piece, &p->q->miss_why) >= 0;   /* kernel code needs no thread */
+	int crc = rb_machine_code_at(pt->env.m, t, ip, &piece, &p->q->miss_why);   /* kernel code needs no thread */
+	int ok = crc >= 0;
+	p->q->miss_nofile = crc == -ENODATA;
 	int isid = ok ? pt_iscache_add_file(p->q->iscache, piece.file, piece.offset, piece.size, piece.vaddr) : -1;
 	pthread_mutex_unlock(&pt->mlock);
 	if (isid < 0)

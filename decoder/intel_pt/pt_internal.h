@@ -198,6 +198,7 @@ struct ptq {
 	int32_t miss_pid;                /* the last read the image callback could not serve */
 	uint64_t miss_ip;
 	const char *miss_why;            /* what the machine said was missing, or NULL */
+	int miss_nofile;                 /* the address is mapped, the object's file was not found */
 	int err;                         /* decoding failed (no memory): the queue stops */
 	/* decoded in the window being decoded: out[out_head, out_n) */
 	struct item *out;

@@ -14,6 +14,7 @@
  */
 #include "config.h"
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,9 @@ struct rb_machine {
 	char kref_name[64];             /* the kernel map's reference symbol ("_text" of "[kernel.kallsyms]_text") */
 	uint64_t kref_addr;             /* where the recording's kernel had it (the map's pgoff) */
 	uint64_t kreloc;                /* vmlinux addresses + kreloc = the recording's (KASLR) */
+	int oom;                        /* a file lookup ran out of memory: "not found" would be a lie */
+	int symdir_tried;               /* the --symdir folders indexed (or that failed, said once) */
+	struct rb_symdir *symdir;       /* their index, NULL if none */
 };
 
 /* ------------------------------------------------------------- dsos */
@@ -81,8 +85,19 @@ static struct rb_dso *dso_findnew(struct rb_machine *m, const char *name, int ke
 	return d;
 }
 
-int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel)
+static int is_kernel_module_name(const char *name);
+static void module_map_name(const char *filename, char *name, size_t n);
+
+int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel_mode)
 {
+	char mod[4096];
+	int kernel = kernel_mode && !strncmp(name, "[kernel.kallsyms]", 17);
+	if (kernel) {
+		name = "[kernel.kallsyms]";
+	} else if (kernel_mode && is_kernel_module_name(name)) {   /* the object its maps name */
+		module_map_name(name, mod, sizeof(mod));
+		name = mod;
+	}
 	struct rb_dso *d = dso_findnew(m, name, kernel);
 	if (!d)
 		return -ENOMEM;
@@ -145,12 +160,58 @@ static const char *kallsyms_path(struct rb_machine *m, char *buf, size_t n)
 
 static int kernel_image(struct rb_machine *m);
 
+static void machine_warn(struct rb_machine *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void machine_warn(struct rb_machine *m, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+	if (!m->o.warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	m->o.warn(m->o.warn_ctx, msg);
+}
+
+/* What the --symdir folders hold for @d (the folders walked on the first call); a refusal said once. */
+static const struct rb_symdir_hit *symdir_hit(struct rb_machine *m, struct rb_dso *d)
+{
+	if (!m->symdir_tried && m->o.nr_symdirs) {
+		char msg[600];
+		m->symdir_tried = 1;
+		if (!(m->symdir = rb_symdir_new(m->o.symdirs, m->o.nr_symdirs, msg, sizeof(msg))) && errno == ENOMEM)
+			m->oom = 1;
+		else if (!m->symdir)
+			machine_warn(m, "%s: binaries are not looked for there", msg);
+	}
+	if (d->symdir_tried)
+		return &d->symdir;
+	d->symdir_tried = 1;
+	rb_symdir_find(m->symdir, d->long_name, d->kernel, d->build_id, (size_t)d->build_id_size, &d->symdir);
+	char want[41], got[41];
+	hex(d->build_id, d->build_id_size, want);
+	hex(d->symdir.id, d->symdir.id_size, got);
+	if (d->symdir.how == RB_SYMDIR_MISMATCH)
+		machine_warn(m, "%s: build-id %s, not the %s recorded for %s: not used", d->symdir.path,
+			     d->symdir.id_size ? got : "(none)", want, d->long_name);
+	else if (d->symdir.how == RB_SYMDIR_UNREADABLE)
+		machine_warn(m, "%s: cannot be read as an ELF file: not used for %s", d->symdir.path, d->long_name);
+	return &d->symdir;
+}
+
+/* The --symdir file to use for @d, NULL if none matched. */
+static const char *symdir_file(struct rb_machine *m, struct rb_dso *d)
+{
+	const struct rb_symdir_hit *h = symdir_hit(m, d);
+	return h->how == RB_SYMDIR_BUILD_ID || h->how == RB_SYMDIR_NAME ? h->path : NULL;
+}
+
 static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_start)
 {
 	char msg[256], kpath[8192], mod[256];
 	d->syms_tried = 1;
-	/* perf takes the kernel's symbols from --vmlinux when given (and the build-id agrees) */
-	if (d->kernel && m->o.vmlinux && !m->o.kallsyms && !m->o.kcore && kernel_image(m)) {
+	/* perf takes the kernel's symbols from --vmlinux when given (and the build-id agrees); a --symdir vmlinux too */
+	if (d->kernel && (m->o.vmlinux || symdir_file(m, d)) && !m->o.kallsyms && !m->o.kcore && kernel_image(m)) {
 		if (rb_symtab_load_vmlinux(&d->syms, m->kimage_path, m->kreloc, msg, sizeof(msg)) == 0)
 			d->syms_path = strdup(m->kimage_path);
 		else
@@ -170,6 +231,7 @@ static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_st
 	if (d->long_name[0] != '/' && strcmp(d->long_name, "[vdso]"))
 		return;                 /* //anon, [heap], ... */
 	struct rb_symtab_elf_opts eo = {
+		.debug_path = symdir_file(m, d),
 		.build_id = d->build_id_size ? d->build_id : NULL,
 		.build_id_len = (size_t)d->build_id_size,
 		.root = m->o.symfs,
@@ -197,9 +259,16 @@ const char *rb_machine_dso_image(struct rb_machine *m, struct rb_dso *d)
 	if (d->kernel || (d->long_name[0] != '/' && strcmp(d->long_name, "[vdso]")))
 		return NULL;            /* the kernel needs kcore or vmlinux; //anon has no file */
 	char path[8192];
-	if (rb_elf_find_image(d->long_name, m->o.symfs, m->buildid_dir, d->build_id_size ? d->build_id : NULL,
-			      (size_t)d->build_id_size, path, sizeof(path)) == 1)
-		d->image_path = strdup(path);
+	const char *found = symdir_file(m, d);
+	int r = found ? 1 : rb_elf_find_image(d->long_name, m->o.symfs, m->buildid_dir,
+					       d->build_id_size ? d->build_id : NULL, (size_t)d->build_id_size,
+					       path, sizeof(path));
+	if (r == 1 && !(d->image_path = strdup(found ? found : path)))
+		r = -ENOMEM;
+	if (r == -ENOMEM) {
+		m->oom = 1;
+		d->image_tried = 0;     /* not known to be missing */
+	}
 	return d->image_path;
 }
 
@@ -212,13 +281,16 @@ static int kernel_image(struct rb_machine *m)
 	if (m->kimage_tried)
 		return m->kimage_path != NULL;
 	m->kimage_tried = 1;
+	struct rb_dso *k = dso_find(m, "[kernel.kallsyms]");
 	if (m->o.kcore) {
 		snprintf(path, sizeof(path), "%s/kcore", m->o.kcore);
 		m->kimage_kcore = 1;
 	} else if (m->o.vmlinux) {
 		snprintf(path, sizeof(path), "%s", m->o.vmlinux);
+	} else if (k && symdir_file(m, k)) {
+		snprintf(path, sizeof(path), "%s", symdir_file(m, k));
 	} else {
-		snprintf(m->kimage_why, sizeof(m->kimage_why), "kernel code needs --vmlinux or --kcore");
+		snprintf(m->kimage_why, sizeof(m->kimage_why), "kernel code needs --vmlinux, --kcore or a vmlinux in --symdir");
 		return 0;
 	}
 	int n = rb_elf_load_segments(path, &m->kseg, msg, sizeof(msg));
@@ -227,7 +299,6 @@ static int kernel_image(struct rb_machine *m)
 		return 0;
 	}
 	m->nr_kseg = (size_t)n;
-	struct rb_dso *k = dso_find(m, "[kernel.kallsyms]");
 	uint8_t id[20];
 	int len = m->kimage_kcore ? 0 : rb_elf_build_id(path, id, sizeof(id));
 	if (len > 0 && k && k->build_id_size &&
@@ -290,11 +361,18 @@ int rb_machine_code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, s
 	int kernel = !map;
 	if (!map && !(map = maps_find(&m->kmaps, ip)))
 		return -ENOENT;
-	if (kernel && strcmp(map->dso->long_name, "[vdso]") && strcmp(map->dso->long_name, "[vsyscall]"))
-		return kernel_code_at(m, map->dso, ip, out, why);
+	if (kernel && strcmp(map->dso->long_name, "[vdso]") && strcmp(map->dso->long_name, "[vsyscall]")) {
+		int rc = kernel_code_at(m, map->dso, ip, out, why);
+		map->dso->image_missing |= rc == -ENODATA;
+		return rc;
+	}
 	const char *file = rb_machine_dso_image(m, map->dso);
-	if (!file)
+	if (!file && m->oom)
+		return -ENOMEM;
+	if (!file) {
+		map->dso->image_missing = 1;
 		return -ENODATA;
+	}
 	*out = (struct rb_code_piece){ file, map->pgoff, map->end - map->start, map->start };
 	return 0;
 }
@@ -656,6 +734,14 @@ static int is_kernel_module_name(const char *name)
 	return n > 3 && (!strcmp(name + n - 3, ".ko") || strstr(name, ".ko."));
 }
 
+/* Modules show as "[name]" like perf, name without .ko. */
+static void module_map_name(const char *filename, char *name, size_t n)
+{
+	const char *b = strrchr(filename, '/');
+	b = b ? b + 1 : filename;
+	snprintf(name, n, "[%.*s]", (int)strcspn(b, "."), b);
+}
+
 int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
 		    uint64_t len, uint64_t pgoff, const char *filename, const uint8_t *build_id, int build_id_size)
 {
@@ -672,10 +758,7 @@ int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, 
 			if (!m->kernel_start || start < m->kernel_start)
 				m->kernel_start = start;
 		} else if (is_kernel_module_name(filename)) {
-			/* modules show as "[name]" like perf, name without .ko */
-			const char *b = strrchr(filename, '/');
-			b = b ? b + 1 : filename;
-			snprintf(name, sizeof(name), "[%.*s]", (int)strcspn(b, "."), b);
+			module_map_name(filename, name, sizeof(name));
 		} else {
 			snprintf(name, sizeof(name), "%s", filename);
 		}
@@ -828,6 +911,7 @@ void rb_machine_free(struct rb_machine *m)
 	free(m->kmaps.v);
 	free(m->kseg);
 	free(m->kimage_path);
+	rb_symdir_free(m->symdir);
 	for (size_t i = 0; i < m->nr_comms; i++) {
 		free(m->comms[i]->name);
 		free(m->comms[i]);
@@ -835,6 +919,27 @@ void rb_machine_free(struct rb_machine *m)
 	free(m->comms);
 	free(m);
 }
+
+enum rb_symdir_match rb_machine_locate(struct rb_machine *m, struct rb_dso *d, const char **where,
+				       struct rb_symdir_hit *hit)
+{
+	*hit = *symdir_hit(m, d);
+	*where = hit->path;
+	if (hit->how == RB_SYMDIR_BUILD_ID || hit->how == RB_SYMDIR_NAME)
+		return hit->how;
+	const char *file = NULL;
+	if (d->kernel)
+		file = kernel_image(m) ? m->kimage_path : NULL;
+	else if (d->long_name[0] == '/' || !strcmp(d->long_name, "[vdso]"))
+		file = rb_machine_dso_image(m, d);
+	if (file) {
+		*where = file;
+		return d->build_id_size ? RB_SYMDIR_BUILD_ID : RB_SYMDIR_NAME;    /* both lookups check the id */
+	}
+	return hit->how;
+}
+
+int rb_machine_oom(const struct rb_machine *m) { return m->oom; }
 
 size_t rb_machine_nr_dsos(const struct rb_machine *m) { return m->nr_dsos; }
 struct rb_dso *rb_machine_dso(struct rb_machine *m, size_t i) { return i < m->nr_dsos ? m->dsos[i] : NULL; }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "symtab.h"
+#include "symdir.h"
 
 struct rb_comm {
 	char *name;
@@ -35,6 +36,9 @@ struct rb_dso {
 	size_t ucap;
 	int image_tried;         /* runtime image looked for (rb_machine_dso_image) */
 	char *image_path;        /* the file holding its code, NULL if none was found */
+	int image_missing;       /* a decoder needed its code and no file had it (rb_machine_code_at) */
+	int symdir_tried;        /* looked for in the --symdir folders (rb_machine_locate) */
+	struct rb_symdir_hit symdir; /* what that found (its path is the index's) */
 };
 
 struct rb_map {
@@ -87,13 +91,23 @@ struct rb_machine_opts {
 	const char *vmlinux;     /* the kernel's ELF image (--vmlinux), or NULL */
 	const char *kcore;       /* a perf kcore_dir (kcore, kallsyms, modules) (--kcore), or NULL */
 	int comm_exec;           /* some evsel has attr.comm_exec: samples show the exec comm */
+	const char *const *symdirs; /* --symdir folders, searched by build-id and name (symdir.h) */
+	size_t nr_symdirs;
+	/* said once per object: a file refused (another build-id, unreadable); NULL: not said */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
 };
 
 struct rb_machine *rb_machine_new(const struct rb_machine_opts *o);
 void rb_machine_free(struct rb_machine *m);
 
-/* Record a build-id for an object (from the BUILD_ID feature or MMAP2). */
-int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel);
+/*
+ * Record a build-id for an object (from the BUILD_ID feature or its
+ * records). @kernel_mode: the entry's cpumode is the kernel's; then
+ * "[kernel.kallsyms]..." is the kernel and a module's path (.ko) the
+ * "[name]" object its maps make.
+ */
+int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel_mode);
 
 struct rb_thread *rb_machine_thread(struct rb_machine *m, int32_t pid, int32_t tid, int create);
 int rb_machine_comm(struct rb_machine *m, int32_t pid, int32_t tid, const char *comm, int exec, uint64_t time);
@@ -159,6 +173,25 @@ int rb_machine_code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, s
  * was never needed, or none was given.
  */
 const char *rb_machine_kernel_image_problem(const struct rb_machine *m);
+
+/*
+ * Where the file of @d is, as the decoders and symbols look for it: the
+ * --symdir folders first (by build-id, or by name without one), then the
+ * build-id cache, --symfs and the recorded path (user objects), --vmlinux
+ * or --kcore (the kernel). Fills @where with the file (NULL: not found) and
+ * returns how it matched: RB_SYMDIR_BUILD_ID (build-id checked),
+ * RB_SYMDIR_NAME (no build-id to check), RB_SYMDIR_MISMATCH or
+ * RB_SYMDIR_UNREADABLE (a file refused: @where names it, *@hit has its
+ * id), RB_SYMDIR_NONE. The folders are indexed on the first call.
+ */
+enum rb_symdir_match rb_machine_locate(struct rb_machine *m, struct rb_dso *d, const char **where,
+				       struct rb_symdir_hit *hit);
+
+/*
+ * 1 if a file lookup ran out of memory: an object then not found may be
+ * there (the session fails with -ENOMEM rather than call it missing).
+ */
+int rb_machine_oom(const struct rb_machine *m);
 
 /* Iterate: all DSOs (for reporting which had no symbols). */
 size_t rb_machine_nr_dsos(const struct rb_machine *m);

@@ -208,6 +208,8 @@ static int on_switch(struct sess *s, const struct pd_event *ev)
 static int emit_gap(struct sess *s, const struct rb_gap_ev *g)
 {
 	s->st->gaps++;
+	if (g->no_binary)
+		s->st->trace_bytes_no_binary += g->bytes_lost;
 	return s->sink->gap ? s->sink->gap(s->sink->ctx, g) : 0;
 }
 
@@ -549,6 +551,7 @@ static int on_auxtrace(struct sess *s, const struct pd_record *rec)
 	if (a.aux_offset + a.size > q->next || a.aux_offset > q->next)
 		q->next = a.aux_offset + a.size;
 	s->st->aux_buffers++;
+	s->st->trace_bytes += a.size;
 	if (!rc && s->sink->aux_buffer)
 		rc = s->sink->aux_buffer(s->sink->ctx, &a);
 	if (!rc && s->want_chunks)
@@ -604,6 +607,19 @@ static int track_record(struct sess *s, const struct pd_record *rec, const struc
 }
 
 /* One record, in time order. */
+/* An MMAP or MMAP2 record (@type) into the machine's maps. */
+static int apply_mmap(struct rb_machine *m, uint32_t type, const struct pd_event *ev, int kernel)
+{
+	if (type == PD_RECORD_MMAP)
+		return rb_machine_mmap(m, (int32_t)ev->u.mmap.pid, (int32_t)ev->u.mmap.tid,
+				       kernel || (int32_t)ev->u.mmap.pid == -1, ev->u.mmap.start, ev->u.mmap.len,
+				       ev->u.mmap.pgoff, ev->u.mmap.filename, NULL, 0);
+	return rb_machine_mmap(m, (int32_t)ev->u.mmap2.pid, (int32_t)ev->u.mmap2.tid,
+			       kernel || (int32_t)ev->u.mmap2.pid == -1, ev->u.mmap2.start, ev->u.mmap2.len,
+			       ev->u.mmap2.pgoff, ev->u.mmap2.filename, ev->u.mmap2.build_id,
+			       ev->u.mmap2.build_id ? ev->u.mmap2.build_id_size : 0);
+}
+
 static int process(struct sess *s, const struct pd_record *rec)
 {
 	struct pd_event ev;
@@ -637,15 +653,8 @@ static int process(struct sess *s, const struct pd_record *rec)
 		rc = rb_machine_exit(s->m, (int32_t)ev.u.fork.pid, (int32_t)ev.u.fork.tid);
 		break;
 	case PD_RECORD_MMAP:
-		rc = rb_machine_mmap(s->m, (int32_t)ev.u.mmap.pid, (int32_t)ev.u.mmap.tid,
-				     kernel || (int32_t)ev.u.mmap.pid == -1, ev.u.mmap.start, ev.u.mmap.len,
-				     ev.u.mmap.pgoff, ev.u.mmap.filename, NULL, 0);
-		break;
 	case PD_RECORD_MMAP2:
-		rc = rb_machine_mmap(s->m, (int32_t)ev.u.mmap2.pid, (int32_t)ev.u.mmap2.tid,
-				     kernel || (int32_t)ev.u.mmap2.pid == -1, ev.u.mmap2.start, ev.u.mmap2.len,
-				     ev.u.mmap2.pgoff, ev.u.mmap2.filename, ev.u.mmap2.build_id,
-				     ev.u.mmap2.build_id ? ev.u.mmap2.build_id_size : 0);
+		rc = apply_mmap(s->m, rec->type, &ev, kernel);
 		break;
 	case PD_RECORD_SWITCH:
 	case PD_RECORD_SWITCH_CPU_WIDE:
@@ -722,8 +731,7 @@ static void set_build_id(void *ctx, uint16_t misc, int32_t pid, const uint8_t *i
 	struct sess *s = ctx;
 	int kernel = (misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
 	(void)pid;
-	rb_machine_set_build_id(s->m, kernel && !strncmp(name, "[kernel.kallsyms]", 17) ? "[kernel.kallsyms]" : name,
-				id, size > 20 ? 20 : (int)size, kernel && name[0] == '[');
+	rb_machine_set_build_id(s->m, name, id, size > 20 ? 20 : (int)size, kernel);
 }
 
 static void load_build_ids(struct sess *s)
@@ -758,8 +766,7 @@ static void build_id_record(struct sess *s, const struct pd_record *rec)
 		return;
 	int kernel = (ev.misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL;
 	const char *name = ev.u.build_id.filename;
-	rb_machine_set_build_id(s->m, kernel && !strncmp(name, "[kernel.kallsyms]", 17) ? "[kernel.kallsyms]" : name,
-				ev.u.build_id.build_id, ev.u.build_id.size, kernel && name[0] == '[');
+	rb_machine_set_build_id(s->m, name, ev.u.build_id.build_id, ev.u.build_id.size, kernel);
 }
 
 /* perf stat record's user records (counter values), in file order: for the sources. */
@@ -867,6 +874,37 @@ int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 	return session_status(rc, err);
 }
 
+/*
+ * The objects whose code a decoder needed and no file held: counted and
+ * named in the stats, and said once, with the share of the trace they
+ * left undecoded, so that no answer that misses code looks complete.
+ */
+static void note_missing_binaries(struct sess *s)
+{
+	struct rb_session_stats *st = s->st;
+	size_t len = 0;
+	for (size_t i = 0; i < rb_machine_nr_dsos(s->m); i++) {
+		const struct rb_dso *d = rb_machine_dso(s->m, i);
+		if (!d->image_missing)
+			continue;
+		st->binaries_not_found++;
+		int n = snprintf(st->binaries_missing + len, sizeof(st->binaries_missing) - len, "%s%s",
+				 len ? ", " : "", d->long_name);
+		len = n < 0 ? len : len + (size_t)n < sizeof(st->binaries_missing) ? len + (size_t)n
+			: sizeof(st->binaries_missing) - 1;
+	}
+	if (!st->binaries_not_found)
+		return;
+	if (st->trace_bytes_no_binary > st->trace_bytes)
+		st->trace_bytes_no_binary = st->trace_bytes;
+	char msg[sizeof(((struct pd_error *)0)->msg)];      /* the fraction first: the names may be clipped */
+	snprintf(msg, sizeof(msg), "%" PRIu64 " of %" PRIu64 " trace bytes (%.1f%%) not decoded: no file found for %.200s"
+		 " (--symdir DIR gives folders of binaries)", st->trace_bytes_no_binary, st->trace_bytes,
+		 st->trace_bytes ? 100.0 * (double)st->trace_bytes_no_binary / (double)st->trace_bytes : 0.0,
+		 st->binaries_missing);
+	src_warn(s, msg);
+}
+
 static int session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		       struct rb_session_stats *stats, struct pd_error *err, int spool_fd)
 {
@@ -890,6 +928,8 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	rb_oq_init(&s.q);
 	struct rb_machine_opts mo = o->machine;
 	mo.comm_exec = any_comm_exec(s.r);
+	mo.warn = src_warn;
+	mo.warn_ctx = &s;
 	s.m = rb_machine_new(&mo);
 	if (!s.m) {
 		pd_reader_free(s.r);
@@ -959,6 +999,10 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	const char *kwhy = rb_machine_kernel_image_problem(s.m);
 	if (kwhy)               /* said once here; each gap it caused says it too */
 		src_warn(&s, kwhy);
+	if (!rc && rb_machine_oom(s.m))
+		rc = -ENOMEM;           /* an object's file may be there: not said missing */
+	if (!rc)
+		note_missing_binaries(&s);
 	stats->late = s.q.late;
 	if (o->progress)
 		o->progress(o->progress_ctx, pd_reader_position(s.r), total);
@@ -971,4 +1015,50 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	rb_machine_free(s.m);
 	pd_reader_free(s.r);
 	return rc;
+}
+
+int rb_session_objects(const struct rb_session_opts *o, rb_session_object_fn fn, void *ctx, struct pd_error *err)
+{
+	struct rb_session_stats stats;
+	struct sess s = { .o = o, .st = &stats, .err = err };
+	struct pd_reader_opts ro;
+	memset(&stats, 0, sizeof(stats));
+	pd_reader_opts_init(&ro);
+	ro.warn = o->warn;
+	ro.warn_ctx = o->warn_ctx;
+	int rc = pd_reader_open(&s.r, o->path, &ro, err);
+	if (rc < 0)
+		return rc;
+	struct rb_machine_opts mo = o->machine;
+	mo.warn = src_warn;
+	mo.warn_ctx = &s;
+	if (!(s.m = rb_machine_new(&mo))) {
+		pd_reader_free(s.r);
+		return PD_ERR_NOMEM;
+	}
+	load_build_ids(&s);
+	struct pd_record rec;
+	struct pd_event ev;
+	while (!rc && pd_reader_next(s.r, &rec, &stats.stop) == 1) {
+		if (rec.type == PD_RECORD_HEADER_BUILD_ID)
+			build_id_record(&s, &rec);
+		else if ((rec.type == PD_RECORD_MMAP || rec.type == PD_RECORD_MMAP2) &&
+			 pd_event_parse(s.r, &rec, &ev, NULL) == 0)
+			rc = apply_mmap(s.m, rec.type, &ev, (rec.misc & PD_MISC_CPUMODE_MASK) == PD_MISC_KERNEL);
+	}
+	for (size_t i = 0; !rc && i < rb_machine_nr_dsos(s.m); i++) {
+		struct rb_dso *d = rb_machine_dso(s.m, i);
+		size_t n = strlen(d->long_name);
+		if (d->long_name[0] != '/' && !(d->long_name[0] == '[' && n > 2 && d->long_name[n - 1] == ']'))
+			continue;       /* //anon, memfd: no file to look for */
+		if (!strcmp(d->long_name, "[heap]") || !strcmp(d->long_name, "[stack]") ||
+		    !strcmp(d->long_name, "[vsyscall]"))
+			continue;
+		struct rb_session_object ob = { .dso = d };
+		ob.how = rb_machine_locate(s.m, d, &ob.where, &ob.hit);
+		fn(ctx, &ob);
+	}
+	rb_machine_free(s.m);
+	pd_reader_free(s.r);
+	return rc ? PD_ERR_NOMEM : 0;
 }

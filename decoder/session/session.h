@@ -60,6 +60,7 @@ struct rb_gap_ev {
 	uint64_t bytes_lost, records_lost;
 	uint64_t file_offset;         /* the record that reported it */
 	const char *detail;           /* free text, may be "" */
+	int no_binary;                /* the bytes lost are code whose object's file was not found */
 };
 
 /* One chunk of AUX area data (a PERF_RECORD_AUXTRACE and its payload). */
@@ -251,6 +252,16 @@ struct rb_session_stats {
 	uint64_t branches, instructions; /* decoded from AUX trace */
 	uint64_t insn_samples;
 	int seek_failed;                 /* a seek point given did not lead where the earlier decode went: decode without */
+	/*
+	 * Trace whose code was in no file found: the AUX bytes read, those a
+	 * decoder could not decode for want of an object's file ("no image"
+	 * gaps, CoreSight fragments that reached such code), and the objects
+	 * (binaries_missing names them, comma-separated, clipped). The run is
+	 * partial when binaries_not_found is not 0 (rb_session_partial).
+	 */
+	uint64_t trace_bytes, trace_bytes_no_binary;
+	uint64_t binaries_not_found;
+	char binaries_missing[512];
 	struct pd_error stop;            /* why reading stopped early; code 0 if it did not */
 };
 
@@ -263,5 +274,31 @@ struct rb_session_stats {
  */
 int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		   struct rb_session_stats *stats, struct pd_error *err);
+
+/*
+ * The objects the recording at o->path names (its build-ids, its MMAP and
+ * MMAP2 records; files only, not //anon or [heap]), each looked up as the
+ * decoders look for it (rb_machine_locate, with o->machine's folders):
+ * @fn gets them one by one. A refused file is also said through o->warn.
+ * Returns 0, or a negative pd status with @err filled.
+ */
+struct rb_session_object {
+	const struct rb_dso *dso;          /* name, recorded build-id */
+	enum rb_symdir_match how;          /* RB_SYMDIR_NONE: not found */
+	const char *where;                 /* the file found or refused, NULL if none */
+	struct rb_symdir_hit hit;          /* a refused file's own build-id */
+};
+typedef void (*rb_session_object_fn)(void *ctx, const struct rb_session_object *ob);
+int rb_session_objects(const struct rb_session_opts *o, rb_session_object_fn fn, void *ctx, struct pd_error *err);
+
+/*
+ * Whether a run read its input only in part: reading stopped early,
+ * records were malformed, or trace went undecoded because a binary was not
+ * found. Every command's exit status 3 and the database's "partial".
+ */
+static inline int rb_session_partial(const struct rb_session_stats *st)
+{
+	return st->stop.code != 0 || st->malformed != 0 || st->binaries_not_found != 0;
+}
 
 #endif

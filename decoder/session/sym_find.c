@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "sym_internal.h"
+#include "symdir.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -149,6 +150,27 @@ static void cand_cache(struct cands *c, const char *cache, const char *path, con
 		cand_add(c, "%s/%s", link, base);
 }
 
+/*
+ * The build-id cache entries of an object: under its id as recorded and,
+ * when the recording padded it with zeros (simpleperf writes 20 bytes), as
+ * perf names it, on its real length.
+ */
+static void cand_cache_ids(struct cands *c, const char *cache, const char *path, const uint8_t *id, size_t idlen,
+			   int debug)
+{
+	char hex[2 * BUILD_ID_MAX + 1];
+	size_t real = idlen;
+
+	while (real && !id[real - 1])
+		real--;
+	hex_id(id, idlen, hex);
+	cand_cache(c, cache, path, hex, debug);
+	if (real && real < idlen) {
+		hex_id(id, real, hex);
+		cand_cache(c, cache, path, hex, debug);
+	}
+}
+
 /* Candidate files in perf's order (its binary_type_symtab table, user-space entries). */
 static void gather(struct cands *c, const char *root, const char *cache, const char *path,
 		   const uint8_t *id, size_t idlen)
@@ -159,8 +181,8 @@ static void gather(struct cands *c, const char *root, const char *cache, const c
 	hex_id(id, idlen, hex);
 	cand_debuglink(c, root, path);
 	if (idlen) {
-		cand_cache(c, cache, path, hex, 0);
-		cand_cache(c, cache, path, hex, 1);
+		cand_cache_ids(c, cache, path, id, idlen, 0);
+		cand_cache_ids(c, cache, path, id, idlen, 1);
 	}
 	join(dbg, root, "/usr/lib/debug");
 	cand_add(c, "%s%s.debug", dbg, path);
@@ -199,7 +221,8 @@ static int id_matches(const struct symsrc *ss, const uint8_t *id, size_t idlen)
 
 	if (!idlen)
 		return 1;
-	return sym_elf_build_id(&ss->e, got, sizeof(got)) == (int)idlen && memcmp(got, id, idlen) == 0;
+	int n = sym_elf_build_id(&ss->e, got, sizeof(got));
+	return n > 0 && rb_build_id_same(got, (size_t)n, id, idlen);
 }
 
 /* Open one candidate and keep it if it supplies the symbol table or the runtime image. */
@@ -332,25 +355,16 @@ static int is_code_image(const char *file, const uint8_t *id, size_t idlen)
 	return ok;
 }
 
-/* Build-ids equal on their common length, the longer one zero past it (simpleperf pads to 20 bytes). */
-static int same_build_id(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+int rb_elf_has_code(const char *path)
 {
-	size_t n = alen < blen ? alen : blen;
-	const uint8_t *rest = alen > blen ? a : b;
-
-	if (memcmp(a, b, n) != 0)
-		return 0;
-	for (size_t i = n; i < (alen > blen ? alen : blen); i++)
-		if (rest[i])
-			return 0;
-	return 1;
+	return path ? is_code_image(path, NULL, 0) : 0;
 }
 
 int rb_elf_find_image(const char *path, const char *root, const char *buildid_dir, const uint8_t *build_id,
 		      size_t build_id_len, char *buf, size_t buflen)
 {
 	struct rb_symtab_elf_opts o = { NULL, 0, NULL, 0, root, buildid_dir };
-	char hex[2 * BUILD_ID_MAX + 1], cache[PATH_MAX], file[PATH_MAX];
+	char cache[PATH_MAX], file[PATH_MAX];
 	struct cands *c;
 	int found = 0;
 
@@ -360,10 +374,8 @@ int rb_elf_find_image(const char *path, const char *root, const char *buildid_di
 		return -ENOMEM;
 	if (build_id_len > BUILD_ID_MAX)
 		build_id_len = BUILD_ID_MAX;
-	if (build_id_len) {
-		hex_id(build_id, build_id_len, hex);
-		cand_cache(c, cache_dir(&o, cache, sizeof(cache)), path, hex, 0);
-	}
+	if (build_id_len)
+		cand_cache_ids(c, cache_dir(&o, cache, sizeof(cache)), path, build_id, build_id_len, 0);
 	if (root && root[0]) {
 		join(file, root, path);
 		cand_add(c, "%s", file);
@@ -376,7 +388,7 @@ int rb_elf_find_image(const char *path, const char *root, const char *buildid_di
 		if (!is_code_image(c->path[i], NULL, 0))   /* not a debug-only file */
 			continue;
 		n = build_id_len ? rb_elf_build_id(c->path[i], id, sizeof(id)) : 0;
-		if (build_id_len && (n <= 0 || !same_build_id(id, (size_t)n, build_id, build_id_len)))
+		if (build_id_len && (n <= 0 || !rb_build_id_same(id, (size_t)n, build_id, build_id_len)))
 			continue;
 		if (strlen(c->path[i]) < buflen) {
 			strcpy(buf, c->path[i]);

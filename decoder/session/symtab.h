@@ -184,6 +184,9 @@ int rb_elf_find_debuginfo(const char *path, const char *root, const uint8_t *bui
 int rb_elf_find_image(const char *path, const char *root, const char *buildid_dir, const uint8_t *build_id,
 		      size_t build_id_len, char *buf, size_t buflen);
 
+/* 1 if @path is an ELF file with code bytes (an executable section in the file), not a debug-only file. */
+int rb_elf_has_code(const char *path);
+
 /* A PT_LOAD segment with file contents: @vaddr .. @vaddr + @size is at file offset @offset. */
 struct rb_elf_segment {
 	uint64_t offset, vaddr, size;

@@ -75,6 +75,15 @@ int rb_recording_open(sqlite3 *db, struct rb_recording *r, char **err)
 	so->machine.vmlinux = keep(r, stat_text(db, "vmlinux"));
 	so->machine.kcore = keep(r, stat_text(db, "kcore"));
 	so->machine.kallsyms = keep(r, stat_text(db, "kallsyms"));
+	/* the --symdir folders, one a line (note_paths in cli/cmd_export.c) */
+	char *dirs = (char *)keep(r, stat_text(db, "symdir"));
+	for (char *d = dirs, *nl; d && *d && so->machine.nr_symdirs < sizeof(r->symdirs) / sizeof(r->symdirs[0]);
+	     d = nl ? nl + 1 : d + strlen(d)) {
+		if ((nl = strchr(d, '\n')))
+			*nl = 0;
+		r->symdirs[so->machine.nr_symdirs++] = d;
+	}
+	so->machine.symdirs = r->symdirs;
 	so->cpus = keep(r, stat_text(db, "export_cpus"));
 	so->time_start = stat_u64(db, "export_time_start", 0);
 	so->time_end = stat_u64(db, "export_time_end", 0);

@@ -16,6 +16,7 @@
 struct rb_recording {
 	struct rb_session_opts so;
 	char *strings[8];            /* what so points to */
+	const char *symdirs[64];     /* the --symdir folders, in strings' "symdir" (one a line) */
 	struct rb_unpacked un;
 };
 

@@ -1301,7 +1301,16 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	stat_row(st, "call_rows", (uint64_t)!!st->o.call_rows);
 	stat_row(st, "malformed_records", stats->malformed);
 	stat_row(st, "records_below_flush", stats->late);
-	stat_row(st, "partial", stats->stop.code != 0 || stats->malformed != 0 || st->partial);
+	stat_row(st, "trace_bytes", stats->trace_bytes);
+	stat_row(st, "trace_bytes_no_binary", stats->trace_bytes_no_binary);
+	stat_row(st, "binaries_not_found", stats->binaries_not_found);
+	stat_row(st, "partial", rb_session_partial(stats) || st->partial);
+	if (stats->binaries_not_found) {
+		sqlite3_bind_text(st->st[S_STAT], 1, "binaries_missing", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st->st[S_STAT], 2, stats->binaries_missing, -1, SQLITE_TRANSIENT);
+		sqlite3_step(st->st[S_STAT]);
+		sqlite3_reset(st->st[S_STAT]);
+	}
 	if (stats->stop.code) {
 		sqlite3_bind_text(st->st[S_STAT], 1, "stopped", -1, SQLITE_STATIC);
 		sqlite3_bind_text(st->st[S_STAT], 2, stats->stop.msg, -1, SQLITE_TRANSIENT);

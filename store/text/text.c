@@ -26,6 +26,7 @@ struct rb_text {
 	FILE *out;
 	int disasm, switches, gaps;
 	const char *symfs;
+	struct rb_machine *m;   /* the session's, for the objects' files (set at begin) */
 	csh cs;
 	int cs_ok;
 };
@@ -48,12 +49,18 @@ static void print_insn(struct rb_text *sc, const struct rb_addr_loc *al, uint64_
 {
 	if (!sc->cs_ok || !al->map || al->kernel || !al->dso)
 		return;
-	/* the runtime object (symbols may have come from a separate debug file, which has no code) */
-	if (al->dso->long_name[0] != '/')
-		return;
+	/*
+	 * the runtime object (symbols may have come from a separate debug file, which has no
+	 * code): the file the decoders read (--symdir, the build-id cache, --symfs, the
+	 * recorded path), else the recorded path under --symfs as it is
+	 */
+	const char *file = sc->m ? rb_machine_dso_image(sc->m, al->dso) : NULL;
 	char path[8192];
-	snprintf(path, sizeof(path), "%s%s", sc->symfs ? sc->symfs : "", al->dso->long_name);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!file && al->dso->long_name[0] != '/')
+		return;
+	if (!file)
+		snprintf(path, sizeof(path), "%s%s", sc->symfs ? sc->symfs : "", al->dso->long_name);
+	int fd = open(file ? file : path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	uint8_t code[16];
@@ -461,6 +468,13 @@ int rb_text_begin(struct rb_text *t)
 	return ferror(t->out) ? -1 : 0;
 }
 
+static int text_machine(void *ctx, struct rb_machine *m)
+{
+	struct rb_text *t = ctx;
+	t->m = m;
+	return 0;
+}
+
 void rb_text_sink(struct rb_text *t, struct rb_sink *sink)
 {
 	memset(sink, 0, sizeof(*sink));
@@ -469,6 +483,7 @@ void rb_text_sink(struct rb_text *t, struct rb_sink *sink)
 		sink->gap = text_gap;
 		return;
 	}
+	sink->begin = text_machine;
 	sink->sample = script_sample;
 	sink->trace = script_branch;
 	if (t->switches)
