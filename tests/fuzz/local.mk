@@ -10,7 +10,9 @@ FUZZ_PROGS = \
 	%D%/fuzz_cs_snapshot \
 	%D%/fuzz_imc \
 	%D%/fuzz_symtab \
-	%D%/fuzz_rbdecode
+	%D%/fuzz_rbdecode \
+	%D%/fuzz_trace_pt \
+	%D%/fuzz_trace_cs
 FUZZ_INCLUDES = $(AM_CPPFLAGS) -I$(top_srcdir)/%D%
 FUZZ_LINK_FLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 if ENABLE_FUZZ
@@ -50,7 +52,16 @@ endif
 %C%_fuzz_rbdecode_CFLAGS = $(rbdecode_CFLAGS) -Wno-missing-prototypes
 %C%_fuzz_rbdecode_LDFLAGS = $(FUZZ_LINK_FLAGS)
 %C%_fuzz_rbdecode_LDADD = $(rbdecode_LDADD)
-EXTRA_DIST += %D%/run.sh %D%/seeds.sh %D%/mkimc.py %D%/unbundle.py %D%/regress
+# the trace decoders inside a valid recording, in-process (one source, two targets)
+%C%_fuzz_trace_pt_SOURCES = %D%/fuzz_trace.c %D%/fuzz.h
+%C%_fuzz_trace_pt_CPPFLAGS = $(FUZZ_INCLUDES) -DFUZZ_TRACE_PT
+%C%_fuzz_trace_pt_LDFLAGS = $(FUZZ_LINK_FLAGS)
+%C%_fuzz_trace_pt_LDADD = $(RBTRACE_LIBS)
+%C%_fuzz_trace_cs_SOURCES = %D%/fuzz_trace.c %D%/fuzz.h
+%C%_fuzz_trace_cs_CPPFLAGS = $(FUZZ_INCLUDES) -DFUZZ_TRACE_CS
+%C%_fuzz_trace_cs_LDFLAGS = $(FUZZ_LINK_FLAGS)
+%C%_fuzz_trace_cs_LDADD = $(RBTRACE_LIBS)
+EXTRA_DIST += %D%/run.sh %D%/seeds.sh %D%/mkimc.py %D%/unbundle.py %D%/splice_aux.py %D%/regress
 
 # Tests of this area that run in the default suite: valgrind memcheck of
 # end-to-end runs, rbdecode under faults, and the fuzz reproducers.

@@ -5,13 +5,13 @@
 # tree (tests/fuzz/corpus/TARGET) so that the next run starts from it; a
 # crash leaves its input as tests/fuzz/artifacts/TARGET-crash-*.
 #   FUZZ_SECONDS (60)  seconds per target
-#   FUZZ_TARGETS       some of: perfdata rbdecode unpack cs_snapshot imc symtab
+#   FUZZ_TARGETS       some of: perfdata rbdecode unpack cs_snapshot imc symtab trace_pt trace_cs
 #   FUZZ_ARGS          more libFuzzer options
 # Exit status 1 if any target found something.
 set -u
 bld=${top_builddir:-.}
 secs=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-perfdata rbdecode unpack cs_snapshot imc symtab}
+targets=${FUZZ_TARGETS:-perfdata rbdecode unpack cs_snapshot imc symtab trace_pt trace_cs}
 fz=$bld/tests/fuzz
 sh "${top_srcdir:-.}/tests/fuzz/seeds.sh" "$fz/seeds" || exit 1
 mkdir -p "$fz/artifacts"

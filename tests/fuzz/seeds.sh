@@ -10,7 +10,7 @@ src=${top_srcdir:-.}
 bld=${top_builddir:-.}
 fx=${RB_FIXTURES:-$src/../shared/fixtures}
 rm -rf "$out"
-mkdir -p "$out/perfdata" "$out/rbdecode" "$out/unpack" "$out/cs_snapshot" "$out/imc" "$out/symtab"
+mkdir -p "$out/perfdata" "$out/rbdecode" "$out/unpack" "$out/cs_snapshot" "$out/imc" "$out/symtab" "$out/trace_pt" "$out/trace_cs"
 w=$out/work
 mkdir -p "$w"
 
@@ -37,6 +37,32 @@ for f in "$out"/perfdata/*; do
 	"$bld/tests/tools/pdconvert" --pipe "$f" "$out/perfdata/pipe-$b" >/dev/null 2>&1 || rm -f "$out/perfdata/pipe-$b"
 done
 find "$out/perfdata" -type f -size +1024k -delete
+# trace_pt, trace_cs: each AUXTRACE payload of the Intel PT fixtures and of the CoreSight recordings
+aux_payloads() {   # aux_payloads PERF.DATA OUTDIR PREFIX
+	python3 - "$@" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+if d[:8] != b'PERFILE2':
+    sys.exit(0)
+off, size = struct.unpack_from('<QQ', d, 40)
+p, end, n = off, off + size, 0
+while p + 8 <= end:
+    t, misc, sz = struct.unpack_from('<IHH', d, p)
+    if sz < 8:
+        break
+    extra = struct.unpack_from('<Q', d, p + 8)[0] if t == 71 else 0
+    if t == 71 and extra:
+        open('%s/%s-%d' % (sys.argv[2], sys.argv[3], n), 'wb').write(d[p + sz:p + sz + extra])
+        n += 1
+    p += sz + extra
+PY
+}
+for f in "$src"/tests/fixtures/intel-pt-gen/*/perf.data; do
+	[ -f "$f" ] && aux_payloads "$f" "$out/trace_pt" "$(basename "$(dirname "$f")")"
+done
+for f in "$fx"/coresight-perf/perf_etm.data "$fx"/coresight-perf/perf_with_missing_aux_data.data; do
+	[ -f "$f" ] && aux_payloads "$f" "$out/trace_cs" "$(basename "$f" .data)"
+done
 cp "$out"/perfdata/* "$out/rbdecode/"
 
 # archives: a small perf-archive style tree (a recording, a build-id object,
