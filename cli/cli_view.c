@@ -115,9 +115,14 @@ static int write_close(FILE *o, int (*write)(void *ctx, FILE *f), void *ctx)
 int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ctx)
 {
 	if (!out) {
+		errno = 0;
 		int rc = write(ctx, stdout);
 		if (rc > 0)
 			return rc;
+		if (rc && errno == ENOMEM) {   /* the writer's own allocation */
+			cli_error("out of memory writing the output");
+			return EXIT_INTERNAL;
+		}
 		if (rc || fflush(stdout) || ferror(stdout)) {
 			cli_error("writing the output failed (standard output)");
 			return EXIT_INTERNAL;

@@ -697,6 +697,8 @@ static int info_run(const char *path, int json, int header, int stats, const str
 	/* pipe mode: the header lives in the stream, so read it all first either way */
 	if (stats || pd_reader_info(in.r)->pipe_mode)
 		status = scan(&in);
+	if (status == EXIT_INTERNAL)    /* scan's only unsaid failure: a count it could not keep */
+		cli_error("%s: out of memory", in.path);
 	struct pd_features f;
 	if (status == EXIT_OK && pd_features_parse(in.r, &f, &err) < 0) {
 		cli_error("%s", err.msg);

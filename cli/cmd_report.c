@@ -39,9 +39,13 @@ int cmd_report(int argc, char **argv)
 		return EXIT_INTERNAL;
 	}
 	st = cli_info_text(so.path, m);
-	if (fclose(m) || st == EXIT_INTERNAL || st == EXIT_BADINPUT || st == EXIT_USAGE) {
+	int lost = ferror(m) != 0;   /* a write into the memory stream that found no memory */
+	lost |= fclose(m) != 0;
+	if (lost || st == EXIT_INTERNAL || st == EXIT_BADINPUT || st == EXIT_USAGE) {
 		free(pg.info);
-		return st ? st : EXIT_INTERNAL;
+		if (lost && st != EXIT_BADINPUT && st != EXIT_USAGE)
+			cli_error("%s: out of memory writing the summary", so.path);
+		return lost ? EXIT_INTERNAL : st;
 	}
 	const char *slash = strrchr(so.path, '/');
 	pg.name = slash ? slash + 1 : so.path;

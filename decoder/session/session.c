@@ -1034,7 +1034,7 @@ int rb_session_objects(const struct rb_session_opts *o, rb_session_object_fn fn,
 	mo.warn_ctx = &s;
 	if (!(s.m = rb_machine_new(&mo))) {
 		pd_reader_free(s.r);
-		return PD_ERR_NOMEM;
+		return session_status(-ENOMEM, err);
 	}
 	load_build_ids(&s);
 	struct pd_record rec;
@@ -1060,5 +1060,5 @@ int rb_session_objects(const struct rb_session_opts *o, rb_session_object_fn fn,
 	}
 	rb_machine_free(s.m);
 	pd_reader_free(s.r);
-	return rc ? PD_ERR_NOMEM : 0;
+	return rc ? session_status(-ENOMEM, err) : 0;
 }
