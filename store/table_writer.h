@@ -34,9 +34,14 @@ struct rb_table_writer {
 	/*
 	 * Every row was given: make the load durable. @rows counts the rows per
 	 * table (the "unknown" rows 0 not counted); @calls_dropped: the calls
-	 * table holds only its row 0 and the SQLite store drops it. 0 or -1.
+	 * table holds only its row 0 and the SQLite store drops it.
+	 * @call_comms[id] is 1 for each comm id below @nr_call_comms that has
+	 * calls (comms.has_calls, as perf's export sets it: the "unknown" comm
+	 * of calls row 0 among them once any call is written); NULL: not known
+	 * (memory ran out), take them from the calls table. 0 or -1.
 	 */
-	int (*finish)(void *ctx, const uint64_t *rows, int calls_dropped);
+	int (*finish)(void *ctx, const uint64_t *rows, int calls_dropped, const uint8_t *call_comms,
+		      size_t nr_call_comms);
 	/* Give up: nothing of this load remains. Frees the writer. */
 	void (*abort)(void *ctx);
 	/* Why the writer failed, as a sentence; NULL if it did not. */

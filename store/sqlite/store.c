@@ -1337,7 +1337,8 @@ static void compact(struct rb_store *st)
 /* The external writer's commit; frees @st. */
 static int finish_external(struct rb_store *st, char *msg, size_t msglen)
 {
-	if (!st->failed && st->o.writer->finish(st->o.writer->ctx, st->rows, calls_dropped(st)))
+	if (!st->failed && st->o.writer->finish(st->o.writer->ctx, st->rows, calls_dropped(st),
+						       st->call_comms_lost ? NULL : st->call_comms, st->call_comms_cap))
 		writer_failed(st);
 	int rc = st->failed ? -1 : 0;
 	if (rc)

@@ -1,0 +1,536 @@
+/*
+ * pg.c - see pg.h. Workload: one recording's export (thousands to millions
+ * of rows) into a server database that holds many recordings. The rows come
+ * from the SQLite store's row producer (store.c) through the table writer
+ * interface; this file only stores them: each table's rows go as COPY text
+ * to a spool file while the session runs, and at the end, in the one
+ * transaction that also inserted the recording's row, every spool is sent
+ * with COPY and the keys and indexes are added (the first time) after the
+ * load, as perf's export-to-postgresql.py does. A failure anywhere, a killed
+ * rbdecode or a server gone away leaves nothing of the load: the server
+ * rolls the transaction back.
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pg.h"
+
+/*
+ * perf's export-to-postgresql.py tables (its column names: samples.transaction),
+ * then ours, each with recording_id first; a row's values follow in the
+ * order the row producer gives them (the SQLite schema's).
+ */
+static const struct pg_table { enum rb_table t; const char *name, *cols; } TABLES[] = {
+	{ RB_T_EVSEL, "selected_events", "id bigint NOT NULL, name varchar(80)" },
+	{ RB_T_MACHINE, "machines", "id bigint NOT NULL, pid integer, root_dir varchar(4096)" },
+	{ RB_T_THREAD, "threads", "id bigint NOT NULL, machine_id bigint, process_id bigint, pid integer, tid integer" },
+	{ RB_T_COMM, "comms", "id bigint NOT NULL, comm varchar(16), c_thread_id bigint, c_time bigint, exec_flag boolean" },
+	{ RB_T_COMM_THREAD, "comm_threads", "id bigint NOT NULL, comm_id bigint, thread_id bigint" },
+	{ RB_T_DSO, "dsos", "id bigint NOT NULL, machine_id bigint, short_name varchar(256), long_name varchar(4096),"
+			    " build_id varchar(64)" },
+	{ RB_T_SYMBOL, "symbols", "id bigint NOT NULL, dso_id bigint, sym_start bigint, sym_end bigint, binding integer,"
+				  " name varchar(2048)" },
+	{ RB_T_BRANCH_TYPE, "branch_types", "id integer NOT NULL, name varchar(80)" },
+	{ RB_T_SAMPLE, "samples", "id bigint NOT NULL, evsel_id bigint, machine_id bigint, thread_id bigint,"
+				  " comm_id bigint, dso_id bigint, symbol_id bigint, sym_offset bigint, ip bigint, time bigint,"
+				  " cpu integer, to_dso_id bigint, to_symbol_id bigint, to_sym_offset bigint, to_ip bigint,"
+				  " period bigint, weight bigint, transaction bigint, data_src bigint, branch_type integer,"
+				  " in_tx boolean, call_path_id bigint, insn_count bigint, cyc_count bigint, flags integer" },
+	{ RB_T_CALL_PATH, "call_paths", "id bigint NOT NULL, parent_id bigint, symbol_id bigint, ip bigint" },
+	{ RB_T_CALL, "calls", "id bigint NOT NULL, thread_id bigint, comm_id bigint, call_path_id bigint,"
+			      " call_time bigint, return_time bigint, branch_count bigint, call_id bigint,"
+			      " return_id bigint, parent_call_path_id bigint, flags integer, parent_id bigint,"
+			      " insn_count bigint, cyc_count bigint" },
+	{ RB_T_PTWRITE, "ptwrite", "id bigint NOT NULL, payload bigint, exact_ip boolean" },
+	{ RB_T_CBR, "cbr", "id bigint NOT NULL, cbr integer, mhz integer, percent integer" },
+	{ RB_T_MWAIT, "mwait", "id bigint NOT NULL, hints integer, extensions integer" },
+	{ RB_T_PWRE, "pwre", "id bigint NOT NULL, cstate integer, subcstate integer, hw boolean" },
+	{ RB_T_EXSTOP, "exstop", "id bigint NOT NULL, exact_ip boolean" },
+	{ RB_T_PWRX, "pwrx", "id bigint NOT NULL, deepest_cstate integer, last_cstate integer, wake_reason integer" },
+	{ RB_T_SWITCH, "context_switches", "id bigint NOT NULL, machine_id bigint, time bigint, cpu integer,"
+					   " thread_out_id bigint, comm_out_id bigint, thread_in_id bigint,"
+					   " comm_in_id bigint, flags integer" },
+	/* ours */
+	{ RB_T_GAP, "gaps", "id bigint NOT NULL, time_start bigint, time_end bigint, cpu integer, pid integer,"
+			    " tid integer, source varchar(32), reason varchar(64), bytes_lost bigint,"
+			    " records_lost bigint, file_offset bigint, detail text" },
+	{ RB_T_AUX, "aux_buffers", "id bigint NOT NULL, queue integer, cpu integer, tid integer, aux_offset bigint,"
+				   " size bigint, file_offset bigint, snapshot_nr integer, reference bigint" },
+	{ RB_T_IMC, "imc_records", "id bigint NOT NULL, time bigint, time_estimated boolean, cpu integer, pid integer,"
+				   " tid integer, ip bigint, privilege integer, period bigint, timebase bigint,"
+				   " cpmc1 bigint, cpmc2 bigint, cpmc3 bigint, cpmc4 bigint, flush_time bigint,"
+				   " evsel_id bigint" },
+	{ RB_T_IMC_COUNTER, "imc_counters", "id bigint NOT NULL, time bigint, cpu integer, tid integer,"
+					    " evsel_id bigint, pmu varchar(64), source varchar(8), value bigint,"
+					    " enabled bigint, running bigint" },
+	{ RB_T_STAT, "decode_stats", "name varchar(64) NOT NULL, value text" },
+	{ RB_T_FTRACE, "ftrace_events", "id bigint NOT NULL, time bigint, cpu integer, pid integer, comm varchar(16),"
+					" system varchar(64), name varchar(64), flags integer, preempt_count integer,"
+					" fields text, info text, file_offset bigint" },
+	{ RB_T_SYNC, "trace_index", "id bigint NOT NULL, source varchar(16), queue integer, cpu integer, tid integer,"
+				    " time bigint, aux_pos bigint, file_offset bigint, ip bigint" },
+	{ RB_T_SEEK, "trace_seek", "id bigint NOT NULL, source varchar(16), queue integer, cpu integer, time bigint,"
+				   " tsc bigint, pos bigint, aux_pos bigint, start_off bigint, start_ord integer,"
+				   " start_from bigint, start_to bigint, start_flags integer, sample_seq bigint" },
+	{ RB_T_PATH_STAT, "call_path_stats", "call_path_id bigint NOT NULL, calls bigint, total_time bigint,"
+					     " self_time bigint, branch_count bigint, insn_count bigint, cyc_count bigint" },
+	{ RB_T_EDGE, "branch_edges", "id bigint NOT NULL, from_dso_id bigint, from_symbol_id bigint,"
+				     " from_sym_offset bigint, from_ip bigint, to_dso_id bigint, to_symbol_id bigint,"
+				     " to_sym_offset bigint, to_ip bigint, branch_type integer, count bigint" },
+};
+#define NR_TABLES (sizeof(TABLES) / sizeof(TABLES[0]))
+
+/* Every recording loaded: who made it where, and when it was loaded. */
+static const char RECORDINGS[] =
+	"CREATE TABLE IF NOT EXISTS recordings (id bigserial PRIMARY KEY, host_name text, path text,"
+	" header_hash varchar(16), size bigint, perf_version text, arch text, recorded_at timestamptz,"
+	" loaded_at timestamptz DEFAULT now(), rbdecode_version text, UNIQUE (header_hash, size));";
+
+/* Indexes beside the keys, added after the first load (as SQLite's INDEXES). */
+static const char INDEXES[] =
+	"CREATE INDEX IF NOT EXISTS samples_time_idx ON samples (recording_id, time);"
+	"CREATE INDEX IF NOT EXISTS call_paths_parent_idx ON call_paths (recording_id, parent_id);"
+	"CREATE INDEX IF NOT EXISTS calls_parent_idx ON calls (recording_id, parent_id);"
+	"CREATE INDEX IF NOT EXISTS context_switches_time_idx ON context_switches (recording_id, cpu, time);"
+	"CREATE INDEX IF NOT EXISTS trace_index_time_idx ON trace_index (recording_id, queue, time);";
+
+struct rb_pg {
+	struct rb_table_writer w;
+	PGconn *conn;
+	int64_t recording_id;
+	FILE *spool[RB_T_COUNT];      /* each table's COPY text, recording_id first; NULL until a row comes */
+	struct stat_row { char *name, *value; } *stats;   /* decode_stats, a later name replacing an earlier */
+	size_t nr_stats, cap_stats;
+	int in_tx;                    /* the load's transaction is open */
+	int failed;
+	char err[768];
+};
+
+static const struct pg_table *table_of(enum rb_table t)
+{
+	for (size_t i = 0; i < NR_TABLES; i++)
+		if (TABLES[i].t == t)
+			return &TABLES[i];
+	return NULL;
+}
+
+/* The server's message, on one line: its line breaks and indents folded into one space each. */
+static const char *server_msg(PGconn *c)
+{
+	static char buf[512];
+	const char *m = c ? PQerrorMessage(c) : "out of memory";
+	size_t o = 0;
+	for (; *m && o + 1 < sizeof(buf); m++) {
+		int space = *m == '\n' || *m == '\t' || *m == ' ';
+		if (!space)
+			buf[o++] = *m;
+		else if (o && buf[o - 1] != ' ')
+			buf[o++] = ' ';
+	}
+	while (o && buf[o - 1] == ' ')
+		o--;
+	buf[o] = 0;
+	return buf;
+}
+
+/* The server's notices (a shutdown's "terminating connection") are not ours to print: its error says it. */
+static void quiet_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static int pg_fail(struct rb_pg *pg, const char *what, const char *why)
+{
+	if (!pg->failed)
+		snprintf(pg->err, sizeof(pg->err), "postgresql: %s: %s", what, why);
+	pg->failed = 1;
+	return -1;
+}
+
+/* Run @sql (one or more statements, no result wanted). */
+static int pg_exec(struct rb_pg *pg, const char *sql, const char *what)
+{
+	PGresult *r = PQexec(pg->conn, sql);
+	int ok = r && (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK);
+	PQclear(r);
+	return ok ? 0 : pg_fail(pg, what, server_msg(pg->conn));
+}
+
+/* One value of a query with parameters, as text into @out ("" for none); 0 or -1. */
+static int pg_value(struct rb_pg *pg, const char *sql, int n, const char *const *params, char *out, size_t len,
+		    const char *what)
+{
+	PGresult *r = PQexecParams(pg->conn, sql, n, NULL, params, NULL, NULL, 0);
+	int ok = r && (PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK);
+	if (ok && out)
+		snprintf(out, len, "%s", PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? PQgetvalue(r, 0, 0) : "");
+	PQclear(r);
+	return ok ? 0 : pg_fail(pg, what, server_msg(pg->conn));
+}
+
+/* ------------------------------------------------------------- rows */
+
+/* A text value in COPY's text format: backslash, tab, newline and carriage return escaped. */
+static void put_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '\\': fputs("\\\\", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		default: putc(*s, f);
+		}
+	}
+}
+
+static int stat_row(struct rb_pg *pg, const struct rb_tval *v)
+{
+	char num[32];
+	const char *value = v[1].text ? v[1].s : (snprintf(num, sizeof(num), "%" PRId64, v[1].i), num);
+	for (size_t i = 0; i < pg->nr_stats; i++)
+		if (!strcmp(pg->stats[i].name, v[0].s)) {
+			char *s = strdup(value);
+			if (!s)
+				return pg_fail(pg, "decode_stats", "out of memory");
+			free(pg->stats[i].value);
+			pg->stats[i].value = s;
+			return 0;
+		}
+	if (pg->nr_stats == pg->cap_stats) {
+		size_t n = pg->cap_stats ? 2 * pg->cap_stats : 32;
+		struct stat_row *s = realloc(pg->stats, n * sizeof(*s));
+		if (!s)
+			return pg_fail(pg, "decode_stats", "out of memory");
+		pg->stats = s;
+		pg->cap_stats = n;
+	}
+	struct stat_row *s = &pg->stats[pg->nr_stats];
+	s->name = strdup(v[0].s);
+	s->value = strdup(value);
+	if (!s->name || !s->value) {
+		free(s->name);
+		free(s->value);
+		return pg_fail(pg, "decode_stats", "out of memory");
+	}
+	pg->nr_stats++;
+	return 0;
+}
+
+static int pg_row(void *ctx, enum rb_table t, const struct rb_tval *v, int n)
+{
+	struct rb_pg *pg = ctx;
+	if (pg->failed)
+		return -1;
+	if (t == RB_T_STAT)
+		return n == 2 && !v[0].text ? pg_fail(pg, "decode_stats", "internal: a name that is not text")
+		       : n == 2 ? stat_row(pg, v) : pg_fail(pg, "decode_stats", "internal: not 2 values");
+	if ((unsigned)t >= RB_T_COUNT)
+		return pg_fail(pg, "row", "internal: no such table");
+	FILE *f = pg->spool[t];
+	if (!f && !(f = pg->spool[t] = tmpfile()))
+		return pg_fail(pg, "spool file", strerror(errno));
+	fprintf(f, "%" PRId64, pg->recording_id);
+	for (int i = 0; i < n; i++) {
+		putc('\t', f);
+		if (v[i].text)
+			put_text(f, v[i].s);
+		else
+			fprintf(f, "%" PRId64, v[i].i);
+	}
+	if (putc('\n', f) == EOF)
+		return pg_fail(pg, "spool file", strerror(errno));
+	return 0;
+}
+
+/* ------------------------------------------------------------- load */
+
+/* "recording_id, a, b, ..." from a table's column definitions: each definition's first word. */
+static void column_list(const struct pg_table *t, char *out, size_t len)
+{
+	size_t o = (size_t)snprintf(out, len, "recording_id");
+	for (const char *p = t->cols; *p && o < len;) {
+		size_t w = strcspn(p, " ");
+		o += (size_t)snprintf(out + o, len - o, ", %.*s", (int)w, p);
+		const char *c = strchr(p, ',');
+		if (!c)
+			break;
+		p = c + 2;
+	}
+}
+
+/* Send what is in @data (len bytes) or in @f into COPY @t. */
+static int copy_in(struct rb_pg *pg, const struct pg_table *t, FILE *f, const char *data, size_t len)
+{
+	char cols[1024], sql[1200];
+	column_list(t, cols, sizeof(cols));
+	snprintf(sql, sizeof(sql), "COPY %s (%s) FROM STDIN", t->name, cols);
+	PGresult *r = PQexec(pg->conn, sql);
+	int st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+	PQclear(r);
+	if (st != PGRES_COPY_IN)
+		return pg_fail(pg, t->name, server_msg(pg->conn));
+	int ok = 1;
+	if (f) {
+		char buf[1 << 16];
+		size_t n;
+		rewind(f);
+		while (ok && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+			ok = PQputCopyData(pg->conn, buf, (int)n) == 1;
+		if (ferror(f)) {
+			PQputCopyEnd(pg->conn, "spool file read error");
+			while ((r = PQgetResult(pg->conn)))
+				PQclear(r);
+			return pg_fail(pg, t->name, "cannot read back its spool file");
+		}
+	} else if (len) {
+		ok = PQputCopyData(pg->conn, data, (int)len) == 1;
+	}
+	ok = PQputCopyEnd(pg->conn, NULL) == 1 && ok;
+	int good = ok;
+	while ((r = PQgetResult(pg->conn))) {
+		if (PQresultStatus(r) != PGRES_COMMAND_OK)
+			good = 0;
+		PQclear(r);
+	}
+	return good ? 0 : pg_fail(pg, t->name, server_msg(pg->conn));
+}
+
+static int copy_stats(struct rb_pg *pg)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	FILE *f = buf ? open_memstream(&buf, &len) : NULL;
+	if (!f) {
+		free(buf);
+		return pg_fail(pg, "decode_stats", "out of memory");
+	}
+	for (size_t i = 0; i < pg->nr_stats; i++) {
+		fprintf(f, "%" PRId64 "\t", pg->recording_id);
+		put_text(f, pg->stats[i].name);
+		putc('\t', f);
+		put_text(f, pg->stats[i].value);
+		putc('\n', f);
+	}
+	if (fclose(f)) {
+		free(buf);
+		return pg_fail(pg, "decode_stats", "out of memory");
+	}
+	int rc = copy_in(pg, table_of(RB_T_STAT), NULL, buf, len);
+	free(buf);
+	return rc;
+}
+
+/*
+ * The keys, as perf's script adds them after its load, here keyed by
+ * recording too: only once, after the first load (later loads find them).
+ */
+static int add_keys(struct rb_pg *pg)
+{
+	char have[8];
+	if (pg_value(pg, "SELECT to_regclass('samples_pkey') IS NOT NULL", 0, NULL, have, sizeof(have), "keys"))
+		return -1;
+	if (!strcmp(have, "t"))
+		return 0;
+	for (size_t i = 0; i < NR_TABLES && !pg->failed; i++) {
+		char sql[256], key[64];
+		snprintf(key, sizeof(key), "%.*s", (int)strcspn(TABLES[i].cols, " "), TABLES[i].cols);
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD PRIMARY KEY (recording_id, %s)", TABLES[i].name, key);
+		pg_exec(pg, sql, "keys");
+	}
+	pg_exec(pg, INDEXES, "indexes");
+	return pg->failed ? -1 : 0;
+}
+
+/* comms.has_calls, as perf's export sets it: true where the comm has calls (as the store noted them). */
+static int set_has_calls(struct rb_pg *pg, const uint8_t *call_comms, size_t n)
+{
+	char id[32];
+	snprintf(id, sizeof(id), "%" PRId64, pg->recording_id);
+	if (!call_comms) {
+		const char *p[] = { id };
+		return pg_value(pg, "UPDATE comms SET has_calls = true WHERE recording_id = $1 AND id IN"
+				" (SELECT DISTINCT comm_id FROM calls WHERE recording_id = $1)", 1, p, NULL, 0,
+				"comms.has_calls");
+	}
+	size_t len = 0;
+	char *ids = NULL;
+	FILE *f = open_memstream(&ids, &len);
+	if (!f)
+		return pg_fail(pg, "comms.has_calls", "out of memory");
+	putc('{', f);
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (call_comms[i])
+			fprintf(f, "%s%zu", k++ ? "," : "", i);
+	putc('}', f);
+	if (fclose(f))
+		return pg_fail(pg, "comms.has_calls", "out of memory");
+	const char *p[] = { id, ids };
+	int rc = pg_value(pg, "UPDATE comms SET has_calls = true WHERE recording_id = $1 AND id = ANY($2::bigint[])",
+			  2, p, NULL, 0, "comms.has_calls");
+	free(ids);
+	return rc;
+}
+
+static int pg_finish(void *ctx, const uint64_t *rows, int calls_dropped, const uint8_t *call_comms,
+		     size_t nr_call_comms)
+{
+	struct rb_pg *pg = ctx;
+	for (size_t i = 0; i < NR_TABLES && !pg->failed; i++) {
+		enum rb_table t = TABLES[i].t;
+		if (t == RB_T_STAT || !pg->spool[t] || (t == RB_T_CALL && calls_dropped))
+			continue;
+		if (fflush(pg->spool[t]))
+			return pg_fail(pg, "spool file", strerror(errno));
+		copy_in(pg, &TABLES[i], pg->spool[t], NULL, 0);
+	}
+	if (!pg->failed)
+		copy_stats(pg);
+	if (!pg->failed && rows[RB_T_CALL])
+		set_has_calls(pg, call_comms, nr_call_comms);
+	if (!pg->failed)
+		add_keys(pg);
+	if (!pg->failed && !pg_exec(pg, "COMMIT", "commit"))
+		pg->in_tx = 0;
+	return pg->failed ? -1 : 0;
+}
+
+static void pg_free(void *ctx)
+{
+	struct rb_pg *pg = ctx;
+	if (!pg)
+		return;
+	if (pg->conn) {
+		if (pg->in_tx)
+			PQclear(PQexec(pg->conn, "ROLLBACK"));
+		PQfinish(pg->conn);
+	}
+	for (int i = 0; i < RB_T_COUNT; i++)
+		if (pg->spool[i])
+			fclose(pg->spool[i]);
+	for (size_t i = 0; i < pg->nr_stats; i++) {
+		free(pg->stats[i].name);
+		free(pg->stats[i].value);
+	}
+	free(pg->stats);
+	free(pg);
+}
+
+static const char *pg_error(void *ctx)
+{
+	struct rb_pg *pg = ctx;
+	return pg->failed ? pg->err : NULL;
+}
+
+/* ------------------------------------------------------------- open */
+
+int rb_pg_is_target(const char *s)
+{
+	return s && (!strncmp(s, "postgresql://", 13) || !strncmp(s, "postgres://", 11));
+}
+
+/* The tables, created if missing, in a transaction of their own under an advisory lock (two first loads at once). */
+static int create_schema(struct rb_pg *pg)
+{
+	if (pg_exec(pg, "SET client_min_messages TO WARNING; BEGIN; SELECT pg_advisory_xact_lock(2025052001)", "schema"))
+		return -1;
+	pg_exec(pg, RECORDINGS, "schema");
+	for (size_t i = 0; i < NR_TABLES && !pg->failed; i++) {
+		char sql[2048];
+		snprintf(sql, sizeof(sql), "CREATE TABLE IF NOT EXISTS %s (recording_id bigint NOT NULL, %s)",
+			 TABLES[i].name, TABLES[i].cols);
+		pg_exec(pg, sql, "schema");
+	}
+	pg_exec(pg, "ALTER TABLE comms ADD COLUMN IF NOT EXISTS has_calls boolean", "schema");
+	if (pg->failed) {
+		PQclear(PQexec(pg->conn, "ROLLBACK"));
+		return -1;
+	}
+	return pg_exec(pg, "COMMIT", "schema");
+}
+
+/* The recording's row, after removing an earlier load of it (@force) or refusing to. 0, -1, or -2 refused. */
+static int add_recording(struct rb_pg *pg, const struct rb_pg_recording *rec, int force)
+{
+	char size[32], old[32];
+	snprintf(size, sizeof(size), "%" PRIu64, rec->size);
+	const char *key[] = { rec->hash, size };
+	if (pg_exec(pg, "BEGIN", "begin"))
+		return -1;
+	pg->in_tx = 1;
+	if (pg_value(pg, "SELECT id FROM recordings WHERE header_hash = $1 AND size = $2 FOR UPDATE", 2, key, old,
+		     sizeof(old), "recordings"))
+		return -1;
+	if (old[0] && !force) {
+		snprintf(pg->err, sizeof(pg->err), "postgresql: this recording (header hash %s, %s bytes) is already"
+			 " loaded as recording %s (use --force to replace it)", rec->hash, size, old);
+		pg->failed = 1;
+		return -2;
+	}
+	if (old[0]) {
+		const char *p[] = { old };
+		for (size_t i = 0; i < NR_TABLES && !pg->failed; i++) {
+			char sql[128];
+			snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE recording_id = $1", TABLES[i].name);
+			pg_value(pg, sql, 1, p, NULL, 0, TABLES[i].name);
+		}
+		pg_value(pg, "DELETE FROM recordings WHERE id = $1", 1, p, NULL, 0, "recordings");
+	}
+	char when[32] = "";
+	if (rec->recorded)
+		snprintf(when, sizeof(when), "%" PRId64, rec->recorded);
+	const char *v[] = { rec->host, rec->path, rec->hash, size, rec->perf_version, rec->arch,
+			    when[0] ? when : NULL, PACKAGE_VERSION };
+	char id[32];
+	PGresult *r = PQexecParams(pg->conn, "INSERT INTO recordings (host_name, path, header_hash, size, perf_version,"
+				   " arch, recorded_at, rbdecode_version) VALUES ($1, $2, $3, $4, $5, $6,"
+				   " to_timestamp($7::bigint), $8) RETURNING id", 8, NULL, v, NULL, NULL, 0);
+	int ok = r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+	if (ok)
+		snprintf(id, sizeof(id), "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	if (!ok || pg->failed)
+		return pg_fail(pg, "recordings", server_msg(pg->conn));
+	pg->recording_id = strtoll(id, NULL, 10);
+	return 0;
+}
+
+int rb_pg_open(const struct rb_table_writer **out, const char *conninfo, const struct rb_pg_recording *rec,
+	       int force, int64_t *recording_id, char *msg, size_t msglen)
+{
+	*out = NULL;
+	struct rb_pg *pg = calloc(1, sizeof(*pg));
+	if (!pg) {
+		snprintf(msg, msglen, "out of memory");
+		return -1;
+	}
+	/* a connect_timeout in @conninfo (or PGCONNECT_TIMEOUT) wins over ours, which is only there so nothing hangs */
+	const char *keys[] = { "connect_timeout", "fallback_application_name", "dbname", NULL };
+	const char *vals[] = { getenv("PGCONNECT_TIMEOUT") ? NULL : "10", "rbdecode", conninfo, NULL };
+	pg->conn = PQconnectdbParams(keys, vals, 1);
+	if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
+		snprintf(msg, msglen, "postgresql: cannot connect: %s", server_msg(pg->conn));
+		pg_free(pg);
+		return -1;
+	}
+	PQsetNoticeProcessor(pg->conn, quiet_notice, NULL);
+	int rc = create_schema(pg);
+	if (!rc)
+		rc = add_recording(pg, rec, force);
+	if (rc) {
+		snprintf(msg, msglen, "%s", pg->err);
+		pg_free(pg);
+		return rc == -2 ? -2 : -1;
+	}
+	pg->w = (struct rb_table_writer){ .ctx = pg, .row = pg_row, .finish = pg_finish, .abort = pg_free,
+					  .error = pg_error };
+	if (recording_id)
+		*recording_id = pg->recording_id;
+	*out = &pg->w;
+	return 0;
+}
