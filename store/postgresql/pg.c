@@ -90,6 +90,79 @@ static const char RECORDINGS[] =
 	" header_hash varchar(16), size bigint, perf_version text, arch text, recorded_at timestamptz,"
 	" loaded_at timestamptz DEFAULT now(), rbdecode_version text, UNIQUE (header_hash, size));";
 
+/*
+ * perf's views (export-to-postgresql.py's columns), and ours, each with
+ * recording_id first and every lookup within the row's recording.
+ */
+#define SUB(col, table, key) "(SELECT " col " FROM " table " z WHERE z.recording_id = x.recording_id AND z.id = " key ")"
+static const char VIEWS[] =
+	"CREATE OR REPLACE VIEW machines_view AS SELECT recording_id, id, pid, root_dir,"
+	" CASE WHEN id=0 THEN 'unknown' WHEN pid=-1 THEN 'host' ELSE 'guest' END AS host_or_guest FROM machines;"
+	"CREATE OR REPLACE VIEW dsos_view AS SELECT recording_id, id, machine_id,"
+	" " SUB("host_or_guest", "machines_view", "x.machine_id") " AS host_or_guest, short_name, long_name, build_id"
+	" FROM dsos x;"
+	"CREATE OR REPLACE VIEW symbols_view AS SELECT recording_id, id, name,"
+	" " SUB("short_name", "dsos", "x.dso_id") " AS dso, dso_id, sym_start, sym_end,"
+	" CASE WHEN binding=0 THEN 'local' WHEN binding=1 THEN 'global' ELSE 'weak' END AS binding FROM symbols x;"
+	"CREATE OR REPLACE VIEW threads_view AS SELECT recording_id, id, machine_id,"
+	" " SUB("host_or_guest", "machines_view", "x.machine_id") " AS host_or_guest, process_id, pid, tid FROM threads x;"
+	"CREATE OR REPLACE VIEW comm_threads_view AS SELECT recording_id, comm_id,"
+	" " SUB("comm", "comms", "x.comm_id") " AS command, thread_id,"
+	" " SUB("pid", "threads", "x.thread_id") " AS pid, " SUB("tid", "threads", "x.thread_id") " AS tid"
+	" FROM comm_threads x;"
+	"CREATE OR REPLACE VIEW call_paths_view AS SELECT x.recording_id, x.id, to_hex(x.ip) AS ip, x.symbol_id,"
+	" " SUB("name", "symbols", "x.symbol_id") " AS symbol, " SUB("dso_id", "symbols", "x.symbol_id") " AS dso_id,"
+	" " SUB("dso", "symbols_view", "x.symbol_id") " AS dso_short_name, x.parent_id, to_hex(p.ip) AS parent_ip,"
+	" p.symbol_id AS parent_symbol_id, " SUB("name", "symbols", "p.symbol_id") " AS parent_symbol,"
+	" " SUB("dso_id", "symbols", "p.symbol_id") " AS parent_dso_id,"
+	" " SUB("dso", "symbols_view", "p.symbol_id") " AS parent_dso_short_name"
+	" FROM call_paths x INNER JOIN call_paths p ON p.recording_id = x.recording_id AND p.id = x.parent_id;"
+	"CREATE OR REPLACE VIEW calls_view AS SELECT x.recording_id, x.id, x.thread_id,"
+	" " SUB("pid", "threads", "x.thread_id") " AS pid, " SUB("tid", "threads", "x.thread_id") " AS tid,"
+	" " SUB("comm", "comms", "x.comm_id") " AS command, x.call_path_id, to_hex(c.ip) AS ip, c.symbol_id,"
+	" " SUB("name", "symbols", "c.symbol_id") " AS symbol, x.call_time, x.return_time,"
+	" x.return_time - x.call_time AS elapsed_time, x.branch_count, x.insn_count, x.cyc_count,"
+	" CASE WHEN x.cyc_count=0 THEN CAST(0 AS NUMERIC(20, 2))"
+	" ELSE CAST((CAST(x.insn_count AS FLOAT) / x.cyc_count) AS NUMERIC(20, 2)) END AS IPC, x.call_id, x.return_id,"
+	" CASE WHEN x.flags=0 THEN '' WHEN x.flags=1 THEN 'no call' WHEN x.flags=2 THEN 'no return'"
+	" WHEN x.flags=3 THEN 'no call/return' WHEN x.flags=6 THEN 'jump' ELSE CAST(x.flags AS VARCHAR(6)) END AS flags,"
+	" x.parent_call_path_id, x.parent_id"
+	" FROM calls x INNER JOIN call_paths c ON c.recording_id = x.recording_id AND c.id = x.call_path_id;"
+	"CREATE OR REPLACE VIEW samples_view AS SELECT recording_id, id, time, cpu,"
+	" " SUB("pid", "threads", "x.thread_id") " AS pid, " SUB("tid", "threads", "x.thread_id") " AS tid,"
+	" " SUB("comm", "comms", "x.comm_id") " AS command, " SUB("name", "selected_events", "x.evsel_id") " AS event,"
+	" to_hex(ip) AS ip_hex, " SUB("name", "symbols", "x.symbol_id") " AS symbol, sym_offset,"
+	" " SUB("short_name", "dsos", "x.dso_id") " AS dso_short_name, to_hex(to_ip) AS to_ip_hex,"
+	" " SUB("name", "symbols", "x.to_symbol_id") " AS to_symbol, to_sym_offset,"
+	" " SUB("short_name", "dsos", "x.to_dso_id") " AS to_dso_short_name,"
+	" " SUB("name", "branch_types", "x.branch_type") " AS branch_type_name, in_tx, insn_count, cyc_count,"
+	" CASE WHEN cyc_count=0 THEN CAST(0 AS NUMERIC(20, 2))"
+	" ELSE CAST((CAST(insn_count AS FLOAT) / cyc_count) AS NUMERIC(20, 2)) END AS IPC, flags FROM samples x;"
+	"CREATE OR REPLACE VIEW context_switches_view AS SELECT x.recording_id, x.id, x.machine_id, x.time, x.cpu,"
+	" th_out.pid AS pid_out, th_out.tid AS tid_out, comm_out.comm AS comm_out,"
+	" th_in.pid AS pid_in, th_in.tid AS tid_in, comm_in.comm AS comm_in,"
+	" CASE WHEN x.flags = 0 THEN 'in' WHEN x.flags = 1 THEN 'out' WHEN x.flags = 3 THEN 'out preempt'"
+	" ELSE CAST(x.flags AS VARCHAR(11)) END AS flags FROM context_switches x"
+	" INNER JOIN threads th_out ON th_out.recording_id = x.recording_id AND th_out.id = x.thread_out_id"
+	" INNER JOIN threads th_in ON th_in.recording_id = x.recording_id AND th_in.id = x.thread_in_id"
+	" INNER JOIN comms comm_out ON comm_out.recording_id = x.recording_id AND comm_out.id = x.comm_out_id"
+	" INNER JOIN comms comm_in ON comm_in.recording_id = x.recording_id AND comm_in.id = x.comm_in_id;"
+	/* ours */
+	"CREATE OR REPLACE VIEW gaps_view AS SELECT recording_id, id, time_start, time_end,"
+	" time_end - time_start AS duration, cpu, pid, tid, source, reason, bytes_lost, records_lost, file_offset,"
+	" detail FROM gaps;"
+	"CREATE OR REPLACE VIEW function_stats AS SELECT t.recording_id, p.symbol_id, s.name, d.short_name AS dso,"
+	" sum(t.calls) AS calls, sum(t.self_time) AS self_time, sum(t.total_time) AS total_time_all_levels,"
+	" sum(t.branch_count) AS branch_count, sum(t.insn_count) AS insn_count, sum(t.cyc_count) AS cyc_count"
+	" FROM call_path_stats t JOIN call_paths p ON p.recording_id = t.recording_id AND p.id = t.call_path_id"
+	" LEFT JOIN symbols s ON s.recording_id = t.recording_id AND s.id = p.symbol_id"
+	" LEFT JOIN dsos d ON d.recording_id = t.recording_id AND d.id = s.dso_id"
+	" GROUP BY t.recording_id, p.symbol_id, s.name, d.short_name;"
+	"CREATE OR REPLACE VIEW branch_edges_view AS SELECT recording_id, id, to_hex(from_ip) AS from_ip,"
+	" " SUB("name", "symbols", "x.from_symbol_id") " AS from_symbol, from_sym_offset, to_hex(to_ip) AS to_ip,"
+	" " SUB("name", "symbols", "x.to_symbol_id") " AS to_symbol, to_sym_offset,"
+	" " SUB("name", "branch_types", "x.branch_type") " AS branch_type, count FROM branch_edges x;";
+
 /* Indexes beside the keys, added after the first load (as SQLite's INDEXES). */
 static const char INDEXES[] =
 	"CREATE INDEX IF NOT EXISTS samples_time_idx ON samples (recording_id, time);"
@@ -447,6 +520,7 @@ static int create_schema(struct rb_pg *pg)
 		pg_exec(pg, sql, "schema");
 	}
 	pg_exec(pg, "ALTER TABLE comms ADD COLUMN IF NOT EXISTS has_calls boolean", "schema");
+	pg_exec(pg, VIEWS, "views");
 	if (pg->failed) {
 		PQclear(PQexec(pg->conn, "ROLLBACK"));
 		return -1;
