@@ -2,11 +2,13 @@
  * pg.c - see pg.h. Workload: one recording's export (thousands to millions
  * of rows) into a server database that holds many recordings. The rows come
  * from the SQLite store's row producer (store.c) through the table writer
- * interface; this file only stores them: each table's rows go as COPY text
- * to a spool file while the session runs, and at the end, in the one
- * transaction that also inserted the recording's row, every spool is sent
- * with COPY and the keys and indexes are added (the first time) after the
- * load, as perf's export-to-postgresql.py does. A failure anywhere, a killed
+ * interface; this file only stores them, as COPY text, in the one
+ * transaction that also inserted the recording's row: the samples (the
+ * table that grows with the recording) straight to the server while the
+ * session decodes, so that the server parses them on another core; every
+ * other table to a spool file, sent with COPY at the end; then the keys
+ * and indexes are added (the first time) after the load, as perf's
+ * export-to-postgresql.py does. A failure anywhere, a killed
  * rbdecode or a server gone away leaves nothing of the load: the server
  * rolls the transaction back.
  */
@@ -176,6 +178,10 @@ struct rb_pg {
 	PGconn *conn;
 	int64_t recording_id;
 	FILE *spool[RB_T_COUNT];      /* each table's COPY text, recording_id first; NULL until a row comes */
+	int live;                     /* COPY samples is open on the connection: its rows go straight there */
+	char *line;                   /* one row's COPY text being made */
+	size_t line_len, line_cap;
+	char rid[24];                 /* recording_id as text */
 	struct stat_row { char *name, *value; } *stats;   /* decode_stats, a later name replacing an earlier */
 	size_t nr_stats, cap_stats;
 	int in_tx;                    /* the load's transaction is open */
@@ -248,18 +254,68 @@ static int pg_value(struct rb_pg *pg, const char *sql, int n, const char *const 
 
 /* ------------------------------------------------------------- rows */
 
-/* A text value in COPY's text format: backslash, tab, newline and carriage return escaped. */
-static void put_text(FILE *f, const char *s)
+/* Room for @n more bytes in the row being made. */
+static int line_room(struct rb_pg *pg, size_t n)
 {
+	if (pg->line_len + n <= pg->line_cap)
+		return 0;
+	size_t cap = pg->line_cap ? 2 * pg->line_cap : 1024;
+	while (cap < pg->line_len + n)
+		cap *= 2;
+	char *l = realloc(pg->line, cap);
+	if (!l)
+		return pg_fail(pg, "row", "out of memory");
+	pg->line = l;
+	pg->line_cap = cap;
+	return 0;
+}
+
+/* An integer in decimal (COPY text), without printf's cost per value. */
+static void line_int(struct rb_pg *pg, int64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do
+		tmp[n++] = (char)('0' + u % 10);
+	while (u /= 10);
+	char *p = pg->line + pg->line_len;
+	if (v < 0)
+		*p++ = '-';
+	while (n)
+		*p++ = tmp[--n];
+	pg->line_len = (size_t)(p - pg->line);
+}
+
+/* A text value: backslash, tab, newline and carriage return escaped. */
+static int line_text(struct rb_pg *pg, const char *s)
+{
+	if (line_room(pg, 2 * strlen(s)))
+		return -1;
+	char *p = pg->line + pg->line_len;
 	for (; *s; s++) {
 		switch (*s) {
-		case '\\': fputs("\\\\", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		default: putc(*s, f);
+		case '\\': *p++ = '\\'; *p++ = '\\'; break;
+		case '\t': *p++ = '\\'; *p++ = 't'; break;
+		case '\n': *p++ = '\\'; *p++ = 'n'; break;
+		case '\r': *p++ = '\\'; *p++ = 'r'; break;
+		default: *p++ = *s;
 		}
 	}
+	pg->line_len = (size_t)(p - pg->line);
+	return 0;
+}
+
+/* Start a row: its recording_id, and room for @n more bytes. */
+static int line_begin(struct rb_pg *pg, size_t n)
+{
+	size_t k = strlen(pg->rid);
+	pg->line_len = 0;
+	if (line_room(pg, k + n))
+		return -1;
+	memcpy(pg->line, pg->rid, k);
+	pg->line_len = k;
+	return 0;
 }
 
 static int stat_row(struct rb_pg *pg, const struct rb_tval *v)
@@ -305,18 +361,28 @@ static int pg_row(void *ctx, enum rb_table t, const struct rb_tval *v, int n)
 		       : n == 2 ? stat_row(pg, v) : pg_fail(pg, "decode_stats", "internal: not 2 values");
 	if ((unsigned)t >= RB_T_COUNT)
 		return pg_fail(pg, "row", "internal: no such table");
+	/* the row: recording_id, then each value after a tab; 21 bytes hold any integer and its tab */
+	if (line_begin(pg, 22 * (size_t)n + 1))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (line_room(pg, 22))
+			return -1;
+		pg->line[pg->line_len++] = '\t';
+		if (!v[i].text)
+			line_int(pg, v[i].i);
+		else if (line_text(pg, v[i].s))
+			return -1;
+	}
+	if (line_room(pg, 1))
+		return -1;
+	pg->line[pg->line_len++] = '\n';
+	if (t == RB_T_SAMPLE && pg->live)
+		return PQputCopyData(pg->conn, pg->line, (int)pg->line_len) == 1 ? 0
+		       : pg_fail(pg, "samples", server_msg(pg->conn));
 	FILE *f = pg->spool[t];
 	if (!f && !(f = pg->spool[t] = tmpfile()))
 		return pg_fail(pg, "spool file", strerror(errno));
-	fprintf(f, "%" PRId64, pg->recording_id);
-	for (int i = 0; i < n; i++) {
-		putc('\t', f);
-		if (v[i].text)
-			put_text(f, v[i].s);
-		else
-			fprintf(f, "%" PRId64, v[i].i);
-	}
-	if (putc('\n', f) == EOF)
+	if (fwrite(pg->line, 1, pg->line_len, f) != pg->line_len)
 		return pg_fail(pg, "spool file", strerror(errno));
 	return 0;
 }
@@ -337,8 +403,8 @@ static void column_list(const struct pg_table *t, char *out, size_t len)
 	}
 }
 
-/* Send what is in @data (len bytes) or in @f into COPY @t. */
-static int copy_in(struct rb_pg *pg, const struct pg_table *t, FILE *f, const char *data, size_t len)
+/* Open COPY @t on the connection. */
+static int copy_start(struct rb_pg *pg, const struct pg_table *t)
 {
 	char cols[1024], sql[1200];
 	column_list(t, cols, sizeof(cols));
@@ -346,8 +412,29 @@ static int copy_in(struct rb_pg *pg, const struct pg_table *t, FILE *f, const ch
 	PGresult *r = PQexec(pg->conn, sql);
 	int st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
 	PQclear(r);
-	if (st != PGRES_COPY_IN)
-		return pg_fail(pg, t->name, server_msg(pg->conn));
+	return st == PGRES_COPY_IN ? 0 : pg_fail(pg, t->name, server_msg(pg->conn));
+}
+
+/* End the open COPY @t (@ok 0: something failed sending it already). */
+static int copy_end(struct rb_pg *pg, const struct pg_table *t, int ok)
+{
+	PGresult *r;
+	ok = PQputCopyEnd(pg->conn, NULL) == 1 && ok;
+	int good = ok;
+	while ((r = PQgetResult(pg->conn))) {
+		if (PQresultStatus(r) != PGRES_COMMAND_OK)
+			good = 0;
+		PQclear(r);
+	}
+	return good ? 0 : pg_fail(pg, t->name, server_msg(pg->conn));
+}
+
+/* Send what is in @data (len bytes) or in @f into COPY @t. */
+static int copy_in(struct rb_pg *pg, const struct pg_table *t, FILE *f, const char *data, size_t len)
+{
+	PGresult *r;
+	if (copy_start(pg, t))
+		return -1;
 	int ok = 1;
 	if (f) {
 		char buf[1 << 16];
@@ -364,39 +451,32 @@ static int copy_in(struct rb_pg *pg, const struct pg_table *t, FILE *f, const ch
 	} else if (len) {
 		ok = PQputCopyData(pg->conn, data, (int)len) == 1;
 	}
-	ok = PQputCopyEnd(pg->conn, NULL) == 1 && ok;
-	int good = ok;
-	while ((r = PQgetResult(pg->conn))) {
-		if (PQresultStatus(r) != PGRES_COMMAND_OK)
-			good = 0;
-		PQclear(r);
-	}
-	return good ? 0 : pg_fail(pg, t->name, server_msg(pg->conn));
+	return copy_end(pg, t, ok);
 }
 
+/* decode_stats, one row per name (the last value given), from memory. */
 static int copy_stats(struct rb_pg *pg)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	FILE *f = buf ? open_memstream(&buf, &len) : NULL;
-	if (!f) {
-		free(buf);
-		return pg_fail(pg, "decode_stats", "out of memory");
+	const struct pg_table *t = table_of(RB_T_STAT);
+	if (copy_start(pg, t))
+		return -1;
+	int ok = 1;
+	for (size_t i = 0; i < pg->nr_stats && ok; i++) {
+		ok = !line_begin(pg, 3);
+		if (ok) {
+			pg->line[pg->line_len++] = '\t';
+			ok = !line_text(pg, pg->stats[i].name) && !line_room(pg, 1);
+		}
+		if (ok) {
+			pg->line[pg->line_len++] = '\t';
+			ok = !line_text(pg, pg->stats[i].value) && !line_room(pg, 1);
+		}
+		if (ok) {
+			pg->line[pg->line_len++] = '\n';
+			ok = PQputCopyData(pg->conn, pg->line, (int)pg->line_len) == 1;
+		}
 	}
-	for (size_t i = 0; i < pg->nr_stats; i++) {
-		fprintf(f, "%" PRId64 "\t", pg->recording_id);
-		put_text(f, pg->stats[i].name);
-		putc('\t', f);
-		put_text(f, pg->stats[i].value);
-		putc('\n', f);
-	}
-	if (fclose(f)) {
-		free(buf);
-		return pg_fail(pg, "decode_stats", "out of memory");
-	}
-	int rc = copy_in(pg, table_of(RB_T_STAT), NULL, buf, len);
-	free(buf);
-	return rc;
+	return copy_end(pg, t, ok);
 }
 
 /*
@@ -454,6 +534,10 @@ static int pg_finish(void *ctx, const uint64_t *rows, int calls_dropped, const u
 		     size_t nr_call_comms)
 {
 	struct rb_pg *pg = ctx;
+	if (pg->live && !pg->failed) {
+		pg->live = 0;
+		copy_end(pg, table_of(RB_T_SAMPLE), 1);
+	}
 	for (size_t i = 0; i < NR_TABLES && !pg->failed; i++) {
 		enum rb_table t = TABLES[i].t;
 		if (t == RB_T_STAT || !pg->spool[t] || (t == RB_T_CALL && calls_dropped))
@@ -479,6 +563,12 @@ static void pg_free(void *ctx)
 	if (!pg)
 		return;
 	if (pg->conn) {
+		if (pg->live) {             /* a COPY still open: end it as failed, then roll back */
+			PGresult *r;
+			PQputCopyEnd(pg->conn, "rbdecode gave up the load");
+			while ((r = PQgetResult(pg->conn)))
+				PQclear(r);
+		}
 		if (pg->in_tx)
 			PQclear(PQexec(pg->conn, "ROLLBACK"));
 		PQfinish(pg->conn);
@@ -491,6 +581,7 @@ static void pg_free(void *ctx)
 		free(pg->stats[i].value);
 	}
 	free(pg->stats);
+	free(pg->line);
 	free(pg);
 }
 
@@ -571,6 +662,11 @@ static int add_recording(struct rb_pg *pg, const struct rb_pg_recording *rec, in
 	if (!ok || pg->failed)
 		return pg_fail(pg, "recordings", server_msg(pg->conn));
 	pg->recording_id = strtoll(id, NULL, 10);
+	snprintf(pg->rid, sizeof(pg->rid), "%" PRId64, pg->recording_id);
+	/* the samples go to the server as they come (the other tables at the end) */
+	if (copy_start(pg, table_of(RB_T_SAMPLE)))
+		return -1;
+	pg->live = 1;
 	return 0;
 }
 
