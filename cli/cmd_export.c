@@ -205,6 +205,7 @@ static void export_usage(FILE *f)
 
 static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, const char *ftrace, int quiet,
 		      const char *pg);
+static const char *conninfo_shown(const char *conninfo, char *buf, size_t len);
 
 static volatile sig_atomic_t stop_signal;   /* the signal that asked to stop, 0 if none */
 
@@ -331,8 +332,9 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!pg && sto.path && (!strncmp(sto.path, "postgresql://", 13) || !strncmp(sto.path, "postgres://", 11)))
 		pg = sto.path;
-	if (pg && !sto.path)
-		sto.path = "the PostgreSQL database";
+	char shown[512];
+	if (pg)   /* messages name the database, never its password */
+		sto.path = conninfo_shown(pg, shown, sizeof(shown));
 	if (optind != argc - 1 || !sto.path) {
 		export_usage(stderr);
 		return EXIT_USAGE;
@@ -473,6 +475,53 @@ static int load_ftrace(struct rb_store *st, const char *path, const struct rb_se
 		return EXIT_INTERNAL;
 	}
 	return note_ftrace(st, path, &ts, msg, 0, quiet);
+}
+
+/* @buf with bytes [from, to) replaced by "***" (what fits in @len). */
+static void mask(char *buf, size_t len, size_t from, size_t to)
+{
+	char rest[512];
+	snprintf(rest, sizeof(rest), "%s", buf + to);
+	snprintf(buf + from, len - from, "***%s", rest);
+}
+
+/*
+ * A PostgreSQL connection string as messages show it: a URI's password
+ * (postgresql://user:PASSWORD@host) and a key=value string's password=
+ * value replaced by "***". Returns @buf.
+ */
+static const char *conninfo_shown(const char *conninfo, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", conninfo);
+	char *scheme = strstr(buf, "://");
+	if (scheme) {
+		char *user = scheme + 3, *end = user + strcspn(user, "/?");
+		char *at = memchr(user, '@', (size_t)(end - user));
+		char *colon = at ? memchr(user, ':', (size_t)(at - user)) : NULL;
+		if (colon)
+			mask(buf, len, (size_t)(colon + 1 - buf), (size_t)(at - buf));
+		return buf;
+	}
+	for (char *p = strstr(buf, "password"); p; p = strstr(p + 1, "password")) {
+		if (p != buf && p[-1] != ' ')
+			continue;
+		char *v = p + 8 + strspn(p + 8, " ");
+		if (*v != '=')
+			continue;
+		v += 1 + strspn(v + 1, " ");
+		char *e = v;
+		if (*e == '\'') {
+			for (e++; *e && *e != '\''; e++)
+				if (*e == '\\' && e[1])
+					e++;
+			e += *e != 0;
+		} else {
+			e += strcspn(e, " ");
+		}
+		mask(buf, len, (size_t)(v - buf), (size_t)(e - buf));
+		break;
+	}
+	return buf;
 }
 
 #ifdef HAVE_LIBPQ
