@@ -481,7 +481,14 @@ static int copy_stats(struct rb_pg *pg)
 
 /*
  * The keys, as perf's script adds them after its load, here keyed by
- * recording too: only once, after the first load (later loads find them).
+ * recording too: once, by the first load that finds them missing and no
+ * other load running. Adding a key needs its table alone, and a load
+ * running beside this one holds its tables until it commits: waiting for
+ * it while holding a table it needs next would deadlock. So every table is
+ * locked first, without waiting (NOWAIT), in a savepoint; if any is busy,
+ * or anything else fails, the savepoint is rolled back and the load goes
+ * on without keys (its rows are already in): a later load adds them.
+ * Returns 0, or -1 if the transaction itself failed.
  */
 static int add_keys(struct rb_pg *pg)
 {
@@ -490,6 +497,15 @@ static int add_keys(struct rb_pg *pg)
 		return -1;
 	if (!strcmp(have, "t"))
 		return 0;
+	char lock[1024];
+	size_t o = (size_t)snprintf(lock, sizeof(lock), "LOCK TABLE");
+	for (size_t i = 0; i < NR_TABLES && o < sizeof(lock); i++)
+		o += (size_t)snprintf(lock + o, sizeof(lock) - o, "%s %s", i ? "," : "", TABLES[i].name);
+	if (o < sizeof(lock))
+		snprintf(lock + o, sizeof(lock) - o, " IN ACCESS EXCLUSIVE MODE NOWAIT");
+	if (pg_exec(pg, "SAVEPOINT rb_keys", "keys"))
+		return -1;
+	pg_exec(pg, lock, "keys");
 	for (size_t i = 0; i < NR_TABLES && !pg->failed; i++) {
 		char sql[256], key[64];
 		snprintf(key, sizeof(key), "%.*s", (int)strcspn(TABLES[i].cols, " "), TABLES[i].cols);
@@ -497,7 +513,11 @@ static int add_keys(struct rb_pg *pg)
 		pg_exec(pg, sql, "keys");
 	}
 	pg_exec(pg, INDEXES, "indexes");
-	return pg->failed ? -1 : 0;
+	if (!pg->failed)
+		return pg_exec(pg, "RELEASE SAVEPOINT rb_keys", "keys");
+	pg->failed = 0;                /* another load holds the tables, or added them first */
+	pg->err[0] = 0;
+	return pg_exec(pg, "ROLLBACK TO SAVEPOINT rb_keys", "keys");
 }
 
 /* comms.has_calls, as perf's export sets it: true where the comm has calls (as the store noted them). */
