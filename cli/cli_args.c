@@ -31,7 +31,9 @@ static const struct cli_command commands[] = {
 	  "decode into SQLite with perf's export-to-sqlite schema, plus gaps (the command word\n"
 	  "may be left out: rbdecode -o OUT.db FILE); FILE.trace.dat beside FILE (rbrecord --ftrace),\n"
 	  "or FILE itself as a trace.dat, into ftrace_events; hardware trace as call paths and branch\n"
-	  "counts, a row per branch with --itrace=b, per call with --calls" },
+	  "counts, a row per branch with --itrace=b, per call with --calls; -o postgresql://HOST/DB\n"
+	  "(or --pg CONNINFO): the same rows into PostgreSQL (perf's export-to-postgresql schema),\n"
+	  "keyed by recording" },
 	{ "script", cmd_script, "[--disasm] [--show-switch-events] [--itrace b|iN|p|w]\n         " SELECT " FILE",
 	  "samples (and switches, trace branches) as text, in time order, as perf script" },
 	{ "gaps", cmd_gaps, "[--json] [--itrace b|iN|p|w] " SELECT " FILE", "every reported loss" },
@@ -73,7 +75,7 @@ static const struct cli_command commands[] = {
 static const char value_short[] = "oCj";
 static const char *const value_long[] = {
 	"output", "time", "cpu", "symfs", "symdir", "kallsyms", "vmlinux", "kcore", "jobs", "itrace", "ftrace",
-	"queue", "buffer", "anchor", "start-tb", "timebase-hz", NULL,
+	"queue", "buffer", "anchor", "start-tb", "timebase-hz", "pg", NULL,
 };
 
 static void usage(FILE *f)

@@ -1,6 +1,8 @@
 /*
  * cmd_export.c - `rbdecode FILE -o out.db` (also `rbdecode export ...`):
- * decode a recording into SQLite with perf's export-to-sqlite schema. The
+ * decode a recording into SQLite with perf's export-to-sqlite schema, or
+ * (-o postgresql://..., --pg CONNINFO) into a PostgreSQL database with
+ * perf's export-to-postgresql schema, keyed by recording. The
  * session reads and orders records and resolves symbols; the store writes
  * rows. A progress line goes to stderr when it is a terminal.
  *
@@ -26,6 +28,9 @@
 #include "decoder/session/session.h"
 #include "store/sqlite/store.h"
 #include "store/rbtrace/fingerprint.h"
+#ifdef HAVE_LIBPQ
+#include "store/postgresql/pg.h"
+#endif
 #include "decoder/ftrace/tracedat.h"
 
 struct progress {
@@ -193,7 +198,9 @@ static void export_usage(FILE *f)
 	fprintf(f,
 		"usage: %s [export] FILE -o OUT.db [options]\n"
 		"  -o, --output FILE     database to write (built as FILE.tmp-PID, renamed when complete)\n"
-		"  -f, --force           replace OUT.db if it exists\n"
+		"  -f, --force           replace OUT.db if it exists (PostgreSQL: this recording's earlier load)\n"
+		"      --pg CONNINFO     load into PostgreSQL instead (a libpq URI or key=value string; PG*\n"
+		"                        variables apply); -o postgresql://... or postgres://... is the same\n"
 		"      --time START,END  only samples (and ftrace events) in this window (seconds, as perf script --time)\n"
 		"  -C, --cpu LIST        only samples and switches on these CPUs (0,2-3)\n"
 		"      --symfs DIR       look for objects under DIR\n"
@@ -215,7 +222,9 @@ static void export_usage(FILE *f)
 		"  -q, --quiet           no progress or summary\n", cli_prog);
 }
 
-static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, const char *ftrace, int quiet);
+static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, const char *ftrace, int quiet,
+		      const char *pg);
+static const char *conninfo_shown(const char *conninfo, char *buf, size_t len);
 
 static volatile sig_atomic_t stop_signal;   /* the signal that asked to stop, 0 if none */
 
@@ -311,9 +320,9 @@ int cmd_export(int argc, char **argv)
 		{ "itrace", required_argument, NULL, 'I' }, { "jobs", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ "ftrace", required_argument, NULL, 'F' }, { "calls-only", no_argument, NULL, 'L' },
-		{ "calls", no_argument, NULL, 'A' }, { NULL, 0, NULL, 0 },
+		{ "calls", no_argument, NULL, 'A' }, { "pg", required_argument, NULL, 'P' }, { NULL, 0, NULL, 0 },
 	};
-	const char *ftrace = NULL;
+	const char *ftrace = NULL, *pg = NULL;
 	struct rb_session_opts so;
 	struct rb_store_opts sto;
 	int quiet = 0, c, itrace = 0, calls_only = 0;
@@ -335,14 +344,26 @@ int cmd_export(int argc, char **argv)
 		case 'F': ftrace = optarg; break;
 		case 'L': calls_only = sto.call_rows = 1; break;
 		case 'A': sto.call_rows = 1; break;
+		case 'P': pg = optarg; break;
 		case 'h': export_usage(stdout); return EXIT_OK;
 		default: export_usage(stderr); return EXIT_USAGE;
 		}
 	}
+	if (!pg && sto.path && (!strncmp(sto.path, "postgresql://", 13) || !strncmp(sto.path, "postgres://", 11)))
+		pg = sto.path;
+	char shown[512];
+	if (pg)   /* messages name the database, never its password */
+		sto.path = conninfo_shown(pg, shown, sizeof(shown));
 	if (optind != argc - 1 || !sto.path) {
 		export_usage(stderr);
 		return EXIT_USAGE;
 	}
+#ifndef HAVE_LIBPQ
+	if (pg) {
+		cli_error("this rbdecode was built without PostgreSQL (configure found no libpq: install Debian's libpq-dev)");
+		return EXIT_USAGE;
+	}
+#endif
 	/*
 	 * Branches are decoded for the aggregates unless --itrace leaves b out
 	 * (then, as perf's --itrace=iN, there are none, and no calls, unless
@@ -377,7 +398,7 @@ int cmd_export(int argc, char **argv)
 	snprintf(beside, sizeof(beside), "%s.trace.dat", so.path);
 	if (!ftrace && access(beside, R_OK) == 0)
 		ftrace = beside;
-	int status = export_run(&so, &sto, ftrace, quiet);
+	int status = export_run(&so, &sto, ftrace, quiet, pg);
 	rb_archive_cleanup(&un);
 	if (stop_signal) {
 		cli_error("stopped by %s: %s", stop_signal == SIGINT ? "SIGINT" : stop_signal == SIGTERM ? "SIGTERM" : "SIGHUP",
@@ -493,7 +514,99 @@ static int load_ftrace(struct rb_store *st, const char *path, const struct rb_se
 	return note_ftrace(st, path, &ts, msg, 0, quiet);
 }
 
-static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, const char *ftrace, int quiet)
+/* @buf with bytes [from, to) replaced by "***" (what fits in @len). */
+static void mask(char *buf, size_t len, size_t from, size_t to)
+{
+	char rest[512];
+	snprintf(rest, sizeof(rest), "%s", buf + to);
+	snprintf(buf + from, len - from, "***%s", rest);
+}
+
+/*
+ * A PostgreSQL connection string as messages show it: a URI's password
+ * (postgresql://user:PASSWORD@host) and a key=value string's password=
+ * value replaced by "***". Returns @buf.
+ */
+static const char *conninfo_shown(const char *conninfo, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", conninfo);
+	char *scheme = strstr(buf, "://");
+	if (scheme) {
+		char *user = scheme + 3, *end = user + strcspn(user, "/?");
+		char *at = memchr(user, '@', (size_t)(end - user));
+		char *colon = at ? memchr(user, ':', (size_t)(at - user)) : NULL;
+		if (colon)
+			mask(buf, len, (size_t)(colon + 1 - buf), (size_t)(at - buf));
+		return buf;
+	}
+	for (char *p = strstr(buf, "password"); p; p = strstr(p + 1, "password")) {
+		if (p != buf && p[-1] != ' ')
+			continue;
+		char *v = p + 8 + strspn(p + 8, " ");
+		if (*v != '=')
+			continue;
+		v += 1 + strspn(v + 1, " ");
+		char *e = v;
+		if (*e == '\'') {
+			for (e++; *e && *e != '\''; e++)
+				if (*e == '\\' && e[1])
+					e++;
+			e += *e != 0;
+		} else {
+			e += strcspn(e, " ");
+		}
+		mask(buf, len, (size_t)(v - buf), (size_t)(e - buf));
+		break;
+	}
+	return buf;
+}
+
+#ifdef HAVE_LIBPQ
+/*
+ * The PostgreSQL writer for @conninfo, with what the recordings table says
+ * of the recording: its header's host, perf version and arch, its path,
+ * fingerprint and time. 0, or an exit status after saying why.
+ */
+static int open_pg(struct rb_store_opts *sto, const char *conninfo, const struct rb_session_opts *so)
+{
+	struct rb_pg_recording rec = { 0 };
+	char abs[PATH_MAX], hex[17];
+	struct stat sb;
+	rec.path = realpath(sto->source, abs) ? abs : sto->source;
+	if (stat(sto->source, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		rec.recorded = (int64_t)sb.st_mtime;
+		if (rb_fingerprint(sto->source, hex, &rec.size) == 0)
+			rec.hash = hex;
+	}
+	struct pd_reader *r = NULL;
+	struct pd_reader_opts ro;
+	struct pd_features f;
+	struct pd_error err;
+	int have_f = 0;
+	memset(&f, 0, sizeof(f));
+	pd_reader_opts_init(&ro);
+	if (strcmp(so->path, "-") && !rb_tracedat_is(so->path) && pd_reader_open(&r, so->path, &ro, &err) == 0 &&
+	    pd_features_parse(r, &f, &err) == 0) {
+		have_f = 1;
+		rec.host = f.hostname;
+		rec.perf_version = f.version;
+		rec.arch = f.arch;
+	}
+	char msg[1024];
+	int rc = rb_pg_open(&sto->writer, conninfo, &rec, sto->force, NULL, msg, sizeof(msg));
+	if (have_f)
+		pd_features_free(&f);
+	pd_reader_free(r);
+	if (rc) {
+		cli_error("%s", msg);
+		return EXIT_BADINPUT;
+	}
+	return 0;
+}
+#endif
+
+static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_in, const char *ftrace, int quiet,
+		      const char *pg)
 {
 	struct rb_session_opts so = *so_in;
 	struct rb_store_opts sto = *sto_in;
@@ -510,7 +623,15 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 
 	char msg[512];
 	struct rb_store *st;
-	cli_remove_stale(sto.path);
+#ifdef HAVE_LIBPQ
+	int prc = pg ? open_pg(&sto, pg, &so) : 0;
+	if (prc)
+		return prc;
+#else
+	(void)pg;
+#endif
+	if (!pg)
+		cli_remove_stale(sto.path);
 	int orc = rb_store_open(&st, &sto, msg, sizeof(msg));
 	if (orc < 0) {
 		cli_error("%s", msg);

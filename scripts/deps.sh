@@ -5,6 +5,11 @@
 # --no-install-recommends skips: without it perf's export-to-sqlite.py fails
 # with "Driver not loaded". Needs root (or sudo) for apt-get.
 #
+# PostgreSQL (rbdecode -o postgresql://...): libpq-dev to build it, the
+# postgresql-15 server that tests/postgresql.test starts in a temporary
+# folder, and Qt's PostgreSQL driver (libqt5sql5-psql) for perf's
+# export-to-postgresql.py.
+#
 # The browser tests (tests/speedscope.test) need Debian's chromium, node and
 # npm, and two npm packages, puppeteer-core (drives chromium) and speedscope
 # (the app and its file-format schema), installed into tests/npm/node_modules
@@ -20,6 +25,7 @@ libipt-dev libopencsd-dev libopencsd-bin libcapstone-dev libsqlite3-dev
 libarchive-dev libjansson-dev libzstd-dev libtraceevent-dev trace-cmd
 linux-perf python3 python3-pyside2.qtsql libqt5sql5-sqlite sqlite3 valgrind
 python3-jsonschema chromium
+libpq-dev postgresql-15 libqt5sql5-psql
 binutils-aarch64-linux-gnu
 gcc-powerpc64-linux-gnu libc6-dev-ppc64-cross"
 if [ "${RB_CROSS:-0}" = 1 ]; then

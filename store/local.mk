@@ -7,21 +7,26 @@
 #   perfetto/  Chrome's Trace Event Format JSON for Perfetto (rbdecode perfetto)
 #   report/    one self-contained HTML page (rbdecode report); its page is report_page.html,
 #              built into report_page.h (a C string) in the build tree
+#   postgresql/ the same rows into a PostgreSQL server (libpq), many recordings per database
+#   table_writer.h where sqlite/store.c's rows go: its SQLite statements or postgresql/
 #   trace_calls.h  trace branches as the calls builder's input (folded, speedscope, perfetto, report)
 #   rbtrace/   the rbtrace SQLite extension: lazy tables decoded on demand
 #              from the recording a database names (rbtrace.so)
 if BUILD_DECODER
 noinst_LIBRARIES += %D%/libstore.a
-%C%_libstore_a_SOURCES = %D%/sqlite/store.h %D%/sqlite/store.c %D%/sqlite/schema.sql.h \
+%C%_libstore_a_SOURCES = %D%/sqlite/store.h %D%/sqlite/store.c %D%/sqlite/schema.sql.h %D%/table_writer.h \
 	%D%/text/text.h %D%/text/text.c %D%/json/json.h %D%/json/json.c \
 	%D%/folded/folded.h %D%/folded/folded.c %D%/trace_calls.h \
 	%D%/speedscope/speedscope.h %D%/speedscope/speedscope.c \
 	%D%/perfetto/perfetto.h %D%/perfetto/perfetto.c \
 	%D%/report/report.h %D%/report/report.c \
 	%D%/rbtrace/fingerprint.h %D%/rbtrace/fingerprint.c
+if HAVE_LIBPQ
+%C%_libstore_a_SOURCES += %D%/postgresql/pg.h %D%/postgresql/pg.c
+endif
 nodist_%C%_libstore_a_SOURCES = %D%/report/report_page.h
 %C%_libstore_a_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_builddir)/%D%/report
-%C%_libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(CAPSTONE_CFLAGS) $(JANSSON_CFLAGS)
+%C%_libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(CAPSTONE_CFLAGS) $(JANSSON_CFLAGS) $(LIBPQ_CFLAGS)
 STORE_LIBS = %D%/libstore.a
 BUILT_SOURCES += %D%/report/report_page.h
 CLEANFILES += %D%/report/report_page.h

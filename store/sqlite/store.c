@@ -30,41 +30,36 @@
 /* PERF_MEM_DATA_SRC_NONE: op, level, snoop, lock and TLB all "not available" */
 #define PERF_MEM_DATA_SRC_NONE 0x5080021ULL
 
-enum stmt_id {
-	S_EVSEL, S_MACHINE, S_THREAD, S_COMM, S_COMM_THREAD, S_DSO, S_SYMBOL, S_BRANCH_TYPE,
-	S_SAMPLE, S_CALL_PATH, S_SWITCH, S_GAP, S_AUX, S_IMC, S_IMC_COUNTER, S_STAT, S_CALL, S_FTRACE,
-	S_PTWRITE, S_CBR, S_MWAIT, S_PWRE, S_EXSTOP, S_PWRX, S_PATH_STAT, S_EDGE, S_SYNC, S_SEEK, S_COUNT
-};
 
-static const char *const STMT_SQL[S_COUNT] = {
-	[S_EVSEL] = "INSERT INTO selected_events VALUES (?, ?)",
-	[S_MACHINE] = "INSERT INTO machines VALUES (?, ?, ?)",
-	[S_THREAD] = "INSERT INTO threads VALUES (?, ?, ?, ?, ?)",
-	[S_COMM] = "INSERT INTO comms VALUES (?, ?, ?, ?, ?)",
-	[S_COMM_THREAD] = "INSERT INTO comm_threads VALUES (?, ?, ?)",
-	[S_DSO] = "INSERT INTO dsos VALUES (?, ?, ?, ?, ?)",
-	[S_SYMBOL] = "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?)",
-	[S_BRANCH_TYPE] = "INSERT INTO branch_types VALUES (?, ?)",
-	[S_SAMPLE] = "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[S_CALL_PATH] = "INSERT INTO call_paths VALUES (?, ?, ?, ?)",
-	[S_SWITCH] = "INSERT INTO context_switches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[S_GAP] = "INSERT INTO gaps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[S_AUX] = "INSERT INTO aux_buffers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[S_IMC] = "INSERT INTO imc_records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[S_IMC_COUNTER] = "INSERT INTO imc_counters VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[S_STAT] = "INSERT OR REPLACE INTO decode_stats VALUES (?, ?)",
-	[S_CALL] = "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[S_FTRACE] = "INSERT INTO ftrace_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[S_PTWRITE] = "INSERT INTO ptwrite VALUES (?, ?, ?)",
-	[S_CBR] = "INSERT INTO cbr VALUES (?, ?, ?, ?)",
-	[S_MWAIT] = "INSERT INTO mwait VALUES (?, ?, ?)",
-	[S_PWRE] = "INSERT INTO pwre VALUES (?, ?, ?, ?)",
-	[S_EXSTOP] = "INSERT INTO exstop VALUES (?, ?)",
-	[S_PWRX] = "INSERT INTO pwrx VALUES (?, ?, ?, ?)",
-	[S_PATH_STAT] = "INSERT INTO call_path_stats VALUES (?, ?, ?, ?, ?, ?, ?)",
-	[S_EDGE] = "INSERT INTO branch_edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[S_SYNC] = "INSERT INTO trace_index VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[S_SEEK] = "INSERT INTO trace_seek VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+static const char *const STMT_SQL[RB_T_COUNT] = {
+	[RB_T_EVSEL] = "INSERT INTO selected_events VALUES (?, ?)",
+	[RB_T_MACHINE] = "INSERT INTO machines VALUES (?, ?, ?)",
+	[RB_T_THREAD] = "INSERT INTO threads VALUES (?, ?, ?, ?, ?)",
+	[RB_T_COMM] = "INSERT INTO comms VALUES (?, ?, ?, ?, ?)",
+	[RB_T_COMM_THREAD] = "INSERT INTO comm_threads VALUES (?, ?, ?)",
+	[RB_T_DSO] = "INSERT INTO dsos VALUES (?, ?, ?, ?, ?)",
+	[RB_T_SYMBOL] = "INSERT INTO symbols VALUES (?, ?, ?, ?, ?, ?)",
+	[RB_T_BRANCH_TYPE] = "INSERT INTO branch_types VALUES (?, ?)",
+	[RB_T_SAMPLE] = "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_CALL_PATH] = "INSERT INTO call_paths VALUES (?, ?, ?, ?)",
+	[RB_T_SWITCH] = "INSERT INTO context_switches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_GAP] = "INSERT INTO gaps VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_AUX] = "INSERT INTO aux_buffers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_IMC] = "INSERT INTO imc_records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_IMC_COUNTER] = "INSERT INTO imc_counters VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_STAT] = "INSERT OR REPLACE INTO decode_stats VALUES (?, ?)",
+	[RB_T_CALL] = "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_FTRACE] = "INSERT INTO ftrace_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_PTWRITE] = "INSERT INTO ptwrite VALUES (?, ?, ?)",
+	[RB_T_CBR] = "INSERT INTO cbr VALUES (?, ?, ?, ?)",
+	[RB_T_MWAIT] = "INSERT INTO mwait VALUES (?, ?, ?)",
+	[RB_T_PWRE] = "INSERT INTO pwre VALUES (?, ?, ?, ?)",
+	[RB_T_EXSTOP] = "INSERT INTO exstop VALUES (?, ?)",
+	[RB_T_PWRX] = "INSERT INTO pwrx VALUES (?, ?, ?, ?)",
+	[RB_T_PATH_STAT] = "INSERT INTO call_path_stats VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_EDGE] = "INSERT INTO branch_edges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_SYNC] = "INSERT INTO trace_index VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[RB_T_SEEK] = "INSERT INTO trace_seek VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 #define BATCH_ROWS 2048
@@ -82,7 +77,6 @@ static const char *const STMT_SQL[S_COUNT] = {
  */
 #define WAKE_BATCHES 8
 
-struct val { int text; int64_t i; const char *s; };   /* text: 0 integer, 1 string */
 /* A row to bind: integers, and texts (bit i of @text) as pointers, or once queued as offsets into the batch's arena. */
 struct qrow {
 	uint8_t id, n;
@@ -101,8 +95,8 @@ struct rb_store {
 	struct rb_store_opts o;
 	char *final_path, *tmp_path;
 	sqlite3 *db;
-	sqlite3_stmt *st[S_COUNT];
-	sqlite3_stmt *multi[S_COUNT];    /* the same for MULTI_ROWS rows at once (NULL: rows one by one) */
+	sqlite3_stmt *st[RB_T_COUNT];
+	sqlite3_stmt *multi[RB_T_COUNT];    /* the same for MULTI_ROWS rows at once (NULL: rows one by one) */
 	struct rb_sink sink;
 	struct rb_ftrace_sink ftrace_sink;
 	int partial;                  /* rb_store_note(st, "partial", 1) was called */
@@ -114,10 +108,10 @@ struct rb_store {
 	size_t nr_evsels;
 	struct { const char *name; uint64_t id; } synth[16];   /* synthesized events; names live as long as the session */
 	size_t nr_synth;
-	uint64_t last[S_COUNT];       /* last id per table */
+	uint64_t last[RB_T_COUNT];       /* last id per table */
 	uint32_t rowid_first;         /* statements whose first value is their table's rowid (INTEGER PRIMARY KEY) */
-	int64_t max_rowid[S_COUNT];   /* largest rowid bind_row has inserted by each of those (either thread: one at a time) */
-	uint64_t rows[S_COUNT];
+	int64_t max_rowid[RB_T_COUNT];   /* largest rowid bind_row has inserted by each of those (either thread: one at a time) */
+	uint64_t rows[RB_T_COUNT];
 	struct rb_idmap syms;
 	struct rb_idmap objs;             /* ids of the session's threads, comms and dsos, keyed by object (pointer, kind, thread generation) */
 	uint8_t *call_comms;          /* by comm id: 1 once a call of that comm is written (comms.has_calls) */
@@ -195,12 +189,12 @@ static int fail(struct rb_store *st, const char *what)
  * One row: typed values, so that a text column cannot be handed an integer
  * (ROW's list is checked by the compiler; the count against the statement).
  */
-static inline struct val I(int64_t x) { return (struct val){ 0, x, NULL }; }
-static inline struct val T(const char *x) { return (struct val){ 1, 0, x }; }
-#define ROW(st, id, ...) run(st, id, (const struct val[]){ __VA_ARGS__ }, \
-			     sizeof((const struct val[]){ __VA_ARGS__ }) / sizeof(struct val))
+static inline struct rb_tval I(int64_t x) { return (struct rb_tval){ 0, x, NULL }; }
+static inline struct rb_tval T(const char *x) { return (struct rb_tval){ 1, 0, x }; }
+#define ROW(st, id, ...) run(st, id, (const struct rb_tval[]){ __VA_ARGS__ }, \
+			     sizeof((const struct rb_tval[]){ __VA_ARGS__ }) / sizeof(struct rb_tval))
 
-static inline void pack_row(struct qrow *r, enum stmt_id id, const struct val *v, int n)
+static inline void pack_row(struct qrow *r, enum rb_table id, const struct rb_tval *v, int n)
 {
 	uint32_t text = 0;
 	r->id = (uint8_t)id;
@@ -366,16 +360,16 @@ static int submit(struct rb_store *st)
  */
 static void write_batch(struct rb_store *st, const struct batch *b, const struct qrow **by_table)
 {
-	int start[S_COUNT + 1] = { 0 };
+	int start[RB_T_COUNT + 1] = { 0 };
 	for (int i = 0; i < b->n; i++)
 		start[b->rows[i].id + 1]++;
-	for (int t = 0; t < S_COUNT; t++)
+	for (int t = 0; t < RB_T_COUNT; t++)
 		start[t + 1] += start[t];
-	int fill[S_COUNT];
+	int fill[RB_T_COUNT];
 	memcpy(fill, start, sizeof(fill));
 	for (int i = 0; i < b->n; i++)
 		by_table[fill[b->rows[i].id]++] = &b->rows[i];
-	for (int t = 0; t < S_COUNT; t++)
+	for (int t = 0; t < RB_T_COUNT; t++)
 		for (int i = start[t]; i < start[t + 1] && !__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE);) {
 			int run = start[t + 1] - i >= MULTI_ROWS && st->multi[t] ? MULTI_ROWS : 1;
 			exec_rows(st, by_table + i, run, b->arena);
@@ -449,7 +443,7 @@ static void writer_stop(struct rb_store *st)
 	pthread_mutex_destroy(&st->mu);
 }
 
-static int queue_row(struct rb_store *st, enum stmt_id id, const struct val *v, int n)
+static int queue_row(struct rb_store *st, enum rb_table id, const struct rb_tval *v, int n)
 {
 	struct batch *b = st->cur;
 	if (!b || b->n == BATCH_ROWS) {
@@ -482,12 +476,24 @@ static int queue_row(struct rb_store *st, enum stmt_id id, const struct val *v, 
 	return 0;
 }
 
-static int run(struct rb_store *st, enum stmt_id id, const struct val *v, int n)
+/* The external writer refused a row: its reason is the store's. */
+static int writer_failed(struct rb_store *st)
+{
+	const char *why = st->o.writer->error(st->o.writer->ctx);
+	if (!st->failed)
+		snprintf(st->err, sizeof(st->err), "%s", why ? why : "the database refused a row");
+	st->failed = 1;
+	return -1;
+}
+
+static int run(struct rb_store *st, enum rb_table id, const struct rb_tval *v, int n)
 {
 	if (__atomic_load_n(&st->failed, __ATOMIC_ACQUIRE))
 		return -1;
 	int rc;
-	if (st->threaded) {
+	if (st->o.writer) {
+		rc = st->o.writer->row(st->o.writer->ctx, id, v, n) ? writer_failed(st) : 0;
+	} else if (st->threaded) {
 		rc = queue_row(st, id, v, n);
 	} else {
 		struct qrow r;
@@ -521,8 +527,8 @@ static uint64_t export_evsel(struct rb_store *st, const struct rb_event_ref *ev)
 	char name[64];
 	if (!ev->name)
 		snprintf(name, sizeof(name), "type%u/config=%#" PRIx64 "/", ev->type, ev->config);
-	st->evsel_db_id[idx] = ++st->last[S_EVSEL];
-	ROW(st, S_EVSEL, I(st->evsel_db_id[idx]), T(ev->name ? ev->name : name));
+	st->evsel_db_id[idx] = ++st->last[RB_T_EVSEL];
+	ROW(st, RB_T_EVSEL, I(st->evsel_db_id[idx]), T(ev->name ? ev->name : name));
 	return st->evsel_db_id[idx];
 }
 
@@ -535,8 +541,8 @@ static uint64_t export_synth_evsel(struct rb_store *st, const char *name)
 	if (st->nr_synth == sizeof(st->synth) / sizeof(st->synth[0]))
 		return 0;
 	st->synth[st->nr_synth].name = name;
-	st->synth[st->nr_synth].id = ++st->last[S_EVSEL];
-	ROW(st, S_EVSEL, I(st->synth[st->nr_synth].id), T(name));
+	st->synth[st->nr_synth].id = ++st->last[RB_T_EVSEL];
+	ROW(st, RB_T_EVSEL, I(st->synth[st->nr_synth].id), T(name));
 	return st->synth[st->nr_synth++].id;
 }
 
@@ -567,9 +573,9 @@ static void export_thread(struct rb_store *st, struct rb_thread *t, struct rb_th
 	struct rb_idkey *k = obj_slot(st, t, OBJ_THREAD, t->generation);
 	if (!k || k->id)
 		return;
-	k->id = ++st->last[S_THREAD];
+	k->id = ++st->last[RB_T_THREAD];
 	uint64_t id = k->id;
-	ROW(st, S_THREAD, I(id), I(1), I(main ? thread_id(st, main) : 0), I(t->pid), I(t->tid));
+	ROW(st, RB_T_THREAD, I(id), I(1), I(main ? thread_id(st, main) : 0), I(t->pid), I(t->tid));
 }
 
 static void export_comm(struct rb_store *st, struct rb_comm *c, struct rb_thread *t)
@@ -577,14 +583,14 @@ static void export_comm(struct rb_store *st, struct rb_comm *c, struct rb_thread
 	struct rb_idkey *k = obj_slot(st, c, OBJ_COMM, 0);
 	if (!k || k->id)
 		return;
-	k->id = ++st->last[S_COMM];
+	k->id = ++st->last[RB_T_COMM];
 	uint64_t id = k->id;
-	ROW(st, S_COMM, I(id), T(c->name), I(thread_id(st, t)), I(c->start), I(c->exec));
+	ROW(st, RB_T_COMM, I(id), T(c->name), I(thread_id(st, t)), I(c->start), I(c->exec));
 }
 
 static void export_comm_thread(struct rb_store *st, struct rb_comm *c, struct rb_thread *t)
 {
-	ROW(st, S_COMM_THREAD, I(++st->last[S_COMM_THREAD]), I(comm_id(st, c)), I(thread_id(st, t)));
+	ROW(st, RB_T_COMM_THREAD, I(++st->last[RB_T_COMM_THREAD]), I(comm_id(st, c)), I(thread_id(st, t)));
 }
 
 /* perf's db_export__threads: main thread, its exec comm, the thread, its current comm. */
@@ -619,9 +625,9 @@ static uint64_t export_dso(struct rb_store *st, struct rb_dso *d)
 	char bid[41] = "";
 	for (int i = 0; i < d->build_id_size; i++)
 		sprintf(bid + 2 * i, "%02x", d->build_id[i]);
-	k->id = ++st->last[S_DSO];
+	k->id = ++st->last[RB_T_DSO];
 	uint64_t id = k->id;
-	ROW(st, S_DSO, I(id), I(1), T(d->short_name), T(d->long_name), T(bid));
+	ROW(st, RB_T_DSO, I(id), I(1), T(d->short_name), T(d->long_name), T(bid));
 	return id;
 }
 
@@ -631,8 +637,8 @@ static uint64_t export_symbol(struct rb_store *st, const struct rb_sym *s, uint6
 	if (!k)
 		return fail(st, "out of memory"), 0;
 	if (!k->id) {
-		k->id = ++st->last[S_SYMBOL];
-		ROW(st, S_SYMBOL, I(k->id), I(dso_id), I(s->start), I(s->end), I(s->binding),
+		k->id = ++st->last[RB_T_SYMBOL];
+		ROW(st, RB_T_SYMBOL, I(k->id), I(dso_id), I(s->start), I(s->end), I(s->binding),
 		    T(s->name));
 	}
 	return k->id;
@@ -671,7 +677,7 @@ static uint64_t call_path(struct rb_store *st, uint64_t parent, uint64_t sym_id,
 static int store_call_path(void *ctx, uint64_t id, uint64_t parent, uint64_t sym, uint64_t ip)
 {
 	struct rb_store *st = ctx;
-	ROW(st, S_CALL_PATH, I(id), I(parent), I(sym), I(ip));
+	ROW(st, RB_T_CALL_PATH, I(id), I(parent), I(sym), I(ip));
 	return st->failed ? -1 : 0;
 }
 
@@ -699,8 +705,9 @@ static int sink_begin(void *ctx, struct rb_machine *m)
 	if (!st->evsel_db_id)
 		return fail(st, "out of memory");
 	/* the machine: perf exports the host as pid -1 with an empty root */
-	ROW(st, S_MACHINE, I(++st->last[S_MACHINE]), I(-1), T(""));
-	writer_start(st);
+	ROW(st, RB_T_MACHINE, I(++st->last[RB_T_MACHINE]), I(-1), T(""));
+	if (!st->o.writer)
+		writer_start(st);
 	return st->failed ? -1 : 0;
 }
 
@@ -733,12 +740,12 @@ static int sink_sample(void *ctx, const struct rb_sample_ev *ev)
 	struct rb_store *st = ctx;
 	uint64_t evsel_id = export_evsel(st, &ev->event);
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
-	uint64_t id = ++st->last[S_SAMPLE];
+	uint64_t id = ++st->last[RB_T_SAMPLE];
 	uint64_t dso_id, sym_id, off;
 	export_al(st, &ev->al, ev->al.addr, &dso_id, &sym_id, &off);
 	uint64_t cp = ev->nr_nodes ? export_call_path(st, ev) : 0;
 	int64_t cpu = ev->has_cpu ? (int64_t)(int32_t)ev->cpu : -1;
-	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(thread_id(st, ev->thread)), I(comm ? comm_id(st, comm) : 0), I(dso_id),
+	ROW(st, RB_T_SAMPLE, I(id), I(evsel_id), I(1), I(thread_id(st, ev->thread)), I(comm ? comm_id(st, comm) : 0), I(dso_id),
 	    I(sym_id), I(off), I(ev->ip), I(ev->time), I(cpu), I(0), I(0), I(0), I(0), I(ev->period),
 	    I(ev->weight), I(ev->transaction), I(ev->data_src), I(0), I(0), I(cp), I(0), I(0), I(0));
 	return st->failed ? -1 : 0;
@@ -825,13 +832,13 @@ static void write_aggregates(struct rb_store *st)
 	for (size_t id = 1; id < st->nr_pstats && !st->failed; id++) {
 		const struct pstat *p = &st->pstats[id];
 		if (p->calls)
-			ROW(st, S_PATH_STAT, I(id), I(p->calls), I(p->total),
+			ROW(st, RB_T_PATH_STAT, I(id), I(p->calls), I(p->total),
 			    I(p->total >= p->children ? p->total - p->children : 0), I(p->branches), I(p->insns),
 			    I(p->cycles));
 	}
 	for (size_t i = 0; i < st->nr_edges && !st->failed; i++) {
 		const struct edge *e = &st->edges[i];
-		ROW(st, S_EDGE, I(i + 1), I(e->from_dso), I(e->from_sym), I(e->from_off), I(e->from), I(e->to_dso),
+		ROW(st, RB_T_EDGE, I(i + 1), I(e->from_dso), I(e->from_sym), I(e->from_off), I(e->from), I(e->to_dso),
 		    I(e->to_sym), I(e->to_off), I(e->to), I(e->type), I(e->count));
 	}
 }
@@ -842,7 +849,7 @@ static int store_call(void *ctx, const struct rb_call *c)
 	note_call_comm(st, c->comm);
 	aggregate_call(st, c);
 	if (st->o.call_rows)            /* --calls; call_path_stats has them all either way */
-		ROW(st, S_CALL, I(c->id), I(c->thread), I(c->comm), I(c->path), I(c->call_time), I(c->return_time),
+		ROW(st, RB_T_CALL, I(c->id), I(c->thread), I(c->comm), I(c->path), I(c->call_time), I(c->return_time),
 		    I(c->branches), I(c->call_ref), I(c->return_ref), I(c->parent_path), I(c->flags), I(c->parent_id),
 		    I(c->insns), I(c->cycles));
 	return st->failed ? -1 : 0;
@@ -852,15 +859,15 @@ static int store_call(void *ctx, const struct rb_call *c)
 static int sink_insn(struct rb_store *st, const struct rb_trace_ev *ev)
 {
 	if (!st->insns_evsel) {
-		st->insns_evsel = ++st->last[S_EVSEL];
+		st->insns_evsel = ++st->last[RB_T_EVSEL];
 		char name[32];
 		snprintf(name, sizeof(name), "instructions%s", ev->mods ? ev->mods : "");
-		ROW(st, S_EVSEL, I(st->insns_evsel), T(name));
+		ROW(st, RB_T_EVSEL, I(st->insns_evsel), T(name));
 	}
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t dso_id, sym_id, off;
 	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
-	ROW(st, S_SAMPLE, I(++st->last[S_SAMPLE]), I(st->insns_evsel), I(1), I(thread_id(st, ev->thread)),
+	ROW(st, RB_T_SAMPLE, I(++st->last[RB_T_SAMPLE]), I(st->insns_evsel), I(1), I(thread_id(st, ev->thread)),
 	    I(comm ? comm_id(st, comm) : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
 	    I(0), I(0), I(0), I(0), I(ev->insn_count), I(0), I(0), I(0),
 	    I(0), I(0), I(0), I(ev->insn_count), I(0), I(0));
@@ -881,32 +888,32 @@ static int sink_power(struct rb_store *st, const struct rb_trace_ev *ev)
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t dso_id, sym_id, off;
 	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
-	uint64_t id = ++st->last[S_SAMPLE];
-	ROW(st, S_SAMPLE, I(id), I(evsel_id), I(1), I(thread_id(st, ev->thread)), I(comm ? comm_id(st, comm) : 0), I(dso_id),
+	uint64_t id = ++st->last[RB_T_SAMPLE];
+	ROW(st, RB_T_SAMPLE, I(id), I(evsel_id), I(1), I(thread_id(st, ev->thread)), I(comm ? comm_id(st, comm) : 0), I(dso_id),
 	    I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu), I(0), I(0), I(0), I(0), I(1), I(0), I(0), I(0),
 	    I(0), I(0), I(0), I(0), I(0), I(0));
 	const uint64_t *v = ev->payload;
 	if (ev->kind == RB_EV_PTWRITE) {
-		ROW(st, S_PTWRITE, I(id), I(v[0]), I(v[1]));
+		ROW(st, RB_T_PTWRITE, I(id), I(v[0]), I(v[1]));
 		return st->failed ? -1 : 0;
 	}
 	switch (ev->power) {
 	case RB_PWR_CBR:
-		ROW(st, S_CBR, I(id), I(v[0]), I((v[1] + 500) / 1000), I(v[2] ? (5 + 1000 * v[0] / v[2]) / 10 : 0));
+		ROW(st, RB_T_CBR, I(id), I(v[0]), I((v[1] + 500) / 1000), I(v[2] ? (5 + 1000 * v[0] / v[2]) / 10 : 0));
 		break;
 	case RB_PWR_MWAIT:
-		ROW(st, S_MWAIT, I(id), I(v[0]), I(v[1]));
+		ROW(st, RB_T_MWAIT, I(id), I(v[0]), I(v[1]));
 		break;
 	case RB_PWR_PWRE:
-		ROW(st, S_PWRE, I(id), I(v[0]), I(v[1]), I(v[2]));
+		ROW(st, RB_T_PWRE, I(id), I(v[0]), I(v[1]), I(v[2]));
 		break;
 	case RB_PWR_EXSTOP:
-		ROW(st, S_EXSTOP, I(id), I(v[0]));
+		ROW(st, RB_T_EXSTOP, I(id), I(v[0]));
 		break;
 	case RB_PWR_PSB:            /* a sample only, as perf's */
 		break;
 	default:
-		ROW(st, S_PWRX, I(id), I(v[0]), I(v[1]), I(v[2]));
+		ROW(st, RB_T_PWRX, I(id), I(v[0]), I(v[1]), I(v[2]));
 		break;
 	}
 	return st->failed ? -1 : 0;
@@ -926,10 +933,10 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 		return sink_power(st, ev);
 	/* the "branches" event is listed even without its rows: ids of later events stay as with them */
 	if (!st->branches_evsel) {
-		st->branches_evsel = ++st->last[S_EVSEL];
+		st->branches_evsel = ++st->last[RB_T_EVSEL];
 		char name[32];
 		snprintf(name, sizeof(name), "branches%s", ev->mods ? ev->mods : "");
-		ROW(st, S_EVSEL, I(st->branches_evsel), T(name));
+		ROW(st, RB_T_EVSEL, I(st->branches_evsel), T(name));
 	}
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t dso_id, sym_id, off, to_dso_id, to_sym_id, to_off;
@@ -942,7 +949,7 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 	 * again later (the lazy tables) can be given the id --itrace=b gives it.
 	 * Without its row, no calls row names it (call_id, return_id 0).
 	 */
-	uint64_t id = ++st->last[S_SAMPLE];
+	uint64_t id = ++st->last[RB_T_SAMPLE];
 	if (ev->from && ev->to) {
 		struct edge e = { dso_id, sym_id, off, ev->from, to_dso_id, to_sym_id, to_off, ev->to,
 				  ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX, 0 };
@@ -952,7 +959,7 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 		calls_branch(st, ev, st->o.branch_rows ? id : 0, comm ? comm_id(st, comm) : 0, sym_id, to_sym_id,
 			     to_off);
 	if (st->o.branch_rows)
-		ROW(st, S_SAMPLE, I(id), I(st->branches_evsel), I(1), I(thread_id(st, ev->thread)),
+		ROW(st, RB_T_SAMPLE, I(id), I(st->branches_evsel), I(1), I(thread_id(st, ev->thread)),
 		    I(comm ? comm_id(st, comm) : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
 		    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(0),
 		    I(ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX), I(!!(ev->flags & RB_IP_FLAG_IN_TX)), I(0),
@@ -984,7 +991,7 @@ static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
 	int flags = ev->out | (ev->preempt << 1);
 	uint64_t out_id = ev->out ? a_id : b_id, in_id = ev->out ? b_id : a_id;
 	struct rb_comm *cout = ev->out ? ca : cb, *cin = ev->out ? cb : ca;
-	ROW(st, S_SWITCH, I(++st->last[S_SWITCH]), I(1), I(ev->time), I(ev->cpu), I(out_id),
+	ROW(st, RB_T_SWITCH, I(++st->last[RB_T_SWITCH]), I(1), I(ev->time), I(ev->cpu), I(out_id),
 	    I(cout ? comm_id(st, cout) : 0), I(in_id), I(cin ? comm_id(st, cin) : 0), I(flags));
 	return st->failed ? -1 : 0;
 }
@@ -995,7 +1002,7 @@ static int sink_gap(void *ctx, const struct rb_gap_ev *g)
 	/* the decoder restarted: the next branch on the queue ends its thread's calls */
 	if (rb_calls_gap_restarts(g->reason) && rb_calls_restart(st->calls, g->cpu, g->tid))
 		return calls_failed(st, rb_calls_error(st->calls)), -1;
-	ROW(st, S_GAP, I(++st->last[S_GAP]), I(g->time_start), I(g->time_end), I(g->cpu), I(g->pid),
+	ROW(st, RB_T_GAP, I(++st->last[RB_T_GAP]), I(g->time_start), I(g->time_end), I(g->cpu), I(g->pid),
 	    I(g->tid), T(g->source), T(g->reason), I(g->bytes_lost), I(g->records_lost),
 	    I(g->file_offset), T(g->detail ? g->detail : ""));
 	return st->failed ? -1 : 0;
@@ -1004,7 +1011,7 @@ static int sink_gap(void *ctx, const struct rb_gap_ev *g)
 static int sink_sync_point(void *ctx, const struct rb_sync_ev *e)
 {
 	struct rb_store *st = ctx;
-	ROW(st, S_SYNC, I(++st->last[S_SYNC]), T(e->source), I(e->queue), I(e->cpu), I(e->tid), I(e->time),
+	ROW(st, RB_T_SYNC, I(++st->last[RB_T_SYNC]), T(e->source), I(e->queue), I(e->cpu), I(e->tid), I(e->time),
 	    I(e->aux_pos), I(e->file_offset), I(e->ip));
 	return st->failed ? -1 : 0;
 }
@@ -1013,16 +1020,16 @@ static int sink_sync_point(void *ctx, const struct rb_sync_ev *e)
 static int sink_seek_point(void *ctx, const struct rb_seek_ev *e)
 {
 	struct rb_store *st = ctx;
-	ROW(st, S_SEEK, I(++st->last[S_SEEK]), T(e->source), I(e->queue), I(e->cpu), I(e->time), I(e->tsc),
+	ROW(st, RB_T_SEEK, I(++st->last[RB_T_SEEK]), T(e->source), I(e->queue), I(e->cpu), I(e->time), I(e->tsc),
 	    I(e->pos), I(e->aux_pos), I(e->start_off), I(e->start_ord), I(e->start_from), I(e->start_to),
-	    I(e->start_flags), I(st->last[S_SAMPLE]));
+	    I(e->start_flags), I(st->last[RB_T_SAMPLE]));
 	return st->failed ? -1 : 0;
 }
 
 static int sink_aux_buffer(void *ctx, const struct rb_aux_ev *a)
 {
 	struct rb_store *st = ctx;
-	ROW(st, S_AUX, I(++st->last[S_AUX]), I(a->queue), I(a->cpu), I(a->tid), I(a->aux_offset),
+	ROW(st, RB_T_AUX, I(++st->last[RB_T_AUX]), I(a->queue), I(a->cpu), I(a->tid), I(a->aux_offset),
 	    I(a->size), I(a->file_offset), I(a->snapshot_nr), I(a->reference));
 	return st->failed ? -1 : 0;
 }
@@ -1032,7 +1039,7 @@ static int sink_imc_record(void *ctx, const struct rb_imc_rec_ev *r)
 {
 	struct rb_store *st = ctx;
 	uint64_t evsel_id = export_evsel(st, &r->event);
-	ROW(st, S_IMC, I(++st->last[S_IMC]), I(r->time), I(r->estimated), I(r->cpu), I(r->pid), I(r->tid),
+	ROW(st, RB_T_IMC, I(++st->last[RB_T_IMC]), I(r->time), I(r->estimated), I(r->cpu), I(r->pid), I(r->tid),
 	    I(r->ip), I(r->privilege), I(r->period), I(0), I(0), I(0), I(0), I(0), I(r->flush_time), I(evsel_id));
 	return st->failed ? -1 : 0;
 }
@@ -1041,7 +1048,7 @@ static int sink_imc_counter(void *ctx, const struct rb_imc_counter_ev *c)
 {
 	struct rb_store *st = ctx;
 	uint64_t evsel_id = export_evsel(st, &c->event);
-	ROW(st, S_IMC_COUNTER, I(++st->last[S_IMC_COUNTER]), I(c->time), I(c->cpu), I(c->tid), I(evsel_id),
+	ROW(st, RB_T_IMC_COUNTER, I(++st->last[RB_T_IMC_COUNTER]), I(c->time), I(c->cpu), I(c->tid), I(evsel_id),
 	    T(c->pmu ? c->pmu : ""), T(c->source), I(c->value), I(c->enabled), I(c->running));
 	return st->failed ? -1 : 0;
 }
@@ -1049,7 +1056,7 @@ static int sink_imc_counter(void *ctx, const struct rb_imc_counter_ev *c)
 static int ftrace_event(void *ctx, const struct rb_ftrace_ev *ev)
 {
 	struct rb_store *st = ctx;
-	ROW(st, S_FTRACE, I(++st->last[S_FTRACE]), I((int64_t)ev->time), I(ev->cpu), I(ev->pid), T(ev->comm),
+	ROW(st, RB_T_FTRACE, I(++st->last[RB_T_FTRACE]), I((int64_t)ev->time), I(ev->cpu), I(ev->pid), T(ev->comm),
 	    T(ev->system), T(ev->name), I(ev->flags), I(ev->preempt_count), T(ev->fields), T(ev->info),
 	    I((int64_t)ev->file_offset));
 	return st->failed ? -1 : 0;
@@ -1077,37 +1084,78 @@ static int exec_sql(struct rb_store *st, const char *sql, const char *what)
 static int add_unknown_rows(struct rb_store *st)
 {
 	/* perf: "id == 0 means unknown. It is easier to create records for them than replace the zeroes with NULLs" */
-	ROW(st, S_EVSEL, I(0), T("unknown"));
-	ROW(st, S_MACHINE, I(0), I(0), T("unknown"));
-	ROW(st, S_THREAD, I(0), I(0), I(0), I(-1), I(-1));
-	ROW(st, S_COMM, I(0), T("unknown"), I(0), I(0), I(0));
-	ROW(st, S_DSO, I(0), I(0), T("unknown"), T("unknown"), T(""));
-	ROW(st, S_SYMBOL, I(0), I(0), I(0), I(0), I(0), T("unknown"));
-	ROW(st, S_SAMPLE, I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0),
+	ROW(st, RB_T_EVSEL, I(0), T("unknown"));
+	ROW(st, RB_T_MACHINE, I(0), I(0), T("unknown"));
+	ROW(st, RB_T_THREAD, I(0), I(0), I(0), I(-1), I(-1));
+	ROW(st, RB_T_COMM, I(0), T("unknown"), I(0), I(0), I(0));
+	ROW(st, RB_T_DSO, I(0), I(0), T("unknown"), T("unknown"), T(""));
+	ROW(st, RB_T_SYMBOL, I(0), I(0), I(0), I(0), I(0), T("unknown"));
+	ROW(st, RB_T_SAMPLE, I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0),
 	    I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0));
-	ROW(st, S_CALL_PATH, I(0), I(0), I(0), I(0));
-	exec_sql(st, "INSERT INTO calls VALUES (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)", "calls row 0");
+	ROW(st, RB_T_CALL_PATH, I(0), I(0), I(0), I(0));
+	if (st->o.writer)
+		ROW(st, RB_T_CALL, I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0), I(0));
+	else
+		exec_sql(st, "INSERT INTO calls VALUES (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)", "calls row 0");
 	note_call_comm(st, 0);   /* that row's comm: "unknown" has calls as soon as any call is written, as in perf's */
 	for (size_t i = 0; i < sizeof(BRANCH_TYPES) / sizeof(BRANCH_TYPES[0]); i++)
-		ROW(st, S_BRANCH_TYPE, I(BRANCH_TYPES[i].type), T(BRANCH_TYPES[i].name));
+		ROW(st, RB_T_BRANCH_TYPE, I(BRANCH_TYPES[i].type), T(BRANCH_TYPES[i].name));
 	for (size_t i = 0; i < sizeof(BRANCH_TYPES) / sizeof(BRANCH_TYPES[0]); i++) {
 		unsigned t = BRANCH_TYPES[i].type;
 		char name[96];
 		if (t == 1 || (t & (256 | 512)))
 			continue;
 		snprintf(name, sizeof(name), "trace begin / %s", BRANCH_TYPES[i].name);
-		ROW(st, S_BRANCH_TYPE, I((t | 256)), T(name));
+		ROW(st, RB_T_BRANCH_TYPE, I((t | 256)), T(name));
 		snprintf(name, sizeof(name), "%s / trace end", BRANCH_TYPES[i].name);
-		ROW(st, S_BRANCH_TYPE, I((t | 512)), T(name));
+		ROW(st, RB_T_BRANCH_TYPE, I((t | 512)), T(name));
 	}
 	/* the unknown rows are not data: counts start here */
 	memset(st->rows, 0, sizeof(st->rows));
 	return st->failed ? -1 : 0;
 }
 
+static void set_sink(struct rb_store *st)
+{
+	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .trace = sink_branch,
+				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,
+				     .imc_record = sink_imc_record, .imc_counter = sink_imc_counter,
+				     .ftrace_event = ftrace_event, .sync_point = sink_sync_point, .seek_point = sink_seek_point,
+				     .end = sink_end };
+}
+
+/* The same rows into an external writer (o->writer, which the store then owns): no file, no SQLite. */
+static int open_external(struct rb_store **out, const struct rb_store_opts *o, char *msg, size_t msglen)
+{
+	struct rb_store *st = calloc(1, sizeof(*st));
+	if (!st) {
+		o->writer->abort(o->writer->ctx);
+		snprintf(msg, msglen, "out of memory");
+		return PD_ERR_NOMEM;
+	}
+	st->o = *o;
+	struct rb_calls_out co = { .ctx = st, .path = store_call_path, .call = store_call };
+	st->calls = rb_calls_new(&co);
+	if (!st->calls) {
+		rb_store_abort(st);
+		snprintf(msg, msglen, "out of memory");
+		return PD_ERR_NOMEM;
+	}
+	if (add_unknown_rows(st)) {
+		snprintf(msg, msglen, "%s", st->err);
+		rb_store_abort(st);
+		return -1;
+	}
+	set_sink(st);
+	*out = st;
+	return 0;
+}
+
 int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *msg, size_t msglen)
 {
 	*out = NULL;
+	if (o->writer)
+		return open_external(out, o, msg, msglen);
 	struct stat sb;
 	if (!o->force && stat(o->path, &sb) == 0) {
 		snprintf(msg, msglen, "%s already exists (use --force to replace it)", o->path);
@@ -1155,7 +1203,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 	exec_sql(st, "PRAGMA page_size = 65536; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
 		     "PRAGMA cache_size = -4096; BEGIN", "pragmas");
 	exec_sql(st, SCHEMA, "schema");
-	for (int i = 0; i < S_COUNT && !st->failed; i++) {
+	for (int i = 0; i < RB_T_COUNT && !st->failed; i++) {
 		if (sqlite3_prepare_v3(st->db, STMT_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &st->st[i], NULL) != SQLITE_OK)
 			fail(st, STMT_SQL[i]);
 		if (rowid_first(st->db, STMT_SQL[i]))
@@ -1173,11 +1221,7 @@ int rb_store_open(struct rb_store **out, const struct rb_store_opts *o, char *ms
 		rb_store_abort(st);
 		return nomem ? PD_ERR_NOMEM : -1;
 	}
-	st->sink = (struct rb_sink){ .ctx = st, .begin = sink_begin, .sample = sink_sample, .trace = sink_branch,
-				     .context_switch = sink_switch, .gap = sink_gap, .aux_buffer = sink_aux_buffer,
-				     .imc_record = sink_imc_record, .imc_counter = sink_imc_counter,
-				     .ftrace_event = ftrace_event, .sync_point = sink_sync_point, .seek_point = sink_seek_point,
-				     .end = sink_end };
+	set_sink(st);
 	*out = st;
 	return 0;
 }
@@ -1192,12 +1236,12 @@ const struct rb_ftrace_sink *rb_store_ftrace_sink(struct rb_store *st)
 
 static void stat_row(struct rb_store *st, const char *name, uint64_t v)
 {
-	ROW(st, S_STAT, T(name), I(v));
+	ROW(st, RB_T_STAT, T(name), I(v));
 }
 
 void rb_store_note_text(struct rb_store *st, const char *name, const char *value)
 {
-	ROW(st, S_STAT, T(name), T(value));
+	ROW(st, RB_T_STAT, T(name), T(value));
 }
 
 void rb_store_note(struct rb_store *st, const char *name, uint64_t value)
@@ -1212,7 +1256,7 @@ void rb_store_note(struct rb_store *st, const char *name, uint64_t value)
 /* Trace made calls, and none was stored (drop_empty). */
 static int calls_dropped(const struct rb_store *st)
 {
-	return !st->o.call_rows && st->rows[S_PATH_STAT];
+	return !st->o.call_rows && st->rows[RB_T_PATH_STAT];
 }
 
 static void drop_empty(struct rb_store *st)
@@ -1225,26 +1269,26 @@ static void drop_empty(struct rb_store *st)
 	 */
 	if (calls_dropped(st))
 		exec_sql(st, "DROP TABLE calls", "drop");
-	if (!st->rows[S_SWITCH])
+	if (!st->rows[RB_T_SWITCH])
 		exec_sql(st, "DROP VIEW context_switches_view; DROP TABLE context_switches", "drop");
-	if (!st->rows[S_FTRACE])
+	if (!st->rows[RB_T_FTRACE])
 		exec_sql(st, "DROP VIEW timeline; DROP VIEW ftrace_fields; DROP TABLE ftrace_events", "drop");
-	if (!st->rows[S_PTWRITE])
+	if (!st->rows[RB_T_PTWRITE])
 		exec_sql(st, "DROP VIEW ptwrite_view; DROP TABLE ptwrite", "drop");
-	if (!st->rows[S_PATH_STAT])
+	if (!st->rows[RB_T_PATH_STAT])
 		exec_sql(st, "DROP VIEW function_stats; DROP TABLE call_path_stats", "drop");
-	if (!st->rows[S_EDGE])
+	if (!st->rows[RB_T_EDGE])
 		exec_sql(st, "DROP VIEW branch_edges_view; DROP TABLE branch_edges", "drop");
-	if (!st->rows[S_SYNC])
+	if (!st->rows[RB_T_SYNC])
 		exec_sql(st, "DROP TABLE trace_index", "drop");
-	if (!st->rows[S_SEEK])
+	if (!st->rows[RB_T_SEEK])
 		exec_sql(st, "DROP TABLE trace_seek", "drop");
-	if (st->rows[S_MWAIT] || st->rows[S_PWRE] || st->rows[S_EXSTOP] || st->rows[S_PWRX])
+	if (st->rows[RB_T_MWAIT] || st->rows[RB_T_PWRE] || st->rows[RB_T_EXSTOP] || st->rows[RB_T_PWRX])
 		return;
 	exec_sql(st, "DROP VIEW power_events_view; DROP VIEW mwait_view; DROP TABLE mwait;"
 		     "DROP VIEW pwre_view; DROP TABLE pwre; DROP VIEW exstop_view; DROP TABLE exstop;"
 		     "DROP VIEW pwrx_view; DROP TABLE pwrx", "drop");
-	if (!st->rows[S_CBR])
+	if (!st->rows[RB_T_CBR])
 		exec_sql(st, "DROP VIEW cbr_view; DROP TABLE cbr", "drop");
 }
 
@@ -1290,6 +1334,19 @@ static void compact(struct rb_store *st)
 		exec_sql(st, "PRAGMA page_size = 4096; VACUUM", "compact");
 }
 
+/* The external writer's commit; frees @st. */
+static int finish_external(struct rb_store *st, char *msg, size_t msglen)
+{
+	if (!st->failed && st->o.writer->finish(st->o.writer->ctx, st->rows, calls_dropped(st),
+						       st->call_comms_lost ? NULL : st->call_comms, st->call_comms_cap))
+		writer_failed(st);
+	int rc = st->failed ? -1 : 0;
+	if (rc)
+		snprintf(msg, msglen, "%s", st->err);
+	rb_store_abort(st);
+	return rc;
+}
+
 int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, char *msg, size_t msglen)
 {
 	stat_row(st, "schema_version", RB_STORE_SCHEMA_VERSION);
@@ -1305,26 +1362,16 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	stat_row(st, "trace_bytes_no_binary", stats->trace_bytes_no_binary);
 	stat_row(st, "binaries_not_found", stats->binaries_not_found);
 	stat_row(st, "partial", rb_session_partial(stats) || st->partial);
-	if (stats->binaries_not_found) {
-		sqlite3_bind_text(st->st[S_STAT], 1, "binaries_missing", -1, SQLITE_STATIC);
-		sqlite3_bind_text(st->st[S_STAT], 2, stats->binaries_missing, -1, SQLITE_TRANSIENT);
-		sqlite3_step(st->st[S_STAT]);
-		sqlite3_reset(st->st[S_STAT]);
-	}
-	if (stats->stop.code) {
-		sqlite3_bind_text(st->st[S_STAT], 1, "stopped", -1, SQLITE_STATIC);
-		sqlite3_bind_text(st->st[S_STAT], 2, stats->stop.msg, -1, SQLITE_TRANSIENT);
-		sqlite3_step(st->st[S_STAT]);
-		sqlite3_reset(st->st[S_STAT]);
-	}
-	if (st->o.source) {
-		sqlite3_bind_text(st->st[S_STAT], 1, "source", -1, SQLITE_STATIC);
-		sqlite3_bind_text(st->st[S_STAT], 2, st->o.source, -1, SQLITE_TRANSIENT);
-		sqlite3_step(st->st[S_STAT]);
-		sqlite3_reset(st->st[S_STAT]);
-	}
+	if (stats->binaries_not_found)
+		rb_store_note_text(st, "binaries_missing", stats->binaries_missing);
+	if (stats->stop.code)
+		rb_store_note_text(st, "stopped", stats->stop.msg);
+	if (st->o.source)
+		rb_store_note_text(st, "source", st->o.source);
+	if (st->o.writer)
+		return finish_external(st, msg, msglen);
 	drop_empty(st);
-	if (st->rows[S_CALL])
+	if (st->rows[RB_T_CALL])
 		set_has_calls(st);
 	char pragma[64];
 	snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", RB_STORE_SCHEMA_VERSION);
@@ -1334,15 +1381,15 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	if (!calls_dropped(st))
 		exec_sql(st, CALLS_INDEX, "indexes");
 	exec_sql(st, INDEXES2, "indexes");
-	if (st->rows[S_SWITCH])
+	if (st->rows[RB_T_SWITCH])
 		exec_sql(st, SWITCH_INDEX, "indexes");
-	if (st->rows[S_FTRACE])
+	if (st->rows[RB_T_FTRACE])
 		exec_sql(st, FTRACE_INDEX, "indexes");
-	if (st->rows[S_SYNC])
+	if (st->rows[RB_T_SYNC])
 		exec_sql(st, SYNC_INDEX, "indexes");
-	if (st->rows[S_SEEK])
+	if (st->rows[RB_T_SEEK])
 		exec_sql(st, SEEK_INDEX, "indexes");
-	for (int i = 0; i < S_COUNT; i++) {
+	for (int i = 0; i < RB_T_COUNT; i++) {
 		sqlite3_finalize(st->st[i]);
 		sqlite3_finalize(st->multi[i]);
 		st->st[i] = st->multi[i] = NULL;
@@ -1368,7 +1415,7 @@ void rb_store_abort(struct rb_store *st)
 	if (!st)
 		return;
 	writer_stop(st);
-	for (int i = 0; i < S_COUNT; i++) {
+	for (int i = 0; i < RB_T_COUNT; i++) {
 		sqlite3_finalize(st->st[i]);
 		sqlite3_finalize(st->multi[i]);
 	}
@@ -1376,6 +1423,8 @@ void rb_store_abort(struct rb_store *st)
 		sqlite3_close(st->db);
 	if (st->tmp_path)
 		unlink(st->tmp_path);
+	if (st->o.writer)
+		st->o.writer->abort(st->o.writer->ctx);   /* after a finish, frees what is left */
 	rb_idmap_free(&st->syms);
 	rb_idmap_free(&st->objs);
 	rb_idmap_free(&st->edge_ids);
@@ -1397,11 +1446,11 @@ const char *rb_store_error(struct rb_store *st)
 
 uint64_t rb_store_rows(const struct rb_store *st, const char *table)
 {
-	static const struct { const char *name; enum stmt_id id; } t[] = {
-		{ "samples", S_SAMPLE }, { "threads", S_THREAD }, { "comms", S_COMM }, { "dsos", S_DSO },
-		{ "symbols", S_SYMBOL }, { "call_paths", S_CALL_PATH }, { "context_switches", S_SWITCH },
-		{ "gaps", S_GAP }, { "aux_buffers", S_AUX }, { "imc_records", S_IMC },
-		{ "imc_counters", S_IMC_COUNTER }, { "ftrace_events", S_FTRACE },
+	static const struct { const char *name; enum rb_table id; } t[] = {
+		{ "samples", RB_T_SAMPLE }, { "threads", RB_T_THREAD }, { "comms", RB_T_COMM }, { "dsos", RB_T_DSO },
+		{ "symbols", RB_T_SYMBOL }, { "call_paths", RB_T_CALL_PATH }, { "context_switches", RB_T_SWITCH },
+		{ "gaps", RB_T_GAP }, { "aux_buffers", RB_T_AUX }, { "imc_records", RB_T_IMC },
+		{ "imc_counters", RB_T_IMC_COUNTER }, { "ftrace_events", RB_T_FTRACE },
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(t[i].name, table))

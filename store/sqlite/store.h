@@ -12,6 +12,7 @@
 
 #include "decoder/session/session.h"
 #include "decoder/ftrace/tracedat.h"
+#include "store/table_writer.h"
 
 #define RB_STORE_SCHEMA_VERSION 5   /* 2: imc_counters; imc_records.flush_time, evsel_id; 3: ftrace_events;
 					4: rows in ptwrite, cbr, mwait, pwre, exstop, pwrx (--itrace=pw);
@@ -32,6 +33,12 @@ struct rb_store_opts {
 	 */
 	int branch_rows;
 	int call_rows;
+	/*
+	 * Not NULL: the rows go to this writer (another database) instead of
+	 * a SQLite file at @path, which is then only the name in messages. The
+	 * store owns it from rb_store_open on: finish or abort ends it.
+	 */
+	const struct rb_table_writer *writer;
 };
 
 /* Create the temporary database with the schema. Returns 0, PD_ERR_NOMEM when memory ran out, or -1

@@ -1,0 +1,726 @@
+/*
+ * pg.c - see pg.h. Workload: one recording's export (thousands to millions
+ * of rows) into a server database that holds many recordings. The rows come
+ * from the SQLite store's row producer (store.c) through the table writer
+ * interface; this file only stores them, as COPY text, in the one
+ * transaction that also inserted the recording's row: the samples (the
+ * table that grows with the recording) straight to the server while the
+ * session decodes, so that the server parses them on another core; every
+ * other table to a spool file, sent with COPY at the end; then the keys
+ * and indexes are added (the first time) after the load, as perf's
+ * export-to-postgresql.py does. A failure anywhere, a killed
+ * rbdecode or a server gone away leaves nothing of the load: the server
+ * rolls the transaction back.
+ */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pg.h"
+
+/*
+ * perf's export-to-postgresql.py tables (its column names: samples.transaction),
+ * then ours, each with recording_id first; a row's values follow in the
+ * order the row producer gives them (the SQLite schema's).
+ */
+static const struct pg_table { enum rb_table t; const char *name, *cols; } TABLES[] = {
+	{ RB_T_EVSEL, "selected_events", "id bigint NOT NULL, name varchar(80)" },
+	{ RB_T_MACHINE, "machines", "id bigint NOT NULL, pid integer, root_dir varchar(4096)" },
+	{ RB_T_THREAD, "threads", "id bigint NOT NULL, machine_id bigint, process_id bigint, pid integer, tid integer" },
+	{ RB_T_COMM, "comms", "id bigint NOT NULL, comm varchar(16), c_thread_id bigint, c_time bigint, exec_flag boolean" },
+	{ RB_T_COMM_THREAD, "comm_threads", "id bigint NOT NULL, comm_id bigint, thread_id bigint" },
+	{ RB_T_DSO, "dsos", "id bigint NOT NULL, machine_id bigint, short_name varchar(256), long_name varchar(4096),"
+			    " build_id varchar(64)" },
+	{ RB_T_SYMBOL, "symbols", "id bigint NOT NULL, dso_id bigint, sym_start bigint, sym_end bigint, binding integer,"
+				  " name varchar(2048)" },
+	{ RB_T_BRANCH_TYPE, "branch_types", "id integer NOT NULL, name varchar(80)" },
+	{ RB_T_SAMPLE, "samples", "id bigint NOT NULL, evsel_id bigint, machine_id bigint, thread_id bigint,"
+				  " comm_id bigint, dso_id bigint, symbol_id bigint, sym_offset bigint, ip bigint, time bigint,"
+				  " cpu integer, to_dso_id bigint, to_symbol_id bigint, to_sym_offset bigint, to_ip bigint,"
+				  " period bigint, weight bigint, transaction bigint, data_src bigint, branch_type integer,"
+				  " in_tx boolean, call_path_id bigint, insn_count bigint, cyc_count bigint, flags integer" },
+	{ RB_T_CALL_PATH, "call_paths", "id bigint NOT NULL, parent_id bigint, symbol_id bigint, ip bigint" },
+	{ RB_T_CALL, "calls", "id bigint NOT NULL, thread_id bigint, comm_id bigint, call_path_id bigint,"
+			      " call_time bigint, return_time bigint, branch_count bigint, call_id bigint,"
+			      " return_id bigint, parent_call_path_id bigint, flags integer, parent_id bigint,"
+			      " insn_count bigint, cyc_count bigint" },
+	{ RB_T_PTWRITE, "ptwrite", "id bigint NOT NULL, payload bigint, exact_ip boolean" },
+	{ RB_T_CBR, "cbr", "id bigint NOT NULL, cbr integer, mhz integer, percent integer" },
+	{ RB_T_MWAIT, "mwait", "id bigint NOT NULL, hints integer, extensions integer" },
+	{ RB_T_PWRE, "pwre", "id bigint NOT NULL, cstate integer, subcstate integer, hw boolean" },
+	{ RB_T_EXSTOP, "exstop", "id bigint NOT NULL, exact_ip boolean" },
+	{ RB_T_PWRX, "pwrx", "id bigint NOT NULL, deepest_cstate integer, last_cstate integer, wake_reason integer" },
+	{ RB_T_SWITCH, "context_switches", "id bigint NOT NULL, machine_id bigint, time bigint, cpu integer,"
+					   " thread_out_id bigint, comm_out_id bigint, thread_in_id bigint,"
+					   " comm_in_id bigint, flags integer" },
+	/* ours */
+	{ RB_T_GAP, "gaps", "id bigint NOT NULL, time_start bigint, time_end bigint, cpu integer, pid integer,"
+			    " tid integer, source varchar(32), reason varchar(64), bytes_lost bigint,"
+			    " records_lost bigint, file_offset bigint, detail text" },
+	{ RB_T_AUX, "aux_buffers", "id bigint NOT NULL, queue integer, cpu integer, tid integer, aux_offset bigint,"
+				   " size bigint, file_offset bigint, snapshot_nr integer, reference bigint" },
+	{ RB_T_IMC, "imc_records", "id bigint NOT NULL, time bigint, time_estimated boolean, cpu integer, pid integer,"
+				   " tid integer, ip bigint, privilege integer, period bigint, timebase bigint,"
+				   " cpmc1 bigint, cpmc2 bigint, cpmc3 bigint, cpmc4 bigint, flush_time bigint,"
+				   " evsel_id bigint" },
+	{ RB_T_IMC_COUNTER, "imc_counters", "id bigint NOT NULL, time bigint, cpu integer, tid integer,"
+					    " evsel_id bigint, pmu varchar(64), source varchar(8), value bigint,"
+					    " enabled bigint, running bigint" },
+	{ RB_T_STAT, "decode_stats", "name varchar(64) NOT NULL, value text" },
+	{ RB_T_FTRACE, "ftrace_events", "id bigint NOT NULL, time bigint, cpu integer, pid integer, comm varchar(16),"
+					" system varchar(64), name varchar(64), flags integer, preempt_count integer,"
+					" fields text, info text, file_offset bigint" },
+	{ RB_T_SYNC, "trace_index", "id bigint NOT NULL, source varchar(16), queue integer, cpu integer, tid integer,"
+				    " time bigint, aux_pos bigint, file_offset bigint, ip bigint" },
+	{ RB_T_SEEK, "trace_seek", "id bigint NOT NULL, source varchar(16), queue integer, cpu integer, time bigint,"
+				   " tsc bigint, pos bigint, aux_pos bigint, start_off bigint, start_ord integer,"
+				   " start_from bigint, start_to bigint, start_flags integer, sample_seq bigint" },
+	{ RB_T_PATH_STAT, "call_path_stats", "call_path_id bigint NOT NULL, calls bigint, total_time bigint,"
+					     " self_time bigint, branch_count bigint, insn_count bigint, cyc_count bigint" },
+	{ RB_T_EDGE, "branch_edges", "id bigint NOT NULL, from_dso_id bigint, from_symbol_id bigint,"
+				     " from_sym_offset bigint, from_ip bigint, to_dso_id bigint, to_symbol_id bigint,"
+				     " to_sym_offset bigint, to_ip bigint, branch_type integer, count bigint" },
+};
+#define NR_TABLES (sizeof(TABLES) / sizeof(TABLES[0]))
+
+/* Every recording loaded: who made it where, and when it was loaded. */
+static const char RECORDINGS[] =
+	"CREATE TABLE IF NOT EXISTS recordings (id bigserial PRIMARY KEY, host_name text, path text,"
+	" header_hash varchar(16), size bigint, perf_version text, arch text, recorded_at timestamptz,"
+	" loaded_at timestamptz DEFAULT now(), rbdecode_version text, UNIQUE (header_hash, size));";
+
+/*
+ * perf's views (export-to-postgresql.py's columns), and ours, each with
+ * recording_id first and every lookup within the row's recording.
+ */
+#define SUB(col, table, key) "(SELECT " col " FROM " table " z WHERE z.recording_id = x.recording_id AND z.id = " key ")"
+static const char VIEWS[] =
+	"CREATE OR REPLACE VIEW machines_view AS SELECT recording_id, id, pid, root_dir,"
+	" CASE WHEN id=0 THEN 'unknown' WHEN pid=-1 THEN 'host' ELSE 'guest' END AS host_or_guest FROM machines;"
+	"CREATE OR REPLACE VIEW dsos_view AS SELECT recording_id, id, machine_id,"
+	" " SUB("host_or_guest", "machines_view", "x.machine_id") " AS host_or_guest, short_name, long_name, build_id"
+	" FROM dsos x;"
+	"CREATE OR REPLACE VIEW symbols_view AS SELECT recording_id, id, name,"
+	" " SUB("short_name", "dsos", "x.dso_id") " AS dso, dso_id, sym_start, sym_end,"
+	" CASE WHEN binding=0 THEN 'local' WHEN binding=1 THEN 'global' ELSE 'weak' END AS binding FROM symbols x;"
+	"CREATE OR REPLACE VIEW threads_view AS SELECT recording_id, id, machine_id,"
+	" " SUB("host_or_guest", "machines_view", "x.machine_id") " AS host_or_guest, process_id, pid, tid FROM threads x;"
+	"CREATE OR REPLACE VIEW comm_threads_view AS SELECT recording_id, comm_id,"
+	" " SUB("comm", "comms", "x.comm_id") " AS command, thread_id,"
+	" " SUB("pid", "threads", "x.thread_id") " AS pid, " SUB("tid", "threads", "x.thread_id") " AS tid"
+	" FROM comm_threads x;"
+	"CREATE OR REPLACE VIEW call_paths_view AS SELECT x.recording_id, x.id, to_hex(x.ip) AS ip, x.symbol_id,"
+	" " SUB("name", "symbols", "x.symbol_id") " AS symbol, " SUB("dso_id", "symbols", "x.symbol_id") " AS dso_id,"
+	" " SUB("dso", "symbols_view", "x.symbol_id") " AS dso_short_name, x.parent_id, to_hex(p.ip) AS parent_ip,"
+	" p.symbol_id AS parent_symbol_id, " SUB("name", "symbols", "p.symbol_id") " AS parent_symbol,"
+	" " SUB("dso_id", "symbols", "p.symbol_id") " AS parent_dso_id,"
+	" " SUB("dso", "symbols_view", "p.symbol_id") " AS parent_dso_short_name"
+	" FROM call_paths x INNER JOIN call_paths p ON p.recording_id = x.recording_id AND p.id = x.parent_id;"
+	"CREATE OR REPLACE VIEW calls_view AS SELECT x.recording_id, x.id, x.thread_id,"
+	" " SUB("pid", "threads", "x.thread_id") " AS pid, " SUB("tid", "threads", "x.thread_id") " AS tid,"
+	" " SUB("comm", "comms", "x.comm_id") " AS command, x.call_path_id, to_hex(c.ip) AS ip, c.symbol_id,"
+	" " SUB("name", "symbols", "c.symbol_id") " AS symbol, x.call_time, x.return_time,"
+	" x.return_time - x.call_time AS elapsed_time, x.branch_count, x.insn_count, x.cyc_count,"
+	" CASE WHEN x.cyc_count=0 THEN CAST(0 AS NUMERIC(20, 2))"
+	" ELSE CAST((CAST(x.insn_count AS FLOAT) / x.cyc_count) AS NUMERIC(20, 2)) END AS IPC, x.call_id, x.return_id,"
+	" CASE WHEN x.flags=0 THEN '' WHEN x.flags=1 THEN 'no call' WHEN x.flags=2 THEN 'no return'"
+	" WHEN x.flags=3 THEN 'no call/return' WHEN x.flags=6 THEN 'jump' ELSE CAST(x.flags AS VARCHAR(6)) END AS flags,"
+	" x.parent_call_path_id, x.parent_id"
+	" FROM calls x INNER JOIN call_paths c ON c.recording_id = x.recording_id AND c.id = x.call_path_id;"
+	"CREATE OR REPLACE VIEW samples_view AS SELECT recording_id, id, time, cpu,"
+	" " SUB("pid", "threads", "x.thread_id") " AS pid, " SUB("tid", "threads", "x.thread_id") " AS tid,"
+	" " SUB("comm", "comms", "x.comm_id") " AS command, " SUB("name", "selected_events", "x.evsel_id") " AS event,"
+	" to_hex(ip) AS ip_hex, " SUB("name", "symbols", "x.symbol_id") " AS symbol, sym_offset,"
+	" " SUB("short_name", "dsos", "x.dso_id") " AS dso_short_name, to_hex(to_ip) AS to_ip_hex,"
+	" " SUB("name", "symbols", "x.to_symbol_id") " AS to_symbol, to_sym_offset,"
+	" " SUB("short_name", "dsos", "x.to_dso_id") " AS to_dso_short_name,"
+	" " SUB("name", "branch_types", "x.branch_type") " AS branch_type_name, in_tx, insn_count, cyc_count,"
+	" CASE WHEN cyc_count=0 THEN CAST(0 AS NUMERIC(20, 2))"
+	" ELSE CAST((CAST(insn_count AS FLOAT) / cyc_count) AS NUMERIC(20, 2)) END AS IPC, flags FROM samples x;"
+	"CREATE OR REPLACE VIEW context_switches_view AS SELECT x.recording_id, x.id, x.machine_id, x.time, x.cpu,"
+	" th_out.pid AS pid_out, th_out.tid AS tid_out, comm_out.comm AS comm_out,"
+	" th_in.pid AS pid_in, th_in.tid AS tid_in, comm_in.comm AS comm_in,"
+	" CASE WHEN x.flags = 0 THEN 'in' WHEN x.flags = 1 THEN 'out' WHEN x.flags = 3 THEN 'out preempt'"
+	" ELSE CAST(x.flags AS VARCHAR(11)) END AS flags FROM context_switches x"
+	" INNER JOIN threads th_out ON th_out.recording_id = x.recording_id AND th_out.id = x.thread_out_id"
+	" INNER JOIN threads th_in ON th_in.recording_id = x.recording_id AND th_in.id = x.thread_in_id"
+	" INNER JOIN comms comm_out ON comm_out.recording_id = x.recording_id AND comm_out.id = x.comm_out_id"
+	" INNER JOIN comms comm_in ON comm_in.recording_id = x.recording_id AND comm_in.id = x.comm_in_id;"
+	/* ours */
+	"CREATE OR REPLACE VIEW gaps_view AS SELECT recording_id, id, time_start, time_end,"
+	" time_end - time_start AS duration, cpu, pid, tid, source, reason, bytes_lost, records_lost, file_offset,"
+	" detail FROM gaps;"
+	"CREATE OR REPLACE VIEW function_stats AS SELECT t.recording_id, p.symbol_id, s.name, d.short_name AS dso,"
+	" sum(t.calls) AS calls, sum(t.self_time) AS self_time, sum(t.total_time) AS total_time_all_levels,"
+	" sum(t.branch_count) AS branch_count, sum(t.insn_count) AS insn_count, sum(t.cyc_count) AS cyc_count"
+	" FROM call_path_stats t JOIN call_paths p ON p.recording_id = t.recording_id AND p.id = t.call_path_id"
+	" LEFT JOIN symbols s ON s.recording_id = t.recording_id AND s.id = p.symbol_id"
+	" LEFT JOIN dsos d ON d.recording_id = t.recording_id AND d.id = s.dso_id"
+	" GROUP BY t.recording_id, p.symbol_id, s.name, d.short_name;"
+	"CREATE OR REPLACE VIEW branch_edges_view AS SELECT recording_id, id, to_hex(from_ip) AS from_ip,"
+	" " SUB("name", "symbols", "x.from_symbol_id") " AS from_symbol, from_sym_offset, to_hex(to_ip) AS to_ip,"
+	" " SUB("name", "symbols", "x.to_symbol_id") " AS to_symbol, to_sym_offset,"
+	" " SUB("name", "branch_types", "x.branch_type") " AS branch_type, count FROM branch_edges x;";
+
+/* Indexes beside the keys, added after the first load (as SQLite's INDEXES). */
+static const char INDEXES[] =
+	"CREATE INDEX IF NOT EXISTS samples_time_idx ON samples (recording_id, time);"
+	"CREATE INDEX IF NOT EXISTS call_paths_parent_idx ON call_paths (recording_id, parent_id);"
+	"CREATE INDEX IF NOT EXISTS calls_parent_idx ON calls (recording_id, parent_id);"
+	"CREATE INDEX IF NOT EXISTS context_switches_time_idx ON context_switches (recording_id, cpu, time);"
+	"CREATE INDEX IF NOT EXISTS trace_index_time_idx ON trace_index (recording_id, queue, time);";
+
+struct rb_pg {
+	struct rb_table_writer w;
+	PGconn *conn;
+	int64_t recording_id;
+	FILE *spool[RB_T_COUNT];      /* each table's COPY text, recording_id first; NULL until a row comes */
+	int live;                     /* COPY samples is open on the connection: its rows go straight there */
+	char *line;                   /* one row's COPY text being made */
+	size_t line_len, line_cap;
+	char rid[24];                 /* recording_id as text */
+	struct stat_row { char *name, *value; } *stats;   /* decode_stats, a later name replacing an earlier */
+	size_t nr_stats, cap_stats;
+	int in_tx;                    /* the load's transaction is open */
+	int failed;
+	char err[768];
+};
+
+static const struct pg_table *table_of(enum rb_table t)
+{
+	for (size_t i = 0; i < NR_TABLES; i++)
+		if (TABLES[i].t == t)
+			return &TABLES[i];
+	return NULL;
+}
+
+/* The server's message, on one line: its line breaks and indents folded into one space each. */
+static const char *server_msg(PGconn *c)
+{
+	static char buf[512];
+	const char *m = c ? PQerrorMessage(c) : "out of memory";
+	size_t o = 0;
+	for (; *m && o + 1 < sizeof(buf); m++) {
+		int space = *m == '\n' || *m == '\t' || *m == ' ';
+		if (!space)
+			buf[o++] = *m;
+		else if (o && buf[o - 1] != ' ')
+			buf[o++] = ' ';
+	}
+	while (o && buf[o - 1] == ' ')
+		o--;
+	buf[o] = 0;
+	return buf;
+}
+
+/* The server's notices (a shutdown's "terminating connection") are not ours to print: its error says it. */
+static void quiet_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static int pg_fail(struct rb_pg *pg, const char *what, const char *why)
+{
+	if (!pg->failed)
+		snprintf(pg->err, sizeof(pg->err), "postgresql: %s: %s", what, why);
+	pg->failed = 1;
+	return -1;
+}
+
+/* Run @sql (one or more statements, no result wanted). */
+static int pg_exec(struct rb_pg *pg, const char *sql, const char *what)
+{
+	PGresult *r = PQexec(pg->conn, sql);
+	int ok = r && (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK);
+	PQclear(r);
+	return ok ? 0 : pg_fail(pg, what, server_msg(pg->conn));
+}
+
+/* One value of a query with parameters, as text into @out ("" for none); 0 or -1. */
+static int pg_value(struct rb_pg *pg, const char *sql, int n, const char *const *params, char *out, size_t len,
+		    const char *what)
+{
+	PGresult *r = PQexecParams(pg->conn, sql, n, NULL, params, NULL, NULL, 0);
+	int ok = r && (PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK);
+	if (ok && out)
+		snprintf(out, len, "%s", PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? PQgetvalue(r, 0, 0) : "");
+	PQclear(r);
+	return ok ? 0 : pg_fail(pg, what, server_msg(pg->conn));
+}
+
+/* ------------------------------------------------------------- rows */
+
+/* Room for @n more bytes in the row being made. */
+static int line_room(struct rb_pg *pg, size_t n)
+{
+	if (pg->line_len + n <= pg->line_cap)
+		return 0;
+	size_t cap = pg->line_cap ? 2 * pg->line_cap : 1024;
+	while (cap < pg->line_len + n)
+		cap *= 2;
+	char *l = realloc(pg->line, cap);
+	if (!l)
+		return pg_fail(pg, "row", "out of memory");
+	pg->line = l;
+	pg->line_cap = cap;
+	return 0;
+}
+
+/* An integer in decimal (COPY text), without printf's cost per value. */
+static void line_int(struct rb_pg *pg, int64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do
+		tmp[n++] = (char)('0' + u % 10);
+	while (u /= 10);
+	char *p = pg->line + pg->line_len;
+	if (v < 0)
+		*p++ = '-';
+	while (n)
+		*p++ = tmp[--n];
+	pg->line_len = (size_t)(p - pg->line);
+}
+
+/* A text value: backslash, tab, newline and carriage return escaped. */
+static int line_text(struct rb_pg *pg, const char *s)
+{
+	if (line_room(pg, 2 * strlen(s)))
+		return -1;
+	char *p = pg->line + pg->line_len;
+	for (; *s; s++) {
+		switch (*s) {
+		case '\\': *p++ = '\\'; *p++ = '\\'; break;
+		case '\t': *p++ = '\\'; *p++ = 't'; break;
+		case '\n': *p++ = '\\'; *p++ = 'n'; break;
+		case '\r': *p++ = '\\'; *p++ = 'r'; break;
+		default: *p++ = *s;
+		}
+	}
+	pg->line_len = (size_t)(p - pg->line);
+	return 0;
+}
+
+/* Start a row: its recording_id, and room for @n more bytes. */
+static int line_begin(struct rb_pg *pg, size_t n)
+{
+	size_t k = strlen(pg->rid);
+	pg->line_len = 0;
+	if (line_room(pg, k + n))
+		return -1;
+	memcpy(pg->line, pg->rid, k);
+	pg->line_len = k;
+	return 0;
+}
+
+static int stat_row(struct rb_pg *pg, const struct rb_tval *v)
+{
+	char num[32];
+	const char *value = v[1].text ? v[1].s : (snprintf(num, sizeof(num), "%" PRId64, v[1].i), num);
+	for (size_t i = 0; i < pg->nr_stats; i++)
+		if (!strcmp(pg->stats[i].name, v[0].s)) {
+			char *s = strdup(value);
+			if (!s)
+				return pg_fail(pg, "decode_stats", "out of memory");
+			free(pg->stats[i].value);
+			pg->stats[i].value = s;
+			return 0;
+		}
+	if (pg->nr_stats == pg->cap_stats) {
+		size_t n = pg->cap_stats ? 2 * pg->cap_stats : 32;
+		struct stat_row *s = realloc(pg->stats, n * sizeof(*s));
+		if (!s)
+			return pg_fail(pg, "decode_stats", "out of memory");
+		pg->stats = s;
+		pg->cap_stats = n;
+	}
+	struct stat_row *s = &pg->stats[pg->nr_stats];
+	s->name = strdup(v[0].s);
+	s->value = strdup(value);
+	if (!s->name || !s->value) {
+		free(s->name);
+		free(s->value);
+		return pg_fail(pg, "decode_stats", "out of memory");
+	}
+	pg->nr_stats++;
+	return 0;
+}
+
+static int pg_row(void *ctx, enum rb_table t, const struct rb_tval *v, int n)
+{
+	struct rb_pg *pg = ctx;
+	if (pg->failed)
+		return -1;
+	if (t == RB_T_STAT)
+		return n == 2 && !v[0].text ? pg_fail(pg, "decode_stats", "internal: a name that is not text")
+		       : n == 2 ? stat_row(pg, v) : pg_fail(pg, "decode_stats", "internal: not 2 values");
+	if ((unsigned)t >= RB_T_COUNT)
+		return pg_fail(pg, "row", "internal: no such table");
+	/* the row: recording_id, then each value after a tab; 21 bytes hold any integer and its tab */
+	if (line_begin(pg, 22 * (size_t)n + 1))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (line_room(pg, 22))
+			return -1;
+		pg->line[pg->line_len++] = '\t';
+		if (!v[i].text)
+			line_int(pg, v[i].i);
+		else if (line_text(pg, v[i].s))
+			return -1;
+	}
+	if (line_room(pg, 1))
+		return -1;
+	pg->line[pg->line_len++] = '\n';
+	if (t == RB_T_SAMPLE && pg->live)
+		return PQputCopyData(pg->conn, pg->line, (int)pg->line_len) == 1 ? 0
+		       : pg_fail(pg, "samples", server_msg(pg->conn));
+	FILE *f = pg->spool[t];
+	if (!f && !(f = pg->spool[t] = tmpfile()))
+		return pg_fail(pg, "spool file", strerror(errno));
+	if (fwrite(pg->line, 1, pg->line_len, f) != pg->line_len)
+		return pg_fail(pg, "spool file", strerror(errno));
+	return 0;
+}
+
+/* ------------------------------------------------------------- load */
+
+/* "recording_id, a, b, ..." from a table's column definitions: each definition's first word. */
+static void column_list(const struct pg_table *t, char *out, size_t len)
+{
+	size_t o = (size_t)snprintf(out, len, "recording_id");
+	for (const char *p = t->cols; *p && o < len;) {
+		size_t w = strcspn(p, " ");
+		o += (size_t)snprintf(out + o, len - o, ", %.*s", (int)w, p);
+		const char *c = strchr(p, ',');
+		if (!c)
+			break;
+		p = c + 2;
+	}
+}
+
+/* Open COPY @t on the connection. */
+static int copy_start(struct rb_pg *pg, const struct pg_table *t)
+{
+	char cols[1024], sql[1200];
+	column_list(t, cols, sizeof(cols));
+	snprintf(sql, sizeof(sql), "COPY %s (%s) FROM STDIN", t->name, cols);
+	PGresult *r = PQexec(pg->conn, sql);
+	int st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+	PQclear(r);
+	return st == PGRES_COPY_IN ? 0 : pg_fail(pg, t->name, server_msg(pg->conn));
+}
+
+/* End the open COPY @t (@ok 0: something failed sending it already). */
+static int copy_end(struct rb_pg *pg, const struct pg_table *t, int ok)
+{
+	PGresult *r;
+	ok = PQputCopyEnd(pg->conn, NULL) == 1 && ok;
+	int good = ok;
+	while ((r = PQgetResult(pg->conn))) {
+		if (PQresultStatus(r) != PGRES_COMMAND_OK)
+			good = 0;
+		PQclear(r);
+	}
+	return good ? 0 : pg_fail(pg, t->name, server_msg(pg->conn));
+}
+
+/* Send what is in @data (len bytes) or in @f into COPY @t. */
+static int copy_in(struct rb_pg *pg, const struct pg_table *t, FILE *f, const char *data, size_t len)
+{
+	PGresult *r;
+	if (copy_start(pg, t))
+		return -1;
+	int ok = 1;
+	if (f) {
+		char buf[1 << 16];
+		size_t n;
+		rewind(f);
+		while (ok && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+			ok = PQputCopyData(pg->conn, buf, (int)n) == 1;
+		if (ferror(f)) {
+			PQputCopyEnd(pg->conn, "spool file read error");
+			while ((r = PQgetResult(pg->conn)))
+				PQclear(r);
+			return pg_fail(pg, t->name, "cannot read back its spool file");
+		}
+	} else if (len) {
+		ok = PQputCopyData(pg->conn, data, (int)len) == 1;
+	}
+	return copy_end(pg, t, ok);
+}
+
+/* decode_stats, one row per name (the last value given), from memory. */
+static int copy_stats(struct rb_pg *pg)
+{
+	const struct pg_table *t = table_of(RB_T_STAT);
+	if (copy_start(pg, t))
+		return -1;
+	int ok = 1;
+	for (size_t i = 0; i < pg->nr_stats && ok; i++) {
+		ok = !line_begin(pg, 3);
+		if (ok) {
+			pg->line[pg->line_len++] = '\t';
+			ok = !line_text(pg, pg->stats[i].name) && !line_room(pg, 1);
+		}
+		if (ok) {
+			pg->line[pg->line_len++] = '\t';
+			ok = !line_text(pg, pg->stats[i].value) && !line_room(pg, 1);
+		}
+		if (ok) {
+			pg->line[pg->line_len++] = '\n';
+			ok = PQputCopyData(pg->conn, pg->line, (int)pg->line_len) == 1;
+		}
+	}
+	return copy_end(pg, t, ok);
+}
+
+/*
+ * The keys, as perf's script adds them after its load, here keyed by
+ * recording too: once, by the first load that finds them missing and no
+ * other load running. Adding a key needs its table alone, and a load
+ * running beside this one holds its tables until it commits: waiting for
+ * it while holding a table it needs next would deadlock. So every table is
+ * locked first, without waiting (NOWAIT), in a savepoint; if any is busy,
+ * or anything else fails, the savepoint is rolled back and the load goes
+ * on without keys (its rows are already in): a later load adds them.
+ * Returns 0, or -1 if the transaction itself failed.
+ */
+static int add_keys(struct rb_pg *pg)
+{
+	char have[8];
+	if (pg_value(pg, "SELECT to_regclass('samples_pkey') IS NOT NULL", 0, NULL, have, sizeof(have), "keys"))
+		return -1;
+	if (!strcmp(have, "t"))
+		return 0;
+	char lock[1024];
+	size_t o = (size_t)snprintf(lock, sizeof(lock), "LOCK TABLE");
+	for (size_t i = 0; i < NR_TABLES && o < sizeof(lock); i++)
+		o += (size_t)snprintf(lock + o, sizeof(lock) - o, "%s %s", i ? "," : "", TABLES[i].name);
+	if (o < sizeof(lock))
+		snprintf(lock + o, sizeof(lock) - o, " IN ACCESS EXCLUSIVE MODE NOWAIT");
+	if (pg_exec(pg, "SAVEPOINT rb_keys", "keys"))
+		return -1;
+	pg_exec(pg, lock, "keys");
+	for (size_t i = 0; i < NR_TABLES && !pg->failed; i++) {
+		char sql[256], key[64];
+		snprintf(key, sizeof(key), "%.*s", (int)strcspn(TABLES[i].cols, " "), TABLES[i].cols);
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD PRIMARY KEY (recording_id, %s)", TABLES[i].name, key);
+		pg_exec(pg, sql, "keys");
+	}
+	pg_exec(pg, INDEXES, "indexes");
+	if (!pg->failed)
+		return pg_exec(pg, "RELEASE SAVEPOINT rb_keys", "keys");
+	pg->failed = 0;                /* another load holds the tables, or added them first */
+	pg->err[0] = 0;
+	return pg_exec(pg, "ROLLBACK TO SAVEPOINT rb_keys", "keys");
+}
+
+/* comms.has_calls, as perf's export sets it: true where the comm has calls (as the store noted them). */
+static int set_has_calls(struct rb_pg *pg, const uint8_t *call_comms, size_t n)
+{
+	char id[32];
+	snprintf(id, sizeof(id), "%" PRId64, pg->recording_id);
+	if (!call_comms) {
+		const char *p[] = { id };
+		return pg_value(pg, "UPDATE comms SET has_calls = true WHERE recording_id = $1 AND id IN"
+				" (SELECT DISTINCT comm_id FROM calls WHERE recording_id = $1)", 1, p, NULL, 0,
+				"comms.has_calls");
+	}
+	size_t len = 0;
+	char *ids = NULL;
+	FILE *f = open_memstream(&ids, &len);
+	if (!f)
+		return pg_fail(pg, "comms.has_calls", "out of memory");
+	putc('{', f);
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (call_comms[i])
+			fprintf(f, "%s%zu", k++ ? "," : "", i);
+	putc('}', f);
+	if (fclose(f))
+		return pg_fail(pg, "comms.has_calls", "out of memory");
+	const char *p[] = { id, ids };
+	int rc = pg_value(pg, "UPDATE comms SET has_calls = true WHERE recording_id = $1 AND id = ANY($2::bigint[])",
+			  2, p, NULL, 0, "comms.has_calls");
+	free(ids);
+	return rc;
+}
+
+static int pg_finish(void *ctx, const uint64_t *rows, int calls_dropped, const uint8_t *call_comms,
+		     size_t nr_call_comms)
+{
+	struct rb_pg *pg = ctx;
+	if (pg->live && !pg->failed) {
+		pg->live = 0;
+		copy_end(pg, table_of(RB_T_SAMPLE), 1);
+	}
+	for (size_t i = 0; i < NR_TABLES && !pg->failed; i++) {
+		enum rb_table t = TABLES[i].t;
+		if (t == RB_T_STAT || !pg->spool[t] || (t == RB_T_CALL && calls_dropped))
+			continue;
+		if (fflush(pg->spool[t]))
+			return pg_fail(pg, "spool file", strerror(errno));
+		copy_in(pg, &TABLES[i], pg->spool[t], NULL, 0);
+	}
+	if (!pg->failed)
+		copy_stats(pg);
+	if (!pg->failed && rows[RB_T_CALL])
+		set_has_calls(pg, call_comms, nr_call_comms);
+	if (!pg->failed)
+		add_keys(pg);
+	if (!pg->failed && !pg_exec(pg, "COMMIT", "commit"))
+		pg->in_tx = 0;
+	return pg->failed ? -1 : 0;
+}
+
+static void pg_free(void *ctx)
+{
+	struct rb_pg *pg = ctx;
+	if (!pg)
+		return;
+	if (pg->conn) {
+		if (pg->live) {             /* a COPY still open: end it as failed, then roll back */
+			PGresult *r;
+			PQputCopyEnd(pg->conn, "rbdecode gave up the load");
+			while ((r = PQgetResult(pg->conn)))
+				PQclear(r);
+		}
+		if (pg->in_tx)
+			PQclear(PQexec(pg->conn, "ROLLBACK"));
+		PQfinish(pg->conn);
+	}
+	for (int i = 0; i < RB_T_COUNT; i++)
+		if (pg->spool[i])
+			fclose(pg->spool[i]);
+	for (size_t i = 0; i < pg->nr_stats; i++) {
+		free(pg->stats[i].name);
+		free(pg->stats[i].value);
+	}
+	free(pg->stats);
+	free(pg->line);
+	free(pg);
+}
+
+static const char *pg_error(void *ctx)
+{
+	struct rb_pg *pg = ctx;
+	return pg->failed ? pg->err : NULL;
+}
+
+/* ------------------------------------------------------------- open */
+
+int rb_pg_is_target(const char *s)
+{
+	return s && (!strncmp(s, "postgresql://", 13) || !strncmp(s, "postgres://", 11));
+}
+
+/* The tables, created if missing, in a transaction of their own under an advisory lock (two first loads at once). */
+static int create_schema(struct rb_pg *pg)
+{
+	if (pg_exec(pg, "SET client_min_messages TO WARNING; BEGIN; SELECT pg_advisory_xact_lock(2025052001)", "schema"))
+		return -1;
+	pg_exec(pg, RECORDINGS, "schema");
+	for (size_t i = 0; i < NR_TABLES && !pg->failed; i++) {
+		char sql[2048];
+		snprintf(sql, sizeof(sql), "CREATE TABLE IF NOT EXISTS %s (recording_id bigint NOT NULL, %s)",
+			 TABLES[i].name, TABLES[i].cols);
+		pg_exec(pg, sql, "schema");
+	}
+	pg_exec(pg, "ALTER TABLE comms ADD COLUMN IF NOT EXISTS has_calls boolean", "schema");
+	pg_exec(pg, VIEWS, "views");
+	if (pg->failed) {
+		PQclear(PQexec(pg->conn, "ROLLBACK"));
+		return -1;
+	}
+	return pg_exec(pg, "COMMIT", "schema");
+}
+
+/* The recording's row, after removing an earlier load of it (@force) or refusing to. 0, -1, or -2 refused. */
+static int add_recording(struct rb_pg *pg, const struct rb_pg_recording *rec, int force)
+{
+	char size[32], old[32];
+	snprintf(size, sizeof(size), "%" PRIu64, rec->size);
+	const char *key[] = { rec->hash, size };
+	if (pg_exec(pg, "BEGIN", "begin"))
+		return -1;
+	pg->in_tx = 1;
+	if (pg_value(pg, "SELECT id FROM recordings WHERE header_hash = $1 AND size = $2 FOR UPDATE", 2, key, old,
+		     sizeof(old), "recordings"))
+		return -1;
+	if (old[0] && !force) {
+		snprintf(pg->err, sizeof(pg->err), "postgresql: this recording (header hash %s, %s bytes) is already"
+			 " loaded as recording %s (use --force to replace it)", rec->hash, size, old);
+		pg->failed = 1;
+		return -2;
+	}
+	if (old[0]) {
+		const char *p[] = { old };
+		for (size_t i = 0; i < NR_TABLES && !pg->failed; i++) {
+			char sql[128];
+			snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE recording_id = $1", TABLES[i].name);
+			pg_value(pg, sql, 1, p, NULL, 0, TABLES[i].name);
+		}
+		pg_value(pg, "DELETE FROM recordings WHERE id = $1", 1, p, NULL, 0, "recordings");
+	}
+	char when[32] = "";
+	if (rec->recorded)
+		snprintf(when, sizeof(when), "%" PRId64, rec->recorded);
+	const char *v[] = { rec->host, rec->path, rec->hash, size, rec->perf_version, rec->arch,
+			    when[0] ? when : NULL, PACKAGE_VERSION };
+	char id[32];
+	PGresult *r = PQexecParams(pg->conn, "INSERT INTO recordings (host_name, path, header_hash, size, perf_version,"
+				   " arch, recorded_at, rbdecode_version) VALUES ($1, $2, $3, $4, $5, $6,"
+				   " to_timestamp($7::bigint), $8) RETURNING id", 8, NULL, v, NULL, NULL, 0);
+	int ok = r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+	if (ok)
+		snprintf(id, sizeof(id), "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	if (!ok || pg->failed)
+		return pg_fail(pg, "recordings", server_msg(pg->conn));
+	pg->recording_id = strtoll(id, NULL, 10);
+	snprintf(pg->rid, sizeof(pg->rid), "%" PRId64, pg->recording_id);
+	/* the samples go to the server as they come (the other tables at the end) */
+	if (copy_start(pg, table_of(RB_T_SAMPLE)))
+		return -1;
+	pg->live = 1;
+	return 0;
+}
+
+int rb_pg_open(const struct rb_table_writer **out, const char *conninfo, const struct rb_pg_recording *rec,
+	       int force, int64_t *recording_id, char *msg, size_t msglen)
+{
+	*out = NULL;
+	struct rb_pg *pg = calloc(1, sizeof(*pg));
+	if (!pg) {
+		snprintf(msg, msglen, "out of memory");
+		return -1;
+	}
+	/* a connect_timeout in @conninfo (or PGCONNECT_TIMEOUT) wins over ours, which is only there so nothing hangs */
+	const char *keys[] = { "connect_timeout", "fallback_application_name", "dbname", NULL };
+	const char *vals[] = { getenv("PGCONNECT_TIMEOUT") ? NULL : "10", "rbdecode", conninfo, NULL };
+	pg->conn = PQconnectdbParams(keys, vals, 1);
+	if (!pg->conn || PQstatus(pg->conn) != CONNECTION_OK) {
+		snprintf(msg, msglen, "postgresql: cannot connect: %s", server_msg(pg->conn));
+		pg_free(pg);
+		return -1;
+	}
+	PQsetNoticeProcessor(pg->conn, quiet_notice, NULL);
+	int rc = create_schema(pg);
+	if (!rc)
+		rc = add_recording(pg, rec, force);
+	if (rc) {
+		snprintf(msg, msglen, "%s", pg->err);
+		pg_free(pg);
+		return rc == -2 ? -2 : -1;
+	}
+	pg->w = (struct rb_table_writer){ .ctx = pg, .row = pg_row, .finish = pg_finish, .abort = pg_free,
+					  .error = pg_error };
+	if (recording_id)
+		*recording_id = pg->recording_id;
+	*out = &pg->w;
+	return 0;
+}
