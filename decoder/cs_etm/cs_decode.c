@@ -655,6 +655,13 @@ static int run_buffer(struct rb_cs_dec *d, const struct rb_cs_buffer *buf, struc
 			fclose(f);
 			if (rb_ocsd_oom())   /* OpenCSD ran out of memory: not the trace's fault */
 				return fail(err, RB_CS_ERR_NOMEM, buf->path, "out of memory");
+			if (rb_ocsd_crashed()) {   /* its tree is abandoned (ocsd_guard.cpp), never touched again */
+				rb_ocsd_crashed_clear();
+				d->tree = C_API_INVALID_TREE_HANDLE;
+				skip_source(d, "%s: OpenCSD crashed (a bug of the library on this trace) at trace index %"
+					    PRIu32 "; the rest of the buffer is not decoded", buf->path, index);
+				return 0;
+			}
 			skip_source(d, "%s: decoding stopped on a fatal OpenCSD error at trace index %" PRIu32,
 				    buf->path, index);
 			return 0;

@@ -632,6 +632,17 @@ static int feed(struct queue *q, const uint8_t *data, uint32_t len)
 		else
 			resp = ocsd_dt_process_data(q->tree, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
 		done += used;
+		if (rb_ocsd_crashed()) {
+			/* OpenCSD faulted (ocsd_guard.cpp): its tree is abandoned, never touched again */
+			rb_ocsd_crashed_clear();
+			q->tree = C_API_INVALID_TREE_HANDLE;
+			snprintf(detail, sizeof(detail), "queue %u: OpenCSD crashed (a bug of the library on this trace) "
+				 "at AUX offset %#" PRIx64 "; the rest of the fragment is not decoded, the next starts "
+				 "a new decoder", q->idx, q->frag_base + done);
+			q->etm->env->warn(q->etm->env->sess, detail);
+			gap(q, NULL, "decoder error", len - done, q->file_offset, detail);
+			break;
+		}
 		if (OCSD_DATA_RESP_IS_FATAL(resp) && !q->stop && rb_ocsd_oom()) {
 			q->stop = -ENOMEM;   /* out of memory inside OpenCSD: not the trace's fault */
 			break;

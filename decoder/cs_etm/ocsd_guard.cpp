@@ -6,13 +6,68 @@
  * datapath response); an std::bad_alloc, or OCSD_ERR_MEM from the library
  * itself (returned, or logged as the reason of a fatal response), also sets
  * this thread's flag for rb_ocsd_oom(). The only C++ of the project.
+ *
+ * Decoding itself (ocsd_dt_process_data) also runs under a fault guard:
+ * OpenCSD 1.3.3 dereferences freed memory on some damaged ETMv4 trace
+ * (TrcPktDecodeEtmV4I::mispredictAtom iterates its P0 stack after erasing
+ * from it; fuzz_trace_cs found it). A SIGSEGV, SIGBUS or SIGFPE raised
+ * inside that call returns to the wrapper (siglongjmp) as a fatal response
+ * and sets rb_ocsd_crashed(): the caller abandons the tree (its memory is
+ * in an unknown state, so it is neither used nor freed again) and says
+ * what was not decoded. The same signals anywhere else go to the handler
+ * that was there before (the default, or a sanitizer's).
  */
 #define RB_OCSD_GUARD_IMPL
 #include "config.h"
 #include <new>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
 #include "ocsd_guard.h"
 
-static thread_local int oom;
+static thread_local int oom, crashed;
+static thread_local sigjmp_buf *volatile guard_jb;
+static const int guard_sigs[] = { SIGSEGV, SIGBUS, SIGFPE };
+static struct sigaction prev_act[3];
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	sigjmp_buf *jb = guard_jb;
+	if (jb) {
+		guard_jb = nullptr;
+		siglongjmp(*jb, sig);
+	}
+	for (int i = 0; i < 3; i++) {   /* not OpenCSD's: whoever handled it before */
+		if (guard_sigs[i] != sig)
+			continue;
+		const struct sigaction *p = &prev_act[i];
+		if (p->sa_flags & SA_SIGINFO) {
+			if (p->sa_sigaction) {
+				p->sa_sigaction(sig, si, uc);
+				return;
+			}
+		} else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+			p->sa_handler(sig);
+			return;
+		}
+		sigaction(sig, p, nullptr);   /* the default: return and fault again, now fatal */
+		return;
+	}
+}
+
+static void install_guard(void)
+{
+	static int done;
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(guard_sigs[i], &sa, &prev_act[i]);
+}
 
 /* @call's value, or @fail after an exception (bad_alloc: memory, also flagged) */
 #define GUARD(fail, call)                              \
@@ -56,12 +111,33 @@ dcd_tree_handle_t rb_ocsd_create_dcd_tree(const ocsd_dcd_tree_src_t src_type, co
 	GUARD(C_API_INVALID_TREE_HANDLE, ocsd_create_dcd_tree(src_type, cfg_flags))
 }
 
+static ocsd_datapath_resp_t process(const dcd_tree_handle_t h, const ocsd_datapath_op_t op,
+				    const ocsd_trc_index_t index, const uint32_t size, const uint8_t *data,
+				    uint32_t *used)
+{
+	GUARD(OCSD_RESP_FATAL_SYS_ERR, fatal_mem(ocsd_dt_process_data(h, op, index, size, data, used)))
+}
+
 ocsd_datapath_resp_t rb_ocsd_dt_process_data(const dcd_tree_handle_t h, const ocsd_datapath_op_t op,
 					     const ocsd_trc_index_t index, const uint32_t size,
 					     const uint8_t *data, uint32_t *used)
 {
-	GUARD(OCSD_RESP_FATAL_SYS_ERR, fatal_mem(ocsd_dt_process_data(h, op, index, size, data, used)))
+	install_guard();
+	sigjmp_buf jb;
+	if (sigsetjmp(jb, 1)) {   /* OpenCSD faulted: this tree is lost */
+		crashed = 1;
+		if (used)
+			*used = 0;
+		return OCSD_RESP_FATAL_SYS_ERR;
+	}
+	guard_jb = &jb;
+	ocsd_datapath_resp_t r = process(h, op, index, size, data, used);
+	guard_jb = nullptr;
+	return r;
 }
+
+int rb_ocsd_crashed(void) { return crashed; }
+void rb_ocsd_crashed_clear(void) { crashed = 0; }
 
 ocsd_err_t rb_ocsd_dt_set_gen_elem_outfn(const dcd_tree_handle_t h, FnTraceElemIn fn, const void *ctx)
 {

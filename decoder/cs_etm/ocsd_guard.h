@@ -20,6 +20,13 @@ extern "C" {
 /* 1 when an OpenCSD call of this thread ran out of memory since the last rb_ocsd_oom_clear() */
 int rb_ocsd_oom(void);
 void rb_ocsd_oom_clear(void);
+/*
+ * 1 when OpenCSD faulted (SIGSEGV, SIGBUS, SIGFPE) inside a decoding call of
+ * this thread since the last rb_ocsd_crashed_clear(): that call returned a
+ * fatal response, and its tree must be abandoned, neither used nor destroyed.
+ */
+int rb_ocsd_crashed(void);
+void rb_ocsd_crashed_clear(void);
 
 dcd_tree_handle_t rb_ocsd_create_dcd_tree(const ocsd_dcd_tree_src_t src_type, const uint32_t cfg_flags);
 ocsd_datapath_resp_t rb_ocsd_dt_process_data(const dcd_tree_handle_t h, const ocsd_datapath_op_t op,
