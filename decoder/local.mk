@@ -21,7 +21,7 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/intel_pt/intel_pt.h %D%/intel_pt/intel_pt.c %D%/intel_pt/pt_source.c %D%/intel_pt/pt_index.c \
 	%D%/intel_pt/pt_internal.h %D%/intel_pt/pt_gather.c %D%/intel_pt/pt_image.c \
 	%D%/intel_pt/pt_events.c %D%/intel_pt/pt_decode.c %D%/intel_pt/pt_segment.c \
-	%D%/intel_pt/pt_dump.c \
+	%D%/intel_pt/pt_dump.c %D%/intel_pt/pt_resync.c \
 	%D%/intel_pt/pt_clock.h %D%/intel_pt/pt_clock.c \
 	%D%/intel_pt/pt_filter.h %D%/intel_pt/pt_filter.c \
 	%D%/cs_etm/cs_etm.c \

@@ -30,6 +30,7 @@ SHELL_TESTS = \
 	tests/queries.test \
 	tests/aux_gaps.test \
 	tests/pt_real.test \
+	tests/pt_resync.test \
 	tests/pt_decode.test \
 	tests/pt_damaged.test \
 	tests/aggregates.test \

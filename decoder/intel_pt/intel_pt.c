@@ -26,7 +26,9 @@
  *
  * pt_dump.c shows the packets (rbdecode dump --packets) and has no part in
  * decoding. Beside them: pt_clock.c dates packets as perf does, pt_filter.c
- * places the address filters, pt_source.c makes this a trace source; what
+ * places the address filters, pt_resync.c resumes decoding after missing
+ * code at the next address the trace gives (as perf does, where libipt
+ * would wait for the next PSB), pt_source.c makes this a trace source; what
  * the files share is in pt_internal.h.
  *
  * This file ties the parts together: rb_pt_open (gathering, then the

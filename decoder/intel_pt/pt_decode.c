@@ -173,11 +173,14 @@ int start_clock(struct rb_pt *pt, struct ptq *q, const struct pt_config *c)
 	if (ptclock_init(&q->clk, &cc, c->begin, c->end, 0))
 		return -1;
 	q->have_clk = 1;
+	q->clk_base = q->dec_base;
 	return 0;
 }
 
 static int start_run(struct rb_pt *pt, struct ptq *q)
 {
+	rs_leave(pt, q);
+	q->rs_floor = 0;
 	if (q->dec) {
 		dec_free(pt, q->dec);
 		q->dec = NULL;
@@ -226,7 +229,7 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
 		if (emit_gap(pt, q, "overlap trimmed", q->time, q->time, 0, detail))
 			return q->err;
 	}
-	q->dec = pt->insn_dec ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c);
+	q->dec = dec_alloc(pt, &c);
 	if (!q->dec)
 		return q->err = -ENOMEM;
 	if (start_clock(pt, q, &c))
@@ -246,14 +249,14 @@ static int start_run(struct rb_pt *pt, struct ptq *q)
  * and says when sideband must be applied and where losses start; and the
  * packet clock (q->clk_time), the time of the packet the decoder consumed
  * last, which dates branches, instruction samples and the events that end
- * or start tracing.
+ * or start tracing. Offsets here are the run's (q_pos).
  */
 static inline void update_clock_at(struct rb_pt *pt, struct ptq *q, uint64_t off)
 {
 	uint64_t tsc;
 	if (q->clk_known && off == q->clk_off)
 		return;                 /* no packet read since (blocks of one TNT packet): the same time */
-	if (q->have_clk && ptclock_at(&q->clk, off, &tsc) >= 0) {
+	if (q->have_clk && ptclock_at(&q->clk, off - q->clk_base, &tsc) >= 0) {
 		if (!q->clk_known || tsc != q->clk_tsc)
 			q->clk_time = tsc_to_perf(pt, tsc);
 		q->clk_tsc = tsc;
@@ -267,7 +270,7 @@ static inline void update_clock_at(struct rb_pt *pt, struct ptq *q, uint64_t off
 
 static void update_clock(struct rb_pt *pt, struct ptq *q)
 {
-	update_clock_at(pt, q, dec_offset(pt, q->dec, 0));
+	update_clock_at(pt, q, q_pos(pt, q));
 }
 
 static __attribute__((noinline)) void read_time(struct rb_pt *pt, struct ptq *q, uint64_t off)
@@ -285,7 +288,7 @@ static __attribute__((noinline)) void read_time(struct rb_pt *pt, struct ptq *q,
 /* Both clocks move only as libipt reads packets: most blocks (the bits of one TNT) leave them as they are. */
 static inline void update_time(struct rb_pt *pt, struct ptq *q)
 {
-	uint64_t off = dec_offset(pt, q->dec, 0);
+	uint64_t off = q_pos(pt, q);
 	if (!q->time_known || off != q->time_off)
 		read_time(pt, q, off);
 }
@@ -321,11 +324,20 @@ static int set_thread(struct rb_pt *pt, struct ptq *q)
 
 static int emit_psb(struct rb_pt *pt, struct ptq *q);
 
+/* The trace begin where decoding resumed after missing code (on_error), once the sideband is there. */
+static int flush_begin(struct rb_pt *pt, struct ptq *q)
+{
+	if (!q->rs_begin)
+		return 0;
+	q->rs_begin = 0;
+	return emit_branch(pt, q, 0, q->rs_begin_ip, q->rs_begin_flags, q->rs_begin_time);
+}
+
 static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 {
 	char detail[800];
 	uint64_t off = 0, t0 = q->time;
-	off = q->dec_base + dec_offset(pt, q->dec, 0);
+	off = q_pos(pt, q);
 	const char *reason = "decoder lost sync";
 	if (err == -pte_nomap) {
 		reason = "no image";
@@ -343,16 +355,60 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 			return q->err;
 	}
 	drop_unproven(q);       /* the loss starts after the last packet */
+	if (flush_begin(pt, q))
+		return q->err;
 	if (q->psb_wait && emit_psb(pt, q))
 		return q->err;
-	if (q->pending) {   /* the branch's target is not known: it ends the trace */
+	if (q->pending) {
 		q->pending = 0;
-		if (emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END, q->pend_time))
+		/* it went where code is missing (perf shows that target), or its target is not known: the trace ends */
+		if (err == -pte_nomap ? emit_branch(pt, q, q->pend_from, q->miss_ip, q->pend_flags, q->pend_time)
+				      : emit_branch(pt, q, q->pend_from, 0, q->pend_flags | RB_IP_FLAG_TRACE_END, q->pend_time))
 			return q->err;
 	}
 	q->state = Q_SYNC;
-	/* the gap ends where decoding resumes: the next sync point */
-	int st = dec_sync_forward(pt, q->dec);
+	/* code is missing: decoding resumes at the next address the trace gives (pt_resync.c) */
+	if (err == -pte_nomap) {
+		uint64_t ip, pos;
+		uint32_t flags;
+		int r = rs_resume(pt, q, off, &ip, &pos, &flags);
+		if (r < 0)
+			return q->err = r;
+		if (r > 0) {
+			q->state = Q_DECODE;
+			q->need_begin = 0;
+			update_time(pt, q);
+			/*
+			 * libipt's time there is that of the made-up PSB+ (its TSC):
+			 * the packet clock at the resume point is later, and what
+			 * comes from the stretch is not dated before it
+			 */
+			update_clock_at(pt, q, pos);
+			if (q->clk_known && q->clk_tsc > q->tsc) {
+				q->tsc = q->clk_tsc;
+				q->time = tsc_to_perf(pt, q->tsc);
+			}
+			if (set_thread(pt, q))
+				return q->err;
+			struct rb_gap_ev g = { .time_start = t0, .time_end = q->time, .cpu = q->cpu, .pid = q->pid_now,
+					       .tid = q->tid_now, .source = "intel_pt", .reason = reason,
+					       .bytes_lost = pos > off ? pos - off : 0, .detail = detail,
+					       .no_binary = q->miss_nofile };
+			if (emit_gap_ev(pt, q, &g))
+				return q->err;
+			if (!flags)             /* a TIP.PGE or an overflow: libipt's event begins the trace */
+				return 0;
+			/* perf's "tr strt" there, dated by its packet, in the thread the sideband names then */
+			q->rs_begin = 1;
+			q->rs_begin_ip = ip;
+			q->rs_begin_flags = flags;
+			q->rs_begin_time = q->clk_time;
+			q->rs_begin_tsc = q->clk_known ? q->clk_tsc : q->tsc;
+			return 0;
+		}
+	}
+	/* the gap ends where decoding resumes: the next sync point (where a resumed stretch ends) */
+	int st = q->rs_buf ? rs_back(pt, q) : dec_sync_forward(pt, q->dec);
 	uint64_t off2 = off;
 	if (st >= 0) {
 		off2 = q->dec_base + dec_offset(pt, q->dec, 1);
@@ -360,7 +416,8 @@ static int on_error(struct rb_pt *pt, struct ptq *q, int err)
 		update_time(pt, q);
 		q->status = st;
 		q->state = Q_DECODE;
-		q->need_begin = 1;
+		/* perf 6.1 shows no trace begin where it resynchronizes at a PSB after missing code */
+		q->need_begin = err != -pte_nomap;
 		if (set_thread(pt, q))
 			return q->err;
 	} else {
@@ -539,7 +596,7 @@ static int psb_passed(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev
 	if (!ev || q->psb_wait)
 		return 0;
 	const struct run *run = &q->runs[q->cur_run - 1];
-	uint64_t end = run->buf_off + q->dec_base + dec_offset(pt, q->dec, 0);
+	uint64_t end = run->buf_off + q_pos(pt, q);
 	while (q->psb_next < end) {
 		q->psb_pos = q->psb_next;
 		q->psb_next = run->buf_off + next_psb(q->buf + run->buf_off, run->size, q->psb_pos - run->buf_off + PSB_LEN);
@@ -614,7 +671,7 @@ static int on_event(struct rb_pt *pt, struct ptq *q, const struct pt_event *ev)
 				   RB_IP_FLAG_BRANCH | RB_IP_FLAG_CALL | RB_IP_FLAG_ASYNC | RB_IP_FLAG_INTERRUPT, q->clk_time);
 	case ptev_overflow: {
 		char detail[120];
-		uint64_t off = q->dec_base + dec_offset(pt, q->dec, 0);
+		uint64_t off = q_pos(pt, q);
 		snprintf(detail, sizeof(detail), "overflow packet at trace offset %#" PRIx64 " (queue %u): trace lost",
 			 off, q->idx);
 		q->pending = 0;
@@ -747,7 +804,7 @@ int rb_pt_step(struct rb_pt *pt, struct ptq *q, uint64_t window)
 		uint64_t limit = q->seek ? q->seek_limit : window;
 		if (q->stopped)
 			return 0;
-		if (q->seek && q->dec && q->dec_base + dec_offset(pt, q->dec, 0) > q->seek_end)
+		if (q->seek && q->dec && q_pos(pt, q) > q->seek_end)
 			return 0;
 		switch (q->state) {
 		case Q_DONE:
@@ -757,6 +814,8 @@ int rb_pt_step(struct rb_pt *pt, struct ptq *q, uint64_t window)
 				return 0;
 			/* the data ended before the last branch's target: it is not known, so not reported */
 			if (q->nawait && flush_await(pt, q, 0, 0))
+				return q->err;
+			if (flush_begin(pt, q))
 				return q->err;
 			if (q->psb_wait && emit_psb(pt, q))
 				return q->err;
@@ -792,6 +851,14 @@ int rb_pt_step(struct rb_pt *pt, struct ptq *q, uint64_t window)
 		}
 		case Q_DECODE:
 			break;
+		}
+		/* decoding resumed after missing code: the trace begins there, in the thread the sideband names */
+		if (q->rs_begin) {
+			int w = catch_up(pt, q, q->rs_begin_tsc, limit);
+			if (w)
+				return w < 0 ? q->err : 0;
+			if (flush_begin(pt, q))
+				return q->err;
 		}
 		/*
 		 * libipt's time runs a little ahead of the blocks it returns (it
@@ -848,6 +915,15 @@ int rb_pt_step(struct rb_pt *pt, struct ptq *q, uint64_t window)
 				 */
 				if (resolve_pending(pt, q, b.ip))
 					return q->err;
+			}
+		}
+		if (st == -pte_eos && q->rs_buf) {
+			/* a resumed stretch ends at a PSB: the run's decoder goes on from there */
+			st = rs_back(pt, q);
+			if (st >= 0) {
+				q->status = st;
+				update_time(pt, q);
+				continue;
 			}
 		}
 		if (st < 0) {

@@ -261,22 +261,22 @@ uint64_t next_psb(const uint8_t *p, uint64_t n, uint64_t from)
 	return n;
 }
 
-/* An IP packet's address in a PSB+ (the last IP is 0 after a PSB). */
-static uint64_t psb_ip(const struct pt_packet_ip *ip)
+/* An IP packet's address, given the last IP (0 after a PSB): the SDM's IP compression. */
+uint64_t ip_update(uint64_t last, const struct pt_packet_ip *ip)
 {
 	switch (ip->ipc) {
 	case pt_ipc_update_16:
-		return ip->ip & 0xffff;
+		return (last & ~UINT64_C(0xffff)) | (ip->ip & 0xffff);
 	case pt_ipc_update_32:
-		return ip->ip & 0xffffffff;
+		return (last & ~UINT64_C(0xffffffff)) | (ip->ip & 0xffffffff);
 	case pt_ipc_update_48:
-		return ip->ip & 0xffffffffffffull;
+		return (last & ~UINT64_C(0xffffffffffff)) | (ip->ip & UINT64_C(0xffffffffffff));
 	case pt_ipc_sext_48:
 		return (uint64_t)((int64_t)(ip->ip << 16) >> 16);
 	case pt_ipc_full:
 		return ip->ip;
 	default:
-		return 0;
+		return last;
 	}
 }
 
@@ -297,7 +297,7 @@ void scan_psb(const uint8_t *p, uint64_t n, uint64_t pos, struct psb_info *pi)
 			if (k.type == ppt_tsc)
 				pi->tsc = k.payload.tsc.tsc;
 			else if (k.type == ppt_fup)
-				pi->fup = psb_ip(&k.payload.ip);
+				pi->fup = ip_update(0, &k.payload.ip);
 			pi->complete = k.type == ppt_psbend;
 		}
 	}

@@ -218,6 +218,17 @@ struct ptq {
 	int psb_wait;
 	/* segments (see "Segments" in pt_segment.c) */
 	uint64_t dec_base;               /* offset in the run of the decoder's first byte */
+	uint64_t dec_skip;               /* in a resumed stretch: its made-up start (q_pos) */
+	uint64_t clk_base;               /* offset in the run of the packet clock's first byte */
+	/* decoding resumed after missing code (pt_resync.c): the stretch, and the run's decoder waiting */
+	uint8_t *rs_buf;                 /* the stretch's bytes (NULL: not in one) */
+	void *rs_main;
+	uint64_t rs_main_base;
+	uint64_t rs_end;                 /* run offset where the stretch ends: a PSB, or the run's end */
+	uint64_t rs_floor;               /* resume only at packets from this run offset on */
+	int rs_begin;                    /* the resume's trace begin, due once the thread there is known */
+	uint64_t rs_begin_ip, rs_begin_time, rs_begin_tsc;
+	uint32_t rs_begin_flags;
 	uint64_t emit_off;               /* trace offset of the last branch emitted, and how many */
 	unsigned emit_ord;               /*   were emitted at that offset before it */
 	struct ptq *lanes;               /* a queue: lanes decoding later segments of its run, in order */
@@ -325,6 +336,7 @@ int rb_pt_owns(const struct rb_pt *pt, const struct ptq *q, int32_t cpu, int32_t
 
 uint64_t next_psb(const uint8_t *p, uint64_t n, uint64_t from);
 void scan_psb(const uint8_t *p, uint64_t n, uint64_t pos, struct psb_info *pi);
+uint64_t ip_update(uint64_t last, const struct pt_packet_ip *ip);
 uint64_t perf_pos_of(const struct ptq *q, uint64_t pos);
 
 /* ------------------------------------------------------------ pt_index.c */
@@ -386,6 +398,21 @@ static inline uint64_t dec_offset(const struct rb_pt *pt, void *d, int sync)
 		(sync ? pt_blk_get_sync_offset : pt_blk_get_offset)(d, &off);
 	return off;
 }
+
+/* The run offset the decoder stands at (in a resumed stretch, its made-up start reads as the resume point). */
+static inline uint64_t q_pos(const struct rb_pt *pt, const struct ptq *q)
+{
+	uint64_t off = dec_offset(pt, q->dec, 0);
+	return q->dec_base + (off < q->dec_skip ? q->dec_skip : off);
+}
+
+/* ------------------------------------------------------------ pt_resync.c */
+
+void *dec_alloc(const struct rb_pt *pt, const struct pt_config *c);
+int dec_sync_set(const struct rb_pt *pt, void *d, uint64_t off);
+void rs_leave(const struct rb_pt *pt, struct ptq *q);
+int rs_back(const struct rb_pt *pt, struct ptq *q);
+int rs_resume(struct rb_pt *pt, struct ptq *q, uint64_t stop, uint64_t *ip, uint64_t *pos, uint32_t *flags);
 
 /* ------------------------------------------------------------ pt_segment.c */
 

@@ -78,7 +78,7 @@ static void handoff_of(const struct rb_pt *pt, struct ptq *q, uint64_t from, uin
 	h->have_clk = q->have_clk;
 	if (q->have_clk) {
 		h->clk = q->clk;
-		h->clk_base = q->dec_base;
+		h->clk_base = q->clk_base;
 		h->clk_time = q->clk_time;
 	}
 	if (pt->insn_dec)
@@ -114,14 +114,15 @@ void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uin
 	/* branches are counted per trace offset from when a lane start is looked for, or at */
 	if (!q->dec || q->stopped || (!q->seek && !q->target))
 		return;
-	uint64_t off = q->dec_base + dec_offset(pt, q->dec, 0);
+	uint64_t off = q_pos(pt, q);
 	if (off != q->emit_off) {
 		q->emit_off = off;
 		q->emit_ord = 0;
 	} else {
 		q->emit_ord++;
 	}
-	if (q->unproven || q->nheld || q->nheld_count[0] || q->nheld_count[1] || q->pending)
+	/* nor in a stretch resumed after missing code: its decoder's state is made up (pt_resync.c) */
+	if (q->unproven || q->nheld || q->nheld_count[0] || q->nheld_count[1] || q->pending || q->rs_buf)
 		return;
 	struct handoff h;
 	if (q->seek) {
@@ -202,6 +203,7 @@ static void decode_some(struct rb_pt *pt)
 /* What a queue or lane decodes with (not its data, runs or events). */
 void free_decoding(const struct rb_pt *pt, struct ptq *q)
 {
+	rs_leave(pt, q);
 	if (q->dec)
 		dec_free(pt, q->dec);
 	q->dec = NULL;
@@ -308,8 +310,7 @@ static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base
 	uint64_t b = next_bound(pt, l->time);
 	l->seek_limit = b == UINT64_MAX ? UINT64_MAX : perf_to_tsc(pt, b);
 	l->iscache = pt_iscache_alloc("rbdecode");
-	l->dec = l->iscache ? (pt->insn_dec ? (void *)pt_insn_alloc_decoder(&c) : (void *)pt_blk_alloc_decoder(&c))
-			    : NULL;
+	l->dec = l->iscache ? dec_alloc(pt, &c) : NULL;
 	if (!l->dec || start_clock(pt, l, &c)) {
 		free_lane(pt, l);
 		return NULL;
@@ -362,7 +363,7 @@ static int add_lanes(struct rb_pt *pt, struct ptq *q, uint64_t window)
 		uint64_t at = q->seg_next;
 		q->seg_last = at;
 		q->seg_next = 0;
-		if (q->dec_base + dec_offset(pt, q->dec, 0) >= at)
+		if (q_pos(pt, q) >= at)
 			continue;          /* the queue is there already */
 		struct ptq *l = new_lane(pt, q, at, q->seg_next_tsc);
 		if (!l)
@@ -408,7 +409,7 @@ static int adopt(struct rb_pt *pt, struct ptq *q)
 	si->h.flags = l->start.flags;
 	si->h.insns = l->start.off;
 	si->h.power = (int)l->start.ord;
-	si->h.payload[0] = l->runs[l->cur_run - 1].buf_off + l->dec_base;
+	si->h.payload[0] = l->runs[l->cur_run - 1].buf_off + (l->rs_buf ? l->rs_main_base : l->dec_base);
 	si->h.payload[1] = q->stop_tsc;
 	for (size_t j = 0; j < n; j++) {
 		struct item *it = &q->out[q->out_n++];
@@ -608,7 +609,7 @@ static void release_decoded(struct rb_pt *pt, struct ptq *q)
 	uint64_t pos = q->len;
 	if (q->state != Q_DONE) {   /* the decoder's position, else the start of the run it takes next */
 		if (q->dec && q->cur_run)
-			pos = q->runs[q->cur_run - 1].buf_off + q->dec_base + dec_offset(pt, q->dec, 0);
+			pos = q->runs[q->cur_run - 1].buf_off + q_pos(pt, q);
 		else if (q->seek_at)    /* its lane's start, which it takes over */
 			pos = q->seek_at->pos;
 		else if (q->cur_run < q->nr_runs)

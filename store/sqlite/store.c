@@ -1362,8 +1362,14 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	stat_row(st, "trace_bytes_no_binary", stats->trace_bytes_no_binary);
 	stat_row(st, "binaries_not_found", stats->binaries_not_found);
 	stat_row(st, "partial", rb_session_partial(stats) || st->partial);
-	if (stats->binaries_not_found)
+	if (stats->binaries_not_found) {
 		rb_store_note_text(st, "binaries_missing", stats->binaries_missing);
+		/* the share of the trace decoded, as the warning on stderr says it */
+		char pct[32];
+		uint64_t tb = stats->trace_bytes, nb = stats->trace_bytes_no_binary < tb ? stats->trace_bytes_no_binary : tb;
+		snprintf(pct, sizeof(pct), "%.1f%%", tb ? 100.0 * (double)(tb - nb) / (double)tb : 100.0);
+		rb_store_note_text(st, "trace_decoded", pct);
+	}
 	if (stats->stop.code)
 		rb_store_note_text(st, "stopped", stats->stop.msg);
 	if (st->o.source)
