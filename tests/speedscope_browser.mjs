@@ -57,7 +57,16 @@ try {
     await page.keyboard.press('3');                       // the sandwich view: per-frame totals
     await page.waitForFunction(() => document.body.innerText.includes('Symbol Name'), { timeout: 20000 })
       .catch((e) => errors.push('no sandwich view: ' + e.message));
-    const text = await page.evaluate(() => document.body.innerText);
+    // the table's rows come after its heading, a frame or more later on a busy machine: read it once
+    // it has rows and stays the same for half a second
+    let text = '';
+    for (let tries = 0; tries < 80; tries++) {
+      const now = await page.evaluate(() => document.body.innerText);
+      const at = now.indexOf('Symbol Name');
+      if (at >= 0 && /\d/.test(now.slice(at)) && now === text) break;
+      text = now;
+      await new Promise((ok) => setTimeout(ok, 500));
+    }
     await page.screenshot({ path: path.join(shotDir, `${name}.png`) });
     console.log(`load ${name} ${errors.length} ${JSON.stringify(await page.title())}`);
     for (const e of errors) console.log(`# ${name}: ${e.slice(0, 300)}`);
