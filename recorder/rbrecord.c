@@ -47,6 +47,10 @@ static void usage(FILE *f)
 		"  -t, --tid TID[,TID]   attach to threads\n"
 		"      --per-thread      one ring per thread, events not bound to a CPU\n"
 		"  -c, --count N         sample every N events\n"
+		"  -g                    record call chains (--call-graph fp)\n"
+		"      --call-graph MODE fp (frame pointers), dwarf[,SIZE] (user registers and SIZE bytes of user\n"
+		"                        stack per sample, default 8192, unwound by rbdecode) or lbr (the CPU's\n"
+		"                        LBR call stack, user code, Intel PMUs with LBR)\n"
 		"  -F, --freq HZ         sample at HZ per second (default 4000)\n"
 		"  -m, --mmap-pages N[,M] data pages per ring, and AUX area pages (a power of two, or a size: 64K, 1M)\n"
 		"      --overwrite       backward rings: keep the newest data, written on SIGUSR2 and at exit\n"
@@ -71,6 +75,35 @@ static void usage(FILE *f)
 		"                        rbrecord archive PERF.DATA OUT\n"
 #endif
 		);
+}
+
+/* --call-graph MODE[,SIZE], as perf record spells it. 0 or -1. */
+static int parse_callgraph(const char *arg, struct rec_opts *o)
+{
+	const char *comma = strchr(arg, ',');
+	size_t n = comma ? (size_t)(comma - arg) : strlen(arg);
+	if (n == 2 && !strncmp(arg, "fp", 2) && !comma) {
+		o->callgraph = REC_CG_FP;
+		return 0;
+	}
+	if (n == 3 && !strncmp(arg, "lbr", 3) && !comma) {
+		o->callgraph = REC_CG_LBR;
+		return 0;
+	}
+	if (n != 5 || strncmp(arg, "dwarf", 5))
+		return -1;
+	o->callgraph = REC_CG_DWARF;
+	o->stack_dump = 8192;
+	if (comma) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(comma + 1, &end, 0);
+		/* perf: rounded up to 8 bytes, at most USHRT_MAX rounded down (the kernel's u16 dump size) */
+		if (errno || end == comma + 1 || *end || !v || v > 65528)
+			return -1;
+		o->stack_dump = (uint32_t)((v + 7) & ~7ULL);
+	}
+	return 0;
 }
 
 /* "1,2,3" into an int array; count or -1. */
@@ -435,7 +468,7 @@ static void cli_free(struct cli *c)
 static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 {
 	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE, OPT_FILTER,
-	       OPT_CONTROL, OPT_FTRACE = 300, OPT_FTRACE_BUF, OPT_FTRACE_FILTER, OPT_FTRACE_NOTRACE };
+	       OPT_CONTROL, OPT_CALL_GRAPH, OPT_FTRACE = 300, OPT_FTRACE_BUF, OPT_FTRACE_FILTER, OPT_FTRACE_NOTRACE };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
 		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
@@ -448,6 +481,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN }, { "help", no_argument, NULL, 'h' },
 		{ "snapshot", optional_argument, NULL, 'S' }, { "filter", required_argument, NULL, OPT_FILTER },
 		{ "control", required_argument, NULL, OPT_CONTROL },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "ftrace", required_argument, NULL, OPT_FTRACE },
 		{ "ftrace-buffer-size", required_argument, NULL, OPT_FTRACE_BUF },
 		{ "ftrace-filter", required_argument, NULL, OPT_FTRACE_FILTER },
@@ -459,7 +493,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	};
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "+e:o:aC:p:t:c:F:m:k:qvhS::", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+e:o:aC:p:t:c:F:m:k:qvhgS::", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'e':
 			if (events__parse(&c->evl, optarg, e) < 0)
@@ -507,6 +541,14 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 				return rec_fail(e, ENOMEM, "out of memory");
 			break;
 		case OPT_CONTROL: c->control = optarg; break;
+		case 'g':       /* perf's default record mode: frame pointers */
+			c->o.callgraph = REC_CG_FP;
+			break;
+		case OPT_CALL_GRAPH:
+			if (parse_callgraph(optarg, &c->o) < 0)
+				return rec_fail(e, EINVAL, "--call-graph %s: expected fp, dwarf[,SIZE] (SIZE a multiple "
+						"of 8 up to 65528 bytes of user stack, default 8192) or lbr", optarg);
+			break;
 		case OPT_OVERWRITE: c->o.overwrite = 1; break;
 		case 'k':
 			if ((c->o.clockid = parse_clockid(optarg)) < 0)

@@ -229,6 +229,53 @@ static long perf_event_open(struct perf_event_attr *a, int pid, int cpu, int gro
 	return syscall(SYS_perf_event_open, a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
+/*
+ * The user registers perf record asks for with --call-graph dwarf
+ * (arch__user_reg_mask, PERF_REGS_MASK of the target's perf_regs.h).
+ */
+#if defined(__x86_64__)
+#define USER_REGS_MASK UINT64_C(0xff0fff)             /* ax..r15 without the segment registers ds, es, fs, gs */
+#elif defined(__aarch64__)
+#define USER_REGS_MASK ((UINT64_C(1) << 33) - 1)      /* x0..x30, sp, pc */
+#elif defined(__powerpc64__)
+#define USER_REGS_MASK ((UINT64_C(1) << 45) - 1)      /* r0..r31, nip .. mmcra */
+#elif defined(__i386__)
+#define USER_REGS_MASK UINT64_C(0x1ff)                /* ax..ip */
+#else
+#define USER_REGS_MASK UINT64_C(0)
+#endif
+
+/*
+ * -g / --call-graph as perf record configures each sampling event
+ * (evsel__config_callchain): the kernel's call chain; for dwarf also the
+ * user registers and SIZE bytes of user stack, the user part of the chain
+ * left to the unwinder, and sample addresses (perf records them for dwarf,
+ * with data mmaps on the tracking event); for lbr the CPU's call stack.
+ */
+static void config_callgraph(const struct record *s, struct perf_event_attr *a, int tracking)
+{
+	a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	switch (s->o.callgraph) {
+	case REC_CG_DWARF:
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_ADDR |
+				  PERF_SAMPLE_DATA_SRC;
+		a->sample_regs_user = USER_REGS_MASK;
+		a->sample_stack_user = s->o.stack_dump;
+		a->exclude_callchain_user = 1;
+		if (tracking)
+			a->mmap_data = 1;
+		break;
+	case REC_CG_LBR:
+		a->sample_type |= PERF_SAMPLE_BRANCH_STACK;
+		a->branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK |
+					PERF_SAMPLE_BRANCH_NO_CYCLES | PERF_SAMPLE_BRANCH_NO_FLAGS |
+					PERF_SAMPLE_BRANCH_HW_INDEX;
+		break;
+	default:
+		break;
+	}
+}
+
 static void config_attr(const struct record *s, size_t i, struct perf_event_attr *a)
 {
 	const struct ev_spec *ev = &s->evl->v[i];
@@ -269,6 +316,9 @@ static void config_attr(const struct record *s, size_t i, struct perf_event_attr
 	}
 	if (a->freq)
 		a->sample_type |= PERF_SAMPLE_PERIOD;
+	if (s->o.callgraph && (int)i != s->aux_ev &&
+	    !(ev->attr.type == PERF_TYPE_SOFTWARE && ev->attr.config == PERF_COUNT_SW_DUMMY))
+		config_callgraph(s, a, (int)i == s->tracking);
 	if (s->o.overwrite && (int)i != s->aux_ev) {   /* an AUX event's ring stays forward (split rings) */
 		a->write_backward = 1;
 	} else {
@@ -314,6 +364,11 @@ static int open_error(struct record *s, size_t ev, int cpu, int tid, int err, st
 	case ENOENT:
 	case ENODEV:
 	case EOPNOTSUPP:
+		if (s->o.callgraph == REC_CG_LBR && err == EOPNOTSUPP)
+			return rec_fail(e, err,
+				"--call-graph lbr: event %s on cpu %d cannot sample the LBR call stack: %s (its PMU has "
+				"no branch stack sampling; LBR needs an Intel PMU with LBR, not a software or "
+				"virtual one): use --call-graph fp or dwarf", name, cpu, strerror(err));
 		return rec_fail(e, err,
 			"event %s is not supported on cpu %d: %s (type %u config %#llx: this machine has no "
 			"such PMU or it cannot sample; hardware events need a hardware PMU)",

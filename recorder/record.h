@@ -26,6 +26,14 @@ enum rec_mode {
 	REC_MODE_ALL,         /* -a: online CPUs, pid -1 */
 };
 
+/* Call chains per sample, as perf record's --call-graph records them. */
+enum rec_callgraph {
+	REC_CG_NONE,
+	REC_CG_FP,                  /* the kernel walks frame pointers: PERF_SAMPLE_CALLCHAIN */
+	REC_CG_DWARF,               /* user registers and stack for an offline unwinder, kernel chain */
+	REC_CG_LBR,                 /* the CPU's LBR call stack (BRANCH_STACK), user code only */
+};
+
 struct rec_opts {
 	enum rec_mode mode;
 	const char *cpu_list;       /* -C */
@@ -44,6 +52,8 @@ struct rec_opts {
 	size_t snapshot_size;       /* -S SIZE: most bytes per AUX snapshot (0: the whole area) */
 	int snapshot_on_exit;       /* -Se: one more snapshot when the recording ends */
 	const char *output;         /* -o ("-" = pipe mode on stdout) */
+	enum rec_callgraph callgraph;  /* -g / --call-graph */
+	uint32_t stack_dump;        /* --call-graph dwarf,SIZE: user stack bytes per sample (perf: 8192) */
 };
 
 struct record;

@@ -9,7 +9,8 @@ REC_TESTS = \
 	tests/rec_faults.test \
 	tests/rec_overwrite.test \
 	tests/rec_events.test \
-	tests/rec_archive.test
+	tests/rec_archive.test \
+	tests/rec_callgraph.test
 TESTS += $(REC_TESTS)
 EXTRA_DIST += $(REC_TESTS)
 
