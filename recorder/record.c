@@ -890,7 +890,7 @@ static int synthesize(struct record *s, struct rec_err *e)
 		for (int u = 0; u < t; u++)
 			dup |= s->tids[u] == tgid;
 		if (!dup)
-			rc = synth__process(&sy, tgid);
+			rc = s->o.enable_on_exec ? synth__workload(&sy, tgid) : synth__process(&sy, tgid);
 	}
 	if (!rc)
 		rc = synth__finished(&sy, PD_RECORD_FINISHED_INIT);

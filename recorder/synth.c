@@ -236,6 +236,26 @@ int synth__process(const struct synth *s, int pid)
 	return rc ? rc : synth_maps(s, pid);
 }
 
+/*
+ * The command rbrecord forked, waiting to exec: a COMM alone, as perf record
+ * synthesizes its workload (perf-exec). Its maps are rbrecord's until the
+ * exec replaces them, and the kernel's records (enable_on_exec) start there:
+ * recorded, they would only add objects that never ran (their build-ids
+ * included) and stale maps that perf's unwinder reads for the new image.
+ */
+int synth__workload(const struct synth *s, int pid)
+{
+	struct proc_status st;
+	struct recbuf r;
+	if (read_status(pid, pid, &st) < 0)
+		return 0;
+	rb_start(&r, PERF_RECORD_COMM, 0);
+	rb_u32(&r, (uint32_t)st.tgid);
+	rb_u32(&r, (uint32_t)pid);
+	rb_str(&r, st.name, 16);
+	return rb_emit(s, &r);
+}
+
 int synth__all_processes(const struct synth *s)
 {
 	DIR *d = opendir("/proc");

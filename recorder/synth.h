@@ -27,6 +27,7 @@ int synth__kernel_mmap(const struct synth *s);
 int synth__modules(const struct synth *s);
 /* FORK and COMM for every thread of process @pid, MMAP2 for its executable maps. */
 int synth__process(const struct synth *s, int pid);
+int synth__workload(const struct synth *s, int pid);
 /* synth__process for every process in /proc. */
 int synth__all_processes(const struct synth *s);
 int synth__thread_map(const struct synth *s, const int *tids, size_t n);
