@@ -16,6 +16,7 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/session/symdir.h %D%/session/symdir.c \
 	%D%/session/unpack.h %D%/session/unpack.c \
 	%D%/session/spool.h %D%/session/spool.c \
+	%D%/session/unwind.h %D%/session/unwind.c \
 	%D%/source.h %D%/sources.c \
 	%D%/calls/calls.h %D%/calls/calls.c %D%/calls/idmap.h \
 	%D%/intel_pt/intel_pt.h %D%/intel_pt/intel_pt.c %D%/intel_pt/pt_source.c %D%/intel_pt/pt_index.c \
@@ -30,7 +31,7 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/cs_etm/ocsd_guard.h %D%/cs_etm/ocsd_guard.cpp \
 	%D%/imc/imc.h %D%/imc/imc.c %D%/imc/imc_perf.h %D%/imc/imc_perf.c %D%/imc/imc_source.c \
 	%D%/ftrace/ftpage.h %D%/ftrace/ftpage.c %D%/ftrace/tracedat.h %D%/ftrace/tracedat.c %D%/ftrace/ftrace_source.c
-%C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) -fPIC $(LIBARCHIVE_CFLAGS) $(OPENCSD_CFLAGS) $(TRACEEVENT_CFLAGS) $(ZSTD_CFLAGS)
+%C%_libdecoder_a_CFLAGS = $(AM_CFLAGS) -fPIC $(LIBARCHIVE_CFLAGS) $(OPENCSD_CFLAGS) $(TRACEEVENT_CFLAGS) $(ZSTD_CFLAGS) $(LIBDW_CFLAGS)
 %C%_libdecoder_a_CXXFLAGS = $(AM_CXXFLAGS) -fPIC $(OPENCSD_CFLAGS)
-DECODER_LIBS = %D%/libdecoder.a $(ELF_LIBS) $(IPT_LIBS)
+DECODER_LIBS = %D%/libdecoder.a $(LIBDW_LIBS) $(ELF_LIBS) $(IPT_LIBS)
 endif

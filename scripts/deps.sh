@@ -10,6 +10,8 @@
 # folder, and Qt's PostgreSQL driver (libqt5sql5-psql) for perf's
 # export-to-postgresql.py.
 #
+# libdw-dev (elfutils): rbdecode unwinds --call-graph dwarf user stacks with it.
+#
 # The browser tests (tests/speedscope.test) need Debian's chromium, node and
 # npm, and two npm packages, puppeteer-core (drives chromium) and speedscope
 # (the app and its file-format schema), installed into tests/npm/node_modules
@@ -22,7 +24,7 @@
 set -eu
 PKGS="build-essential autoconf automake pkg-config
 libipt-dev libopencsd-dev libopencsd-bin libcapstone-dev libsqlite3-dev
-libarchive-dev libjansson-dev libzstd-dev libtraceevent-dev trace-cmd
+libarchive-dev libjansson-dev libzstd-dev libtraceevent-dev libdw-dev trace-cmd
 linux-perf python3 python3-pyside2.qtsql libqt5sql5-sqlite sqlite3 valgrind
 python3-jsonschema chromium
 libpq-dev postgresql-15 libqt5sql5-psql

@@ -31,6 +31,7 @@ SHELL_TESTS = \
 	tests/aux_gaps.test \
 	tests/pt_real.test \
 	tests/pt_resync.test \
+	tests/unwind.test \
 	tests/pt_decode.test \
 	tests/pt_damaged.test \
 	tests/aggregates.test \

@@ -349,8 +349,23 @@ static int kernel_code_at(struct rb_machine *m, const struct rb_dso *d, uint64_t
 	return -ENODATA;
 }
 
+static int code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_code_piece *out,
+		   const char **why, int note);
+
 int rb_machine_code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_code_piece *out,
 		       const char **why)
+{
+	return code_at(m, t, ip, out, why, 1);
+}
+
+int rb_machine_file_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_code_piece *out)
+{
+	return code_at(m, t, ip, out, NULL, 0);
+}
+
+/* @note: a missing file marks its object (image_missing: the run is partial) */
+static int code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_code_piece *out,
+		   const char **why, int note)
 {
 	const char *dummy;
 	if (!why)
@@ -363,14 +378,14 @@ int rb_machine_code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, s
 		return -ENOENT;
 	if (kernel && strcmp(map->dso->long_name, "[vdso]") && strcmp(map->dso->long_name, "[vsyscall]")) {
 		int rc = kernel_code_at(m, map->dso, ip, out, why);
-		map->dso->image_missing |= rc == -ENODATA;
+		map->dso->image_missing |= note && rc == -ENODATA;
 		return rc;
 	}
 	const char *file = rb_machine_dso_image(m, map->dso);
 	if (!file && m->oom)
 		return -ENOMEM;
 	if (!file) {
-		map->dso->image_missing = 1;
+		map->dso->image_missing |= note;
 		return -ENODATA;
 	}
 	*out = (struct rb_code_piece){ file, map->pgoff, map->end - map->start, map->start };

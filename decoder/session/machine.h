@@ -166,6 +166,11 @@ struct rb_code_piece {
  */
 int rb_machine_code_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_code_piece *out,
 		       const char **why);
+/*
+ * The same for a reader that can do without (the unwinder): a missing file
+ * does not mark the object as one whose code was needed (image_missing).
+ */
+int rb_machine_file_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_code_piece *out);
 
 /*
  * Why the --vmlinux / --kcore given could not be used (unreadable, not ELF,

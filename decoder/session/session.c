@@ -19,6 +19,7 @@
 #include "decoder/ftrace/tracedat.h"
 #include "ordered.h"
 #include "session.h"
+#include "unwind.h"
 
 /* PERF_MEM_DATA_SRC_NONE: op, level, snoop, lock and TLB all "not available" */
 #define PERF_MEM_DATA_SRC_NONE 0x5080021ULL
@@ -40,6 +41,11 @@ struct sess {
 	uint8_t cpu_mask[512];        /* CPU filter bitmap (4096 CPUs), all set if none */
 	struct rb_cc_node *nodes;
 	size_t cap_nodes;
+	uint64_t *chain;              /* a call chain with the unwound user frames after the kernel's */
+	size_t cap_chain;
+	struct rb_unwind *uw;         /* --call-graph dwarf: made at the first sample with a user stack */
+	int uw_tried;
+	char uw_why[160];             /* why the first unwinding that stopped short stopped */
 	struct auxq *auxq;            /* per AUX queue, by mmap index */
 	size_t nr_auxq;
 	uint64_t aux_time[4096];      /* newest AUX record time per CPU, in file order */
@@ -98,10 +104,9 @@ static int in_window(const struct sess *s, uint64_t time)
  * made before it stand, as in perf). Lookups happen in that order because a
  * DSO's lookup cache makes the order part of the answer.
  */
-static int resolve_callchain(struct sess *s, struct rb_thread *t, const struct pd_sample *ps, size_t *nr)
+static int resolve_callchain(struct sess *s, struct rb_thread *t, const uint8_t *chain, uint64_t n, size_t *nr)
 {
 	*nr = 0;
-	uint64_t n = ps->callchain_nr;
 	if (n > s->cap_nodes) {
 		struct rb_cc_node *v = realloc(s->nodes, (size_t)n * sizeof(*v));
 		if (!v)
@@ -111,7 +116,7 @@ static int resolve_callchain(struct sess *s, struct rb_thread *t, const struct p
 	}
 	size_t k = 0;
 	for (uint64_t j = n; j-- > 0 && k < MAX_STACK;) {
-		uint64_t ip = pd_u64_at(ps->callchain, j);
+		uint64_t ip = pd_u64_at(chain, j);
 		if (ip >= CONTEXT_MAX) {
 			if (ip != CONTEXT_KERNEL && ip != CONTEXT_USER && ip != CONTEXT_HV &&
 			    ip != CONTEXT_GUEST_KERNEL && ip != CONTEXT_GUEST_USER)
@@ -120,7 +125,7 @@ static int resolve_callchain(struct sess *s, struct rb_thread *t, const struct p
 		}
 		unsigned cpumode = 2;   /* user, unless a marker before it says otherwise */
 		for (uint64_t b = j; b-- > 0;) {
-			uint64_t mk = pd_u64_at(ps->callchain, b);
+			uint64_t mk = pd_u64_at(chain, b);
 			if (mk >= CONTEXT_MAX) {
 				cpumode = mk == CONTEXT_KERNEL ? 1 : mk == CONTEXT_USER ? 2 : mk == CONTEXT_HV ? 3 :
 					  mk == CONTEXT_GUEST_KERNEL ? 4 : mk == CONTEXT_GUEST_USER ? 5 : 2;
@@ -133,6 +138,59 @@ static int resolve_callchain(struct sess *s, struct rb_thread *t, const struct p
 	}
 	*nr = k;
 	return 0;
+}
+
+/*
+ * A sample with the user registers and stack (--call-graph dwarf): the
+ * kernel's chain, then the user frames unwound from them (unwind.h), as perf
+ * puts them together (callee order). Returns the chain's length in
+ * s->chain (0: nothing to unwind, use the recorded chain), or -ENOMEM.
+ */
+static int64_t unwound_chain(struct sess *s, struct rb_thread *t, const struct pd_sample *ps)
+{
+	if (!(ps->type & PD_SAMPLE_REGS_USER) || !(ps->type & PD_SAMPLE_STACK_USER) || !ps->regs_user.nr)
+		return 0;
+	if (!s->uw_tried) {
+		s->uw_tried = 1;
+		struct pd_features f;
+		struct pd_error e;
+		pd_error_clear(&e);
+		int have = pd_features_parse(s->r, &f, &e) == 0;
+		int nomem;
+		s->uw = rb_unwind_new(have ? f.arch : NULL, &nomem);
+		if (have)
+			pd_features_free(&f);
+		if (nomem)
+			return -ENOMEM;
+	}
+	if (!s->uw)
+		return 0;
+	size_t need = (size_t)ps->callchain_nr + 1 + MAX_STACK;
+	if (need > s->cap_chain) {
+		uint64_t *v = realloc(s->chain, need * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->chain = v;
+		s->cap_chain = need;
+	}
+	size_t n = 0;
+	for (uint64_t i = 0; i < ps->callchain_nr; i++) {
+		uint64_t ip = pd_u64_at(ps->callchain, i);
+		if (ip == CONTEXT_USER)
+			break;          /* a user part the kernel walked: the unwinder's replaces it */
+		s->chain[n++] = ip;
+	}
+	s->chain[n++] = CONTEXT_USER;
+	const char *why;
+	int u = rb_unwind_user(s->uw, s->m, t, ps, s->chain + n, MAX_STACK, &why);
+	if (u < 0)
+		return u;
+	if (!u)
+		return 0;
+	s->st->unwound_samples++;
+	if (why && !s->st->unwind_stopped++)
+		snprintf(s->uw_why, sizeof(s->uw_why), "%s", why);
+	return (int64_t)n + u;
 }
 
 /* A sample: to the sink if it is in the --time / -C selection (*@selected says whether it was). */
@@ -168,8 +226,12 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 	/* perf's exporter names a symbol-less sample address before it walks the chain */
 	if (s->o->perf_export)
 		se.al.sym = rb_machine_export_sym(s->m, &se.al, se.al.addr);
-	if (ps->callchain_nr) {
-		int rc = resolve_callchain(s, se.thread, ps, &se.nr_nodes);
+	int64_t un = unwound_chain(s, se.thread, ps);
+	if (un < 0)
+		return (int)un;
+	if (un || ps->callchain_nr) {
+		int rc = un ? resolve_callchain(s, se.thread, (const uint8_t *)s->chain, (uint64_t)un, &se.nr_nodes)
+			    : resolve_callchain(s, se.thread, ps->callchain, ps->callchain_nr, &se.nr_nodes);
 		if (rc)
 			return rc;
 		se.nodes = s->nodes;
@@ -898,10 +960,13 @@ static void note_missing_binaries(struct sess *s)
 	if (st->trace_bytes_no_binary > st->trace_bytes)
 		st->trace_bytes_no_binary = st->trace_bytes;
 	char msg[sizeof(((struct pd_error *)0)->msg)];      /* the fraction first: the names may be clipped */
-	snprintf(msg, sizeof(msg), "%" PRIu64 " of %" PRIu64 " trace bytes (%.1f%%) not decoded: no file found for %.200s"
-		 " (--symdir DIR gives folders of binaries)", st->trace_bytes_no_binary, st->trace_bytes,
-		 st->trace_bytes ? 100.0 * (double)st->trace_bytes_no_binary / (double)st->trace_bytes : 0.0,
-		 st->binaries_missing);
+	if (st->trace_bytes)
+		snprintf(msg, sizeof(msg), "%" PRIu64 " of %" PRIu64 " trace bytes (%.1f%%) not decoded: no file found for "
+			 "%.200s (--symdir DIR gives folders of binaries)", st->trace_bytes_no_binary, st->trace_bytes,
+			 100.0 * (double)st->trace_bytes_no_binary / (double)st->trace_bytes, st->binaries_missing);
+	else            /* no trace: an unwinder needed the code (--call-graph dwarf) */
+		snprintf(msg, sizeof(msg), "no file found for %.200s: call chains stop there (--symdir DIR gives folders "
+			 "of binaries)", st->binaries_missing);
 	src_warn(s, msg);
 }
 
@@ -1003,6 +1068,13 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 		rc = -ENOMEM;           /* an object's file may be there: not said missing */
 	if (!rc)
 		note_missing_binaries(&s);
+	if (!rc && stats->unwind_stopped) {
+		char msg[sizeof(((struct pd_error *)0)->msg)];
+		snprintf(msg, sizeof(msg), "%" PRIu64 " of %" PRIu64 " samples' user stacks (--call-graph dwarf) were "
+			 "unwound only part of the way (the first: %s)", stats->unwind_stopped, stats->unwound_samples,
+			 s.uw_why);
+		src_warn(&s, msg);
+	}
 	stats->late = s.q.late;
 	if (o->progress)
 		o->progress(o->progress_ctx, pd_reader_position(s.r), total);
@@ -1011,6 +1083,8 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 		rc = erc;
 	rb_oq_free(&s.q);
 	free(s.nodes);
+	free(s.chain);
+	rb_unwind_free(s.uw);
 	free(s.auxq);
 	rb_machine_free(s.m);
 	pd_reader_free(s.r);

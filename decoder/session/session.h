@@ -251,6 +251,9 @@ struct rb_session_stats {
 	uint64_t switches, gaps, aux_buffers;
 	uint64_t branches, instructions; /* decoded from AUX trace */
 	uint64_t insn_samples;
+	uint64_t unwound_samples;        /* --call-graph dwarf samples whose user frames were unwound */
+	uint64_t unwind_stopped;         /* of those, stopped short of the outermost frame (a binary
+					    without a file or without CFI, the stack copy's end) */
 	int seek_failed;                 /* a seek point given did not lead where the earlier decode went: decode without */
 	/*
 	 * Trace whose code was in no file found: the AUX bytes read, those a

@@ -1358,6 +1358,10 @@ int rb_store_finish(struct rb_store *st, const struct rb_session_stats *stats, c
 	stat_row(st, "call_rows", (uint64_t)!!st->o.call_rows);
 	stat_row(st, "malformed_records", stats->malformed);
 	stat_row(st, "records_below_flush", stats->late);
+	if (stats->unwound_samples) {
+		stat_row(st, "unwound_samples", stats->unwound_samples);
+		stat_row(st, "unwind_stopped", stats->unwind_stopped);
+	}
 	stat_row(st, "trace_bytes", stats->trace_bytes);
 	stat_row(st, "trace_bytes_no_binary", stats->trace_bytes_no_binary);
 	stat_row(st, "binaries_not_found", stats->binaries_not_found);
