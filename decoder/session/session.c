@@ -49,7 +49,64 @@ struct sess {
 	int want_chunks;              /* a source takes AUXTRACE chunks */
 	struct rb_source_env env;     /* what they see */
 	struct pd_error *err;         /* the caller's, for a failure that stops the session */
+	struct rb_event_desc *synth;  /* the events the sources synthesize, in the order they declared them */
+	size_t nr_synth;
+	int events_sent;              /* the sink has had the event list */
 };
+
+/* A source declares an event it synthesizes: kept (name copied) for the event list. */
+static int src_synth_event(void *ctx, const struct rb_event_desc *d)
+{
+	struct sess *s = ctx;
+	struct rb_event_desc *v = realloc(s->synth, (s->nr_synth + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->synth = v;
+	v[s->nr_synth] = *d;
+	v[s->nr_synth].synth = 1;
+	if (d->name && !(v[s->nr_synth].name = strdup(d->name)))
+		return -ENOMEM;
+	s->nr_synth++;
+	return 0;
+}
+
+/*
+ * The event list, to a sink that wants it, before the first event that
+ * names one (samples, trace events, switches): the recorded events known
+ * by then, then the synthesized ones.
+ */
+static int send_events(struct sess *s)
+{
+	if (s->events_sent || !s->sink->events)
+		return 0;
+	s->events_sent = 1;
+	size_t nr = pd_reader_nr_evsels(s->r);
+	struct rb_event_desc *v = calloc(nr + s->nr_synth + 1, sizeof(*v));
+	char *names = malloc(nr * 128 + 1);
+	if (!v || !names) {
+		free(v);
+		free(names);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct pd_evsel *es = pd_reader_evsel(s->r, i);
+		pd_evsel_perf_name(es, names + 128 * i, 128);     /* as perf script names it */
+		v[i] = (struct rb_event_desc){ .name = names + 128 * i, .type = es->attr.type, .config = es->attr.config,
+					       .sample_type = es->attr.sample_type,
+					       .sample_period = pd_attr_flag(&es->attr, PD_ATTR_FREQ) ? 0
+							       : es->attr.sample_period };
+	}
+	if (s->nr_synth)
+		memcpy(v + nr, s->synth, s->nr_synth * sizeof(*v));
+	const struct pd_file_info *fi = pd_reader_info(s->r);
+	struct rb_evlist el = { .ev = v, .n = nr + s->nr_synth, .nr_recorded = nr,
+				.auxtrace = !!(fi->features[PD_FEAT_AUXTRACE / 64] >> (PD_FEAT_AUXTRACE % 64) & 1),
+				.stat = !!(fi->features[PD_FEAT_STAT / 64] >> (PD_FEAT_STAT % 64) & 1) };
+	int rc = s->sink->events(s->sink->ctx, &el);
+	free(v);
+	free(names);
+	return rc;
+}
 
 static int parse_cpus(struct sess *s, const char *list)
 {
@@ -158,6 +215,7 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 		.period = (ps->type & PD_SAMPLE_PERIOD) ? ps->period : es->attr.sample_period,
 		.weight = ps->weight, .transaction = ps->transaction,
 		.data_src = (ps->type & PD_SAMPLE_DATA_SRC) ? ps->data_src : PERF_MEM_DATA_SRC_NONE,
+		.addr = (ps->type & PD_SAMPLE_ADDR) ? ps->addr : 0,
 	};
 	se.thread = rb_machine_thread(s->m, pid, tid, 1);
 	if (!se.thread)
@@ -177,12 +235,16 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 		for (size_t i = 0; s->o->perf_export && i < se.nr_nodes; i++)
 			s->nodes[i].al.sym = rb_machine_export_sym(s->m, &s->nodes[i].al, s->nodes[i].ip);
 	}
-	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
+	if (!s->sink->sample)
+		return 0;
+	int rc = send_events(s);
+	return rc ? rc : s->sink->sample(s->sink->ctx, &se);
 }
 
-static int on_switch(struct sess *s, const struct pd_event *ev)
+static int on_switch(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
 {
-	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1,
+	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1, .evsel = rec->evsel,
+				   .has_time = !!(ev->sid.present & PD_SAMPLE_TIME),
 				   .cpu_wide = ev->type == PD_RECORD_SWITCH_CPU_WIDE,
 				   .np_pid = (int32_t)ev->u.context_switch.next_prev_pid,
 				   .np_tid = (int32_t)ev->u.context_switch.next_prev_tid };
@@ -202,7 +264,10 @@ static int on_switch(struct sess *s, const struct pd_event *ev)
 		sw.b = rb_machine_thread(s->m, (int32_t)ev->u.context_switch.next_prev_pid,
 					 (int32_t)ev->u.context_switch.next_prev_tid, 0);
 	s->st->switches++;
-	return s->sink->context_switch ? s->sink->context_switch(s->sink->ctx, &sw) : 0;
+	if (!s->sink->context_switch)
+		return 0;
+	int rc = send_events(s);
+	return rc ? rc : s->sink->context_switch(s->sink->ctx, &sw);
 }
 
 static int emit_gap(struct sess *s, const struct rb_gap_ev *g)
@@ -265,7 +330,8 @@ static int src_trace(void *ctx, const struct rb_trace_ev *ev)
 	struct sess *s = ctx;
 	if (!trace_selected(s, ev->time, ev->cpu))
 		return 0;
-	return s->sink->trace(s->sink->ctx, ev);
+	int rc = send_events(s);
+	return rc ? rc : s->sink->trace(s->sink->ctx, ev);
 }
 
 /* A branch in addresses (CoreSight): resolved here into the trace event every source's branches are. */
@@ -289,7 +355,10 @@ static int src_branch(void *ctx, const struct rb_branch_ev *b)
 	if (s->o->perf_export)
 		te.from_al.sym = rb_machine_export_sym(s->m, &te.from_al, te.from_al.addr);
 	s->st->branches++;
-	return s->sink->trace ? s->sink->trace(s->sink->ctx, &te) : 0;
+	if (!s->sink->trace)
+		return 0;
+	int rc = send_events(s);
+	return rc ? rc : s->sink->trace(s->sink->ctx, &te);
 }
 
 static int src_range(void *ctx, const struct rb_range_ev *ev)
@@ -391,6 +460,7 @@ static void setup_env(struct sess *s, const char *name)
 	v->pd_warn = o->warn;
 	v->pd_warn_ctx = o->warn_ctx;
 	v->element = o->aux_element ? src_element : NULL;
+	v->synth_event = src_synth_event;
 }
 
 /*
@@ -658,7 +728,7 @@ static int process(struct sess *s, const struct pd_record *rec)
 		break;
 	case PD_RECORD_SWITCH:
 	case PD_RECORD_SWITCH_CPU_WIDE:
-		rc = on_switch(s, &ev);
+		rc = on_switch(s, rec, &ev);
 		break;
 	case PD_RECORD_LOST:
 	case PD_RECORD_LOST_SAMPLES:
@@ -1010,6 +1080,9 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	if (!rc)
 		rc = erc;
 	rb_oq_free(&s.q);
+	for (size_t i = 0; i < s.nr_synth; i++)
+		free((char *)s.synth[i].name);
+	free(s.synth);
 	free(s.nodes);
 	free(s.auxq);
 	rb_machine_free(s.m);
