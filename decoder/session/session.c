@@ -52,6 +52,9 @@ struct sess {
 	struct rb_event_desc *synth;  /* the events the sources synthesize, in the order they declared them */
 	size_t nr_synth;
 	int events_sent;              /* the sink has had the event list */
+	uint8_t *tracing_data;        /* a pipe-mode TRACING_DATA record's payload, for the sink's event list */
+	size_t tracing_size;
+	struct rb_tracepoints *tp;    /* read from it (or the feature) when the event list is sent */
 };
 
 /* A source declares an event it synthesizes: kept (name copied) for the event list. */
@@ -67,6 +70,21 @@ static int src_synth_event(void *ctx, const struct rb_event_desc *d)
 	if (d->name && !(v[s->nr_synth].name = strdup(d->name)))
 		return -ENOMEM;
 	s->nr_synth++;
+	return 0;
+}
+
+static void src_warn(void *ctx, const char *msg);
+
+/* A pipe-mode TRACING_DATA record: its payload kept for the event list (the first only, as perf). */
+static int keep_tracing_data(struct sess *s, const struct pd_record *rec)
+{
+	if (s->tracing_data || rec->payload_size > (64u << 20))
+		return 0;
+	if (!(s->tracing_data = malloc((size_t)rec->payload_size)))
+		return -ENOMEM;
+	struct pd_error err;
+	int64_t n = pd_reader_read_payload(s->r, s->tracing_data, (size_t)rec->payload_size, &err);
+	s->tracing_size = n > 0 ? (size_t)n : 0;
 	return 0;
 }
 
@@ -99,7 +117,23 @@ static int send_events(struct sess *s)
 	if (s->nr_synth)
 		memcpy(v + nr, s->synth, s->nr_synth * sizeof(*v));
 	const struct pd_file_info *fi = pd_reader_info(s->r);
-	struct rb_evlist el = { .ev = v, .n = nr + s->nr_synth, .nr_recorded = nr,
+	const uint8_t *td = s->tracing_data;
+	size_t tdsize = s->tracing_size;
+	int has_tp = 0;
+	for (size_t i = 0; i < nr; i++)
+		has_tp |= v[i].type == PD_TYPE_TRACEPOINT;
+	if (has_tp && (td || pd_reader_feature(s->r, PD_FEAT_TRACING_DATA, &td, &tdsize, NULL))) {
+		char msg[256];
+		int trc = rb_tracepoints_open(&s->tp, td, tdsize, msg, sizeof(msg));
+		if (trc == -ENOMEM) {
+			free(v);
+			free(names);
+			return -ENOMEM;
+		}
+		if (trc)
+			src_warn(s, msg);   /* tracepoints' fields are then left out */
+	}
+	struct rb_evlist el = { .ev = v, .n = nr + s->nr_synth, .nr_recorded = nr, .tp = s->tp,
 				.auxtrace = !!(fi->features[PD_FEAT_AUXTRACE / 64] >> (PD_FEAT_AUXTRACE % 64) & 1),
 				.stat = !!(fi->features[PD_FEAT_STAT / 64] >> (PD_FEAT_STAT % 64) & 1) };
 	int rc = s->sink->events(s->sink->ctx, &el);
@@ -216,6 +250,7 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 		.weight = ps->weight, .transaction = ps->transaction,
 		.data_src = (ps->type & PD_SAMPLE_DATA_SRC) ? ps->data_src : PERF_MEM_DATA_SRC_NONE,
 		.addr = (ps->type & PD_SAMPLE_ADDR) ? ps->addr : 0,
+		.raw = (ps->type & PD_SAMPLE_RAW) ? ps->raw : NULL, .raw_size = (ps->type & PD_SAMPLE_RAW) ? ps->raw_size : 0,
 	};
 	se.thread = rb_machine_thread(s->m, pid, tid, 1);
 	if (!se.thread)
@@ -1036,6 +1071,8 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 			rc = on_auxtrace_info(&s, &rec);
 		else if (rec.type == PD_RECORD_TIME_CONV)
 			on_time_conv(&s, &rec);
+		else if (rec.type == PD_RECORD_HEADER_TRACING_DATA && rec.payload_size && sink->events)
+			rc = keep_tracing_data(&s, &rec);
 		else if (rec.type >= 64)
 			;   /* user records: the reader applied what matters (attrs, features) */
 		else if (record_time(&s, &rec, &t)) {
@@ -1083,6 +1120,8 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	for (size_t i = 0; i < s.nr_synth; i++)
 		free((char *)s.synth[i].name);
 	free(s.synth);
+	free(s.tracing_data);
+	rb_tracepoints_free(s.tp);
 	free(s.nodes);
 	free(s.auxq);
 	rb_machine_free(s.m);

@@ -29,6 +29,8 @@ struct rb_sample_ev {
 	uint64_t weight, transaction;
 	uint64_t data_src;            /* perf's PERF_MEM_* encoding; "not available" (0x5080021) when absent */
 	uint64_t addr;                /* the sample's data address (PERF_SAMPLE_ADDR), 0 when absent; not resolved */
+	const uint8_t *raw;           /* PERF_SAMPLE_RAW (a tracepoint's fields), the recording host's byte order */
+	uint32_t raw_size;            /* 0: none */
 	struct rb_thread *thread, *main_thread;
 	struct rb_comm *comm;         /* the comm perf shows for it (see machine.h) */
 	struct rb_addr_loc al;        /* the sample ip */
@@ -45,10 +47,13 @@ struct rb_range_ev;              /* source.h: instructions executed in sequence 
  * script decides its fields by: whether the file has the AUXTRACE feature
  * (fields a sample lacks may then be asked for) and the STAT one.
  */
+struct rb_tracepoints;            /* decoder/ftrace/tracedat.h */
 struct rb_evlist {
 	const struct rb_event_desc *ev;
 	size_t n, nr_recorded;
 	int auxtrace, stat;
+	/* the recording's tracing data, to print tracepoints' fields (NULL: none); the session's */
+	struct rb_tracepoints *tp;
 };
 
 struct rb_switch_ev {

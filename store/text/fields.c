@@ -291,7 +291,7 @@ int rb_fields_check(struct rb_fields *f, const struct rb_evlist *el, char *msg, 
 	}
 	/* tracepoints show where they were hit when the recording has call chains */
 	int chains = 0;
-	for (size_t i = 0; i < el->n; i++)
+	for (size_t i = 0; !f->no_callchain && i < el->n; i++)
 		chains |= !!(el->ev[i].sample_type & PD_SAMPLE_CALLCHAIN);
 	for (size_t i = 0; chains && !f->out[RB_OT_TRACE].user_set && i < el->n; i++)
 		if (el->ev[i].type == PD_TYPE_TRACEPOINT && (el->ev[i].sample_type & PD_SAMPLE_CALLCHAIN)) {
@@ -301,7 +301,7 @@ int rb_fields_check(struct rb_fields *f, const struct rb_evlist *el, char *msg, 
 	/* what perf would print and this program cannot: refused when asked for, else left out and named */
 	int dropped = 0;
 	for (int t = 0; t < RB_OT_MAX; t++) {
-		uint64_t extra = f->out[t].fields & ~(RB_F_PRINTABLE | RB_F_BPF_OUTPUT);
+		uint64_t extra = f->out[t].fields & ~(RB_F_PRINTABLE | RB_F_BPF_OUTPUT | (el->tp ? RB_F_TRACE : 0));
 		if (!seen[t] || !extra)
 			continue;
 		uint64_t bit = extra & -extra;

@@ -48,6 +48,7 @@ struct rb_fields {
 	} out[RB_OT_MAX];
 	int print_flags;              /* the "flags" field (not per type in perf either) */
 	uint64_t asked;               /* every field some -F named (not to remove it) */
+	int no_callchain;             /* call chains hidden (-G): tracepoints then do not show where they were hit */
 };
 
 /* perf's defaults. */

@@ -30,6 +30,7 @@
 struct evfmt {                  /* one event of perf's event list, as printed */
 	char *name;
 	int ot;                     /* perf's output type (fields.h) */
+	uint64_t config;            /* a tracepoint's id */
 	uint64_t sample_type;
 	int bts;                    /* perf's is_bts_event: a branch, printed with " => " and its target */
 	int addr_sym;               /* sample_addr_correlates_sym: the addr field is resolved to a symbol */
@@ -49,6 +50,7 @@ struct rb_text {
 	int synth[4][RB_PWR_COUNT]; /* trace events' entries by kind (and power event), -1 if none */
 	char msg[512];              /* why the event list was refused, or what is left out */
 	int refused;
+	struct rb_tracepoints *tp;  /* the session's: tracepoints' fields (NULL: none) */
 };
 
 /*
@@ -396,9 +398,14 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	struct line l;
 	line_init(&l, sc->out);
 	int has_chain = !sc->hide_chain && (e->sample_type & PD_SAMPLE_CALLCHAIN);
-	l_start(sc, &l, fl, rb_thread_shown_comm(ev->thread, ev->comm)->name, ev->thread->pid, ev->thread->tid,
+	l_start(sc, &l, fl, ev->thread->comm->name, ev->thread->pid, ev->thread->tid,
 		(int32_t)ev->cpu, ev->time, has_chain && (fl & RB_F_IP));
 	l_event(sc, &l, fl, e, ev->period, 0);
+	if ((fl & RB_F_TRACE) && ev->raw && sc->tp) {    /* a tracepoint's fields, by its print fmt */
+		const char *text = rb_tracepoints_text(sc->tp, e->config, (int)ev->cpu, ev->raw, ev->raw_size);
+		if (text)
+			l_str(&l, text);
+	}
 	struct rb_addr_loc aal;
 	int need_addr = (fl & RB_F_ADDR) || (e->bts && (e->sample_type & PD_SAMPLE_ADDR) && !sc->f.out[e->ot].user_set);
 	if (need_addr && e->addr_sym && sc->m)
@@ -499,7 +506,7 @@ static int script_branch(void *ctx, const struct rb_trace_ev *ev)
 		return 0;
 	struct line l;
 	line_init(&l, sc->out);
-	l_start(sc, &l, fl, rb_thread_shown_comm(ev->thread, ev->comm)->name, ev->thread->pid, ev->thread->tid,
+	l_start(sc, &l, fl, ev->thread->comm->name, ev->thread->pid, ev->thread->tid,
 		ev->cpu, ev->time, 0);
 	l_event(sc, &l, fl, e, ev->kind == RB_EV_INSTRUCTION ? ev->insn_count : 1, ev->flags);
 	if (e->bts) {
@@ -579,6 +586,7 @@ struct rb_text *rb_text_new(FILE *out, const struct rb_text_opts *opts)
 	t->ns = opts->ns;
 	t->hide_chain = opts->hide_callchain;
 	rb_fields_init(&t->f);
+	t->f.no_callchain = t->hide_chain;
 	memset(t->synth, -1, sizeof(t->synth));
 	if (t->disasm)
 		t->cs_ok = cs_open(CS_ARCH_X86, CS_MODE_64, &t->cs) == CS_ERR_OK;
@@ -610,6 +618,21 @@ static int text_machine(void *ctx, struct rb_machine *m)
 	return 0;
 }
 
+/* A kernel address in a tracepoint's fields (%pS): its symbol, as perf's machine names it. */
+static char *kernel_name(void *priv, unsigned long long *addr, char **mod)
+{
+	struct rb_text *t = priv;
+	struct rb_addr_loc al;
+	if (!t->m)
+		return NULL;
+	rb_machine_resolve(t->m, NULL, PD_MISC_KERNEL, *addr, &al);
+	if (!al.sym)
+		return NULL;
+	*addr -= al.addr - al.sym->start;
+	*mod = al.dso && !al.dso->kernel ? (char *)al.dso->short_name : NULL;
+	return (char *)al.sym->name;
+}
+
 /* perf's is_bts_event: a hardware branch-instructions event sampled at every branch */
 static int is_bts(const struct rb_event_desc *d)
 {
@@ -630,6 +653,7 @@ static int text_events(void *ctx, const struct rb_evlist *el)
 		if (!(e->name = strdup(d->name ? d->name : "")))
 			return RB_TEXT_STOP_NOMEM;
 		e->ot = rb_fields_type(d);
+		e->config = d->config;
 		e->sample_type = d->sample_type;
 		e->bts = is_bts(d);
 		e->addr_sym = e->bts || (d->type == PD_TYPE_SOFTWARE && (d->config == 2 || d->config == 5 || d->config == 6));
@@ -640,6 +664,8 @@ static int text_events(void *ctx, const struct rb_evlist *el)
 		if (d->synth && d->kind >= 0 && d->kind < 4 && t->synth[d->kind][p] < 0)
 			t->synth[d->kind][p] = (int)i;
 	}
+	if ((t->tp = el->tp))
+		rb_tracepoints_resolver(t->tp, kernel_name, t);
 	int rc = rb_fields_check(&t->f, el, t->msg, sizeof(t->msg));
 	if (rc < 0) {
 		t->refused = 1;
