@@ -715,14 +715,15 @@ static int track_record(struct sess *s, const struct pd_record *rec, const struc
 /* An MMAP or MMAP2 record (@type) into the machine's maps. */
 static int apply_mmap(struct rb_machine *m, uint32_t type, const struct pd_event *ev, int kernel)
 {
-	if (type == PD_RECORD_MMAP)
+	if (type == PD_RECORD_MMAP)    /* executable unless it maps data, as perf takes it */
 		return rb_machine_mmap(m, (int32_t)ev->u.mmap.pid, (int32_t)ev->u.mmap.tid,
 				       kernel || (int32_t)ev->u.mmap.pid == -1, ev->u.mmap.start, ev->u.mmap.len,
-				       ev->u.mmap.pgoff, ev->u.mmap.filename, NULL, 0);
+				       ev->u.mmap.pgoff, ev->u.mmap.filename, NULL, 0,
+				       (ev->misc & PD_MISC_MMAP_DATA) ? 0 : 4, 0);
 	return rb_machine_mmap(m, (int32_t)ev->u.mmap2.pid, (int32_t)ev->u.mmap2.tid,
 			       kernel || (int32_t)ev->u.mmap2.pid == -1, ev->u.mmap2.start, ev->u.mmap2.len,
 			       ev->u.mmap2.pgoff, ev->u.mmap2.filename, ev->u.mmap2.build_id,
-			       ev->u.mmap2.build_id ? ev->u.mmap2.build_id_size : 0);
+			       ev->u.mmap2.build_id ? ev->u.mmap2.build_id_size : 0, ev->u.mmap2.prot, ev->u.mmap2.flags);
 }
 
 static int process(struct sess *s, const struct pd_record *rec)
@@ -1161,7 +1162,7 @@ int rb_session_objects(const struct rb_session_opts *o, rb_session_object_fn fn,
 	for (size_t i = 0; !rc && i < rb_machine_nr_dsos(s.m); i++) {
 		struct rb_dso *d = rb_machine_dso(s.m, i);
 		size_t n = strlen(d->long_name);
-		if (d->long_name[0] != '/' && !(d->long_name[0] == '[' && n > 2 && d->long_name[n - 1] == ']'))
+		if (d->anon || (d->long_name[0] != '/' && !(d->long_name[0] == '[' && n > 2 && d->long_name[n - 1] == ']')))
 			continue;       /* //anon, memfd: no file to look for */
 		if (!strcmp(d->long_name, "[heap]") || !strcmp(d->long_name, "[stack]") ||
 		    !strcmp(d->long_name, "[vsyscall]"))
