@@ -34,8 +34,12 @@ static const struct cli_command commands[] = {
 	  "counts, a row per branch with --itrace=b, per call with --calls; -o postgresql://HOST/DB\n"
 	  "(or --pg CONNINFO): the same rows into PostgreSQL (perf's export-to-postgresql schema),\n"
 	  "keyed by recording" },
-	{ "script", cmd_script, "[--disasm] [--show-switch-events] [--itrace b|iN|p|w]\n         " SELECT " FILE",
-	  "samples (and switches, trace branches) as text, in time order, as perf script" },
+	{ "script", cmd_script, "[-F FIELDS] [--ns] [-G] [--disasm] [--show-switch-events] [--itrace b|iN|p|w]\n"
+	  "         " SELECT " FILE",
+	  "samples (and switches, trace branches) as text, in time order, byte for byte as perf\n"
+	  "script (6.1) prints them; -F/--fields as perf's (comm,tid,pid,time,cpu,event,ip,sym,\n"
+	  "symoff,dso,addr,period,flags,synth; TYPE:LIST, +FIELD, -FIELD), --ns nanosecond times,\n"
+	  "-G/--hide-call-graph" },
 	{ "gaps", cmd_gaps, "[--json] [--itrace b|iN|p|w] " SELECT " FILE", "every reported loss" },
 	{ "coverage", cmd_coverage, "[--time S,E] [--json] [--symfs DIR] [--symdir DIR] [--vmlinux F | --kcore DIR] FILE",
 	  "per CPU, the fraction of the window the AUX trace covers (data present and not in a gap)" },
@@ -72,10 +76,10 @@ static const struct cli_command commands[] = {
  * that a value before the command word ("-o info") is not taken for one.
  * Keep in step with the commands' getopt tables.
  */
-static const char value_short[] = "oCj";
+static const char value_short[] = "oCjF";
 static const char *const value_long[] = {
 	"output", "time", "cpu", "symfs", "symdir", "kallsyms", "vmlinux", "kcore", "jobs", "itrace", "ftrace",
-	"queue", "buffer", "anchor", "start-tb", "timebase-hz", "pg", NULL,
+	"queue", "buffer", "anchor", "start-tb", "timebase-hz", "pg", "fields", NULL,
 };
 
 static void usage(FILE *f)

@@ -25,17 +25,32 @@ static int run_text(int argc, char **argv, int gaps_mode)
 	static const struct option longopts[] = {
 		{ "disasm", no_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
 		{ "show-switch-events", no_argument, NULL, 'w' }, CLI_SELECT_OPTIONS,
+		{ "fields", required_argument, NULL, 'F' }, { "ns", no_argument, NULL, 'N' },
+		{ "hide-call-graph", no_argument, NULL, 'G' },
 		{ "itrace", required_argument, NULL, 'I' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct rb_text_opts to = { .gaps = gaps_mode };
 	int json = 0;
 	struct rb_session_opts so;
 	unsigned warnings = 0;
+	const char *fields[16];
+	size_t nr_fields = 0;
 	int c;
 	memset(&so, 0, sizeof(so));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "djC:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, gaps_mode ? "djC:h" : "djC:hF:G", longopts, NULL)) != -1) {
+		if (gaps_mode && (c == 'F' || c == 'N' || c == 'G'))
+			c = '?';
 		switch (c) {
+		case 'F':
+			if (nr_fields == sizeof(fields) / sizeof(fields[0])) {
+				cli_error("script: at most %zu -F options", nr_fields);
+				return EXIT_USAGE;
+			}
+			fields[nr_fields++] = optarg;
+			break;
+		case 'N': to.ns = 1; break;
+		case 'G': to.hide_callchain = 1; break;
 		case 'd': to.disasm = 1; break;
 		case 'j': json = 1; break;
 		case 'w': to.switches = 1; break;
@@ -69,6 +84,11 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		}
 		if (!rb_text_disasm_ok(text))
 			cli_error("capstone could not be initialised: no disassembly");
+		for (size_t i = 0; i < nr_fields; i++)
+			if (rb_text_fields(text, fields[i], stderr) < 0) {     /* perf's message, then the usage */
+				rb_text_free(text);
+				return cli_usage("script", '?');
+			}
 	}
 	/*
 	 * Millions of lines: big writes, and a pipe on standard output made big
@@ -123,6 +143,18 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		if (frc)
 			rc = frc;
 	}
+	int refused = 0;
+	const char *note = text ? rb_text_message(text, &refused) : NULL;
+	if (rc == RB_TEXT_STOP_FIELDS || rc == RB_TEXT_STOP_NOMEM) {
+		if (rc == RB_TEXT_STOP_FIELDS)
+			fprintf(stderr, "%s\n", note ? note : "");     /* perf's own message, as perf prints it */
+		else
+			cli_error("out of memory");
+		rb_text_free(text);
+		return rc == RB_TEXT_STOP_FIELDS ? EXIT_USAGE : EXIT_INTERNAL;
+	}
+	if (note)
+		cli_error("%s", note);
 	int wfailed = text ? rb_text_failed(text) : ferror(stdout);
 	if (rc && wfailed) {      /* the sink stopped the session: the output could not be written */
 		cli_error("writing the output failed (standard output)");

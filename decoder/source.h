@@ -64,6 +64,38 @@ struct rb_event_ref {
 	uint64_t config;
 };
 
+/*
+ * An event as perf's event list holds it, for outputs that lay out their
+ * text per event as perf script does (store/text): every recorded event in
+ * the recording's order, then those a trace source synthesizes, in the
+ * order and with the attributes perf gives them ("branches:u", then
+ * "instructions:u", "ptwrite", "cbr", ...: intel_pt_synth_events and
+ * cs_etm__synth_events).
+ */
+#define RB_TYPE_SYNTH 6           /* perf's PERF_TYPE_SYNTH: ptwrite and power events */
+struct rb_event_desc {
+	const char *name;             /* perf's name for it (NULL: the recording names none) */
+	uint32_t type;                /* PERF_TYPE_*, or RB_TYPE_SYNTH */
+	uint64_t config;
+	uint64_t sample_type;         /* PERF_SAMPLE_* its samples carry */
+	uint64_t sample_period;       /* 0 when sampled by frequency */
+	int synth;                    /* 0 recorded; 1 synthesized from hardware trace: then */
+	int kind, power;              /* the trace events it stands for (RB_EV_*, RB_PWR_* of RB_EV_POWER) */
+};
+
+/*
+ * perf's sample_type for what it synthesizes from a trace event whose own is
+ * @trace: that event's PERF_SAMPLE_MASK bits, with IP, TID and PERIOD, and
+ * TIME unless the decoding is timeless.
+ */
+static inline uint64_t rb_synth_sample_type(uint64_t trace, int timeless)
+{
+	uint64_t mask = PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_TIME | PD_SAMPLE_ADDR | PD_SAMPLE_ID |
+			PD_SAMPLE_STREAM_ID | PD_SAMPLE_CPU | PD_SAMPLE_PERIOD | PD_SAMPLE_IDENTIFIER;
+	uint64_t st = (trace & mask) | PD_SAMPLE_IP | PD_SAMPLE_TID | PD_SAMPLE_PERIOD;
+	return timeless ? st & ~(uint64_t)PD_SAMPLE_TIME : st | PD_SAMPLE_TIME;
+}
+
 struct rb_session_stats;
 struct rb_trace_ev;
 struct rb_ftrace_ev;
@@ -125,6 +157,8 @@ struct rb_source_env {
 	pd_warn_fn pd_warn;           /* the session's warning callback, for pd errors with offsets */
 	void *pd_warn_ctx;
 	void (*element)(void *sess, const char *line);             /* NULL: no element listing */
+	/* an event the source synthesizes, declared when it opens (struct rb_event_desc; copied) */
+	int (*synth_event)(void *sess, const struct rb_event_desc *d);
 };
 
 struct rb_source;

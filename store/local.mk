@@ -15,7 +15,7 @@
 if BUILD_DECODER
 noinst_LIBRARIES += %D%/libstore.a
 %C%_libstore_a_SOURCES = %D%/sqlite/store.h %D%/sqlite/store.c %D%/sqlite/schema.sql.h %D%/table_writer.h \
-	%D%/text/text.h %D%/text/text.c %D%/json/json.h %D%/json/json.c \
+	%D%/text/text.h %D%/text/text.c %D%/text/fields.h %D%/text/fields.c %D%/json/json.h %D%/json/json.c \
 	%D%/folded/folded.h %D%/folded/folded.c %D%/trace_calls.h \
 	%D%/speedscope/speedscope.h %D%/speedscope/speedscope.c \
 	%D%/perfetto/perfetto.h %D%/perfetto/perfetto.c \

@@ -27,6 +27,7 @@ SHELL_TESTS = \
 	tests/archive.test \
 	tests/script_gaps.test \
 	tests/script_comm.test \
+	tests/script_perf.test \
 	tests/queries.test \
 	tests/aux_gaps.test \
 	tests/pt_real.test \

@@ -127,7 +127,7 @@ struct cs_etm {
 	size_t nr_meta;
 	int virtual_ts;               /* every CPU's TS_SOURCE is 1 */
 	int evsel;
-	char mods[8];                 /* the synthesized event's modifiers: "branches" + ":u", ":k" or "" */
+	char mods[16];                /* the synthesized event's modifiers: "branches" + ":u", ":k" or "" */
 	int32_t hw_id[4096];          /* trace ID per CPU from AUX_OUTPUT_HW_ID, -1 if none */
 	int any_hw_id;
 	struct { int32_t pid, tid; } itrace[4096];   /* ITRACE_START per CPU */
@@ -1067,13 +1067,27 @@ static const struct rb_source_ops cs_ops = {
 	.record = cs_record, .chunk = cs_chunk, .finish = cs_finish, .free = cs_free,
 };
 
-/* perf names its synthesized branch event after the trace event's modifiers ("branches:u"). */
-static void event_name(struct cs_etm *e)
+/*
+ * perf names its synthesized branch event after the trace event's
+ * modifiers ("branches:u"); it declares it as cs_etm__synth_events does
+ * (timeless, its samples without time, when the trace was recorded
+ * without timestamps: ETM_OPT_TS, bit 28 of the event's config).
+ */
+static int event_name(struct cs_etm *e)
 {
 	const struct pd_evsel *es = e->evsel >= 0 ? pd_reader_evsel(e->env->r, (size_t)e->evsel) : NULL;
-	int u = es && !pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_USER);
-	int k = es && !pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_KERNEL);
-	snprintf(e->mods, sizeof(e->mods), "%s", !es || (u && k) ? "" : u ? ":u" : k ? ":k" : "");
+	e->mods[0] = 0;
+	if (!es)
+		return 0;
+	pd_attr_modifiers(&es->attr, e->mods, sizeof(e->mods));
+	if (!e->env->synth_event)
+		return 0;
+	int timeless = !(es->attr.config & (1ull << 28));
+	char name[32];
+	snprintf(name, sizeof(name), "branches%s", e->mods);
+	return e->env->synth_event(e->env->sess, &(struct rb_event_desc){ .name = name, .type = PD_TYPE_HARDWARE,
+		.config = 4, .sample_type = rb_synth_sample_type(es->attr.sample_type, timeless) | PD_SAMPLE_ADDR,
+		.sample_period = 1, .kind = RB_EV_BRANCH });
 }
 
 int rb_cs_etm_open(struct rb_source **out, const struct rb_source_env *env, const struct pd_event *info,
@@ -1105,7 +1119,10 @@ int rb_cs_etm_open(struct rb_source **out, const struct rb_source_env *env, cons
 			e->evsel = (int)i;
 			break;
 		}
-	event_name(e);
+	if (event_name(e) < 0) {
+		cs_free(&e->base);
+		return PD_ERR_NOMEM;
+	}
 	if (!env->pipe_mode && env->path) {
 		e->fd = open(env->path, O_RDONLY | O_CLOEXEC);
 		if (e->fd < 0) {

@@ -791,6 +791,24 @@ int rb_tracedat_is(const char *path)
 
 static void td_free(struct td *t);
 
+/* libtraceevent for the file's byte order, long and page size (t->be, long_size, page_size). */
+static int tep_setup(struct td *t)
+{
+	if (!(t->tep = tep_alloc()))
+		return -1;
+	tep_set_loglevel(TEP_LOG_NONE);
+	tep_set_file_bigendian(t->tep, t->be ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	tep_set_local_bigendian(t->tep, TEP_BIG_ENDIAN);
+#else
+	tep_set_local_bigendian(t->tep, TEP_LITTLE_ENDIAN);
+#endif
+	tep_set_long_size(t->tep, t->long_size);
+	tep_set_page_size(t->tep, (int)t->page_size);
+	trace_seq_init(&t->seq);
+	return 0;
+}
+
 int rb_tracedat_open(struct rb_tracedat **out, const char *path, const struct rb_ftrace_sink *sink,
 		     struct rb_tracedat_stats *st, char *msg, size_t msglen)
 {
@@ -840,22 +858,11 @@ int rb_tracedat_open(struct rb_tracedat **out, const char *path, const struct rb
 		      printable(ver, vb, sizeof(vb)), t->page_size);
 		goto out;
 	}
-	t->tep = tep_alloc();
-	if (!t->tep) {
+	if (tep_setup(t) < 0) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	tep_set_loglevel(TEP_LOG_NONE);
-	tep_set_file_bigendian(t->tep, t->be ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	tep_set_local_bigendian(t->tep, TEP_BIG_ENDIAN);
-#else
-	tep_set_local_bigendian(t->tep, TEP_LITTLE_ENDIAN);
-#endif
-	tep_set_long_size(t->tep, t->long_size);
-	tep_set_page_size(t->tep, (int)t->page_size);
 	t->plugins = tep_load_plugins(t->tep);    /* the print handlers trace-cmd report uses */
-	trace_seq_init(&t->seq);
 	rc = t->version == 6 ? parse_v6(t, &c) : parse_v7(t, &c);
 	if (rc)
 		goto out;
@@ -871,6 +878,82 @@ out:
 }
 
 int rb_tracedat_run_until(struct rb_tracedat *t, uint64_t time) { return merge((struct td *)t, time); }
+
+/* ------------------------------------------- perf.data's tracing data */
+
+struct rb_tracepoints {
+	struct td t;
+	struct rb_tracedat_stats st;
+};
+
+int rb_tracepoints_open(struct rb_tracepoints **out, const uint8_t *data, size_t size, char *msg, size_t msglen)
+{
+	*out = NULL;
+	struct rb_tracepoints *tp = calloc(1, sizeof(*tp));
+	if (!tp)
+		return -ENOMEM;
+	struct td *t = &tp->t;
+	*t = (struct td){ .path = "tracing data", .msg = msg, .msglen = msglen, .st = &tp->st };
+	msg[0] = 0;
+	struct cur c = { .p = data, .len = size, .base = UINT64_MAX };
+	const uint8_t *m = take(&c, 10);
+	const char *ver = m && !memcmp(m, MAGIC, 10) ? str(&c) : NULL;
+	int rc = -1;
+	if (!ver) {
+		failf(t, "no \\027\\010Dtracing magic");
+		goto out;
+	}
+	t->be = (int)get(&c, 1);
+	c.be = t->be;
+	t->long_size = (int)get(&c, 1);
+	t->page_size = (uint32_t)get(&c, 4);
+	if (c.bad || !t->page_size) {
+		failf(t, "its header is cut short");
+		goto out;
+	}
+	if (tep_setup(t) < 0) {     /* no plugins: perf 6.1 prints every event by its format's print fmt */
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = parse_header_info(t, &c)) || (rc = parse_ftrace_formats(t, &c)) || (rc = parse_event_formats(t, &c)) ||
+	    (rc = parse_text(t, &c, 0)) || (rc = parse_text(t, &c, 1)) ||
+	    (strtod(ver, NULL) >= 0.6 && (rc = parse_text(t, &c, 2))))
+		goto out;
+	tep_set_long_size(t->tep, (int)t->layout.commit_size);
+	*out = tp;
+	return 0;
+out:
+	td_free(t);
+	free(tp);
+	return rc;
+}
+
+void rb_tracepoints_resolver(struct rb_tracepoints *tp, char *(*fn)(void *priv, unsigned long long *addr, char **mod),
+			     void *priv)
+{
+	tep_set_function_resolver(tp->t.tep, fn, priv);
+}
+
+const char *rb_tracepoints_text(struct rb_tracepoints *tp, uint64_t id, int cpu, const void *raw, uint32_t size)
+{
+	struct td *t = &tp->t;
+	struct tep_event *e = id <= INT32_MAX ? tep_find_event(t->tep, (int)id) : NULL;
+	if (!e)
+		return NULL;
+	struct tep_record rec = { .cpu = cpu, .size = (int)size, .data = (void *)raw };
+	trace_seq_reset(&t->seq);
+	tep_print_event(t->tep, &t->seq, &rec, "%s", TEP_PRINT_INFO);
+	trace_seq_terminate(&t->seq);
+	return t->seq.state == TRACE_SEQ__MEM_ALLOC_FAILED ? NULL : t->seq.buffer;
+}
+
+void rb_tracepoints_free(struct rb_tracepoints *tp)
+{
+	if (!tp)
+		return;
+	td_free(&tp->t);
+	free(tp);
+}
 
 static void td_free(struct td *t)
 {

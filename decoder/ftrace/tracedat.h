@@ -59,6 +59,23 @@ int rb_tracedat_run_until(struct rb_tracedat *t, uint64_t time);
 void rb_tracedat_close(struct rb_tracedat *t);
 
 /*
+ * perf.data's tracing data (the TRACING_DATA feature, or a pipe-mode
+ * TRACING_DATA record's payload: a trace.dat's metadata after perf's magic
+ * and version) read as perf reads it, to print tracepoint samples' fields
+ * as perf script does: by each event's print fmt (TEP_PRINT_INFO, no
+ * plugins). open: 0, -1 with @msg saying why, or -ENOMEM. text: the fields
+ * of a sample of tracepoint @id (its attr.config) with raw data @raw,
+ * valid until the next call; NULL for an event the data has no format
+ * for. The resolver names kernel addresses (%pS) as perf's machine does.
+ */
+struct rb_tracepoints;
+int rb_tracepoints_open(struct rb_tracepoints **out, const uint8_t *data, size_t size, char *msg, size_t msglen);
+void rb_tracepoints_resolver(struct rb_tracepoints *tp, char *(*fn)(void *priv, unsigned long long *addr, char **mod),
+			     void *priv);
+const char *rb_tracepoints_text(struct rb_tracepoints *tp, uint64_t id, int cpu, const void *raw, uint32_t size);
+void rb_tracepoints_free(struct rb_tracepoints *tp);
+
+/*
  * Read @path and hand every event and gap to @sink in time order.
  * Returns 0 (st->partial says whether everything was read, @msg why not);
  * -1 if the file cannot be read at all (@msg names the file and offset);

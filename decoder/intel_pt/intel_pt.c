@@ -154,6 +154,45 @@ int rb_pt_owns_aux(const struct rb_pt *pt, int32_t cpu, int32_t tid)
 	return 0;
 }
 
+int rb_pt_synth_events(const struct rb_pt *pt, int (*fn)(void *ctx, const struct rb_event_desc *d), void *ctx)
+{
+	if (!pt->have_config)
+		return 0;
+	char name[32];
+	uint64_t st = rb_synth_sample_type(pt->attr.sample_type, pt->timeless);
+	if (pt->nr_priv > P_PER_CPU_MMAPS && !pt->priv[P_PER_CPU_MMAPS])
+		st &= ~(uint64_t)PD_SAMPLE_CPU;
+	int rc = 0;
+	if (!pt->env.no_branches) {
+		snprintf(name, sizeof(name), "branches%s", pt->mods);
+		rc = fn(ctx, &(struct rb_event_desc){ .name = name, .type = PD_TYPE_HARDWARE, .config = 4,
+						       .sample_type = st | PD_SAMPLE_ADDR, .sample_period = 1,
+						       .kind = RB_EV_BRANCH });
+	}
+	if (!rc && pt->insn_period) {
+		snprintf(name, sizeof(name), "instructions%s", pt->mods);
+		rc = fn(ctx, &(struct rb_event_desc){ .name = name, .type = PD_TYPE_HARDWARE, .config = 1,
+						       .sample_type = st, .sample_period = pt->insn_period,
+						       .kind = RB_EV_INSTRUCTION });
+	}
+	/* the rest are perf's own type, sampled one by one, without a period; named without modifiers */
+	st = (st & ~(uint64_t)PD_SAMPLE_PERIOD) | PD_SAMPLE_RAW;
+	static const struct { const char *name; int power; unsigned config; } pwr[] = {
+		{ "cbr", RB_PWR_CBR, 5 }, { "psb", RB_PWR_PSB, 6 }, { "mwait", RB_PWR_MWAIT, 1 },
+		{ "pwre", RB_PWR_PWRE, 2 }, { "exstop", RB_PWR_EXSTOP, 3 }, { "pwrx", RB_PWR_PWRX, 4 },
+	};
+	if (!rc && pt->env.ptwrites)
+		rc = fn(ctx, &(struct rb_event_desc){ .name = "ptwrite", .type = RB_TYPE_SYNTH, .config = 0,
+						       .sample_type = st, .sample_period = 1, .kind = RB_EV_PTWRITE });
+	/* mwait, pwre, exstop and pwrx only when the trace was asked for them (pwr_evt) */
+	size_t n = !pt->env.pwr_events ? 0 : (pt->config & (1u << 4)) ? 6 : 2;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = fn(ctx, &(struct rb_event_desc){ .name = pwr[i].name, .type = RB_TYPE_SYNTH,
+						       .config = pwr[i].config, .sample_type = st, .sample_period = 1,
+						       .kind = RB_EV_POWER, .power = pwr[i].power });
+	return rc;
+}
+
 /* Thread changes come from the timeline the gathering pass built; an exec drops images. */
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
 {

@@ -62,6 +62,13 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time);
  */
 int rb_pt_index_until(struct rb_pt *pt, uint64_t time, int (*cb)(void *ctx, const struct rb_sync_ev *ev), void *ctx);
 
+/*
+ * The events perf synthesizes from this trace for what was asked for
+ * (intel_pt_synth_events: branches, instructions, ptwrite, the power
+ * events), to @fn one by one in perf's order. Returns @fn's non-zero value or 0.
+ */
+int rb_pt_synth_events(const struct rb_pt *pt, int (*fn)(void *ctx, const struct rb_event_desc *d), void *ctx);
+
 /* A sideband record at its time (an exec drops the process's images; thread changes come from the timeline). */
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev);
 

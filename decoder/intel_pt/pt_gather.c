@@ -646,9 +646,9 @@ int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 				pt->config = es->attr.config;
 				pt->have_config = 1;
 				pt->user_only = pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_KERNEL);
+				pt->attr = es->attr;
 				/* perf names what it synthesizes after the trace event's modifiers */
-				int u = !pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_USER), k = !pt->user_only;
-				snprintf(pt->mods, sizeof(pt->mods), "%s", u && k ? "" : u ? ":u" : k ? ":k" : "");
+				pd_attr_modifiers(&es->attr, pt->mods, sizeof(pt->mods));
 			}
 			if (!(es->attr.sample_type & PD_SAMPLE_TIME))
 				pt->timeless = 1;

@@ -274,7 +274,8 @@ struct rb_pt {
 	uint64_t insn_period;            /* instruction samples every N instructions (0: none) */
 	int insn_dec;                    /* libipt's instruction decoder (samples, or erratum SKL014 with
 					    address filters: see rb_pt_open), else its block decoder */
-	char mods[4];                    /* perf's name modifier from the intel_pt event (":u", ":k", "") */
+	struct pd_event_attr attr;       /* the intel_pt evsel's (when have_config) */
+	char mods[16];                   /* perf's name modifiers from the intel_pt event (":u", ":k", "") */
 	int user_only;                   /* the trace excludes the kernel: a thread can change only while
 					    tracing is off, so only enable / disable events wait for sideband */
 	uint64_t time_shift, time_mult, time_zero;

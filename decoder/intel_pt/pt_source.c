@@ -83,7 +83,7 @@ int rb_pt_source_open(struct rb_source **out, const struct rb_source_env *env, c
 	int rc = rb_pt_open(&p->pt, env->path, &pe, err);
 	if (rc > 0) {
 		*out = &p->base;
-		return 0;
+		return env->synth_event ? rb_pt_synth_events(p->pt, env->synth_event, env->sess) : 0;
 	}
 	free(p);
 	if (rc == 0)

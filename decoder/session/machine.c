@@ -228,7 +228,7 @@ static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_st
 			d->syms = NULL;
 		return;
 	}
-	if (d->long_name[0] != '/' && strcmp(d->long_name, "[vdso]"))
+	if (d->anon || (d->long_name[0] != '/' && strcmp(d->long_name, "[vdso]")))
 		return;                 /* //anon, [heap], ... */
 	struct rb_symtab_elf_opts eo = {
 		.debug_path = symdir_file(m, d),
@@ -256,7 +256,7 @@ const char *rb_machine_dso_image(struct rb_machine *m, struct rb_dso *d)
 	if (d->image_tried)
 		return d->image_path;
 	d->image_tried = 1;
-	if (d->kernel || (d->long_name[0] != '/' && strcmp(d->long_name, "[vdso]")))
+	if (d->kernel || d->anon || (d->long_name[0] != '/' && strcmp(d->long_name, "[vdso]")))
 		return NULL;            /* the kernel needs kcore or vmlinux; //anon has no file */
 	char path[8192];
 	const char *found = symdir_file(m, d);
@@ -757,8 +757,16 @@ static void module_map_name(const char *filename, char *name, size_t n)
 	snprintf(name, n, "[%.*s]", (int)strcspn(b, "."), b);
 }
 
+/* perf's is_anon_memory / is_no_dso_memory (and MAP_HUGETLB): memory that no object file backs */
+static int is_anon(const char *name, uint32_t flags)
+{
+	return !strcmp(name, "//anon") || !strncmp(name, "/dev/zero", 9) || !strncmp(name, "/anon_hugepage", 14) ||
+	       (flags & 0x40000) || !strncmp(name, "[stack", 6) || !strncmp(name, "/SYSV", 5) || !strcmp(name, "[heap]");
+}
+
 int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
-		    uint64_t len, uint64_t pgoff, const char *filename, const uint8_t *build_id, int build_id_size)
+		    uint64_t len, uint64_t pgoff, const char *filename, const uint8_t *build_id, int build_id_size,
+		    uint32_t prot, uint32_t flags)
 {
 	struct rb_map nm = { start, start + len < start ? UINT64_MAX : start + len, pgoff, NULL };
 	if (kernel) {
@@ -787,9 +795,16 @@ int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, 
 	struct rb_thread *t = rb_machine_thread(m, pid, tid, 1);
 	if (!t)
 		return -ENOMEM;
+	int anon = is_anon(filename, flags);
+	char jit[32];
+	if (anon && (prot & 4)) {      /* PROT_EXEC: perf looks for a JIT's symbol map under this name */
+		snprintf(jit, sizeof(jit), "/tmp/perf-%d.map", pid);
+		filename = jit;
+	}
 	nm.dso = dso_findnew(m, filename, 0);
 	if (!nm.dso)
 		return -ENOMEM;
+	nm.dso->anon |= anon;
 	if (build_id_size && !nm.dso->build_id_size) {
 		memcpy(nm.dso->build_id, build_id, (size_t)(build_id_size > 20 ? 20 : build_id_size));
 		nm.dso->build_id_size = build_id_size > 20 ? 20 : build_id_size;
@@ -845,7 +860,7 @@ static void resolve_in(struct rb_machine *m, struct rb_maps *ms, uint64_t ip, st
 	al->dso = map->dso;
 	if (!map->dso->syms_tried)
 		load_symbols(m, map->dso, map->start);
-	al->addr = map->dso->syms ? rb_symtab_map_ip(map->dso->syms, ip, map->start, map->pgoff) :
+	al->addr = map->dso->anon ? ip : map->dso->syms ? rb_symtab_map_ip(map->dso->syms, ip, map->start, map->pgoff) :
 				    ip - map->start + map->pgoff;
 	/* perf's thread__find_symbol: the DSO's cached lookup (its cache is part of what perf answers) */
 	al->sym = map->dso->syms ? rb_symtab_lookup(map->dso->syms, al->addr) :

@@ -27,6 +27,9 @@ struct rb_dso {
 	uint8_t build_id[20];
 	int build_id_size;       /* 0: unknown */
 	int kernel;              /* [kernel.kallsyms] */
+	int anon;                /* perf's memory without an object (//anon, [heap], [stack], /SYSV...; an
+				    executable one named /tmp/perf-PID.map): its addresses are their own
+				    offsets, and no file is looked for */
 	int syms_tried;          /* symbol load attempted */
 	struct rb_symtab *syms;  /* NULL if none could be loaded */
 	char *syms_path;         /* file the symbols came from */
@@ -113,8 +116,14 @@ struct rb_thread *rb_machine_thread(struct rb_machine *m, int32_t pid, int32_t t
 int rb_machine_comm(struct rb_machine *m, int32_t pid, int32_t tid, const char *comm, int exec, uint64_t time);
 int rb_machine_fork(struct rb_machine *m, int32_t ppid, int32_t ptid, int32_t pid, int32_t tid, uint64_t time);
 int rb_machine_exit(struct rb_machine *m, int32_t pid, int32_t tid);
+/*
+ * A mapping (MMAP, MMAP2) with its protection and flags (MMAP2's; an MMAP
+ * is executable unless it maps data). As in perf, memory without an object
+ * is its own (rb_dso.anon); executable, it is named /tmp/perf-PID.map.
+ */
 int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, uint64_t start,
-		    uint64_t len, uint64_t pgoff, const char *filename, const uint8_t *build_id, int build_id_size);
+		    uint64_t len, uint64_t pgoff, const char *filename, const uint8_t *build_id, int build_id_size,
+		    uint32_t prot, uint32_t flags);
 
 /* The comm a sample of @t shows (perf: the main thread's exec comm when comm_exec, else current). */
 struct rb_comm *rb_machine_sample_comm(struct rb_machine *m, struct rb_thread *t);

@@ -55,7 +55,98 @@ struct sess {
 	int want_chunks;              /* a source takes AUXTRACE chunks */
 	struct rb_source_env env;     /* what they see */
 	struct pd_error *err;         /* the caller's, for a failure that stops the session */
+	struct rb_event_desc *synth;  /* the events the sources synthesize, in the order they declared them */
+	size_t nr_synth;
+	int events_sent;              /* the sink has had the event list */
+	uint8_t *tracing_data;        /* a pipe-mode TRACING_DATA record's payload, for the sink's event list */
+	size_t tracing_size;
+	struct rb_tracepoints *tp;    /* read from it (or the feature) when the event list is sent */
 };
+
+/* A source declares an event it synthesizes: kept (name copied) for the event list. */
+static int src_synth_event(void *ctx, const struct rb_event_desc *d)
+{
+	struct sess *s = ctx;
+	struct rb_event_desc *v = realloc(s->synth, (s->nr_synth + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->synth = v;
+	v[s->nr_synth] = *d;
+	v[s->nr_synth].synth = 1;
+	if (d->name && !(v[s->nr_synth].name = strdup(d->name)))
+		return -ENOMEM;
+	s->nr_synth++;
+	return 0;
+}
+
+static void src_warn(void *ctx, const char *msg);
+
+/* A pipe-mode TRACING_DATA record: its payload kept for the event list (the first only, as perf). */
+static int keep_tracing_data(struct sess *s, const struct pd_record *rec)
+{
+	if (s->tracing_data || rec->payload_size > (64u << 20))
+		return 0;
+	if (!(s->tracing_data = malloc((size_t)rec->payload_size)))
+		return -ENOMEM;
+	struct pd_error err;
+	int64_t n = pd_reader_read_payload(s->r, s->tracing_data, (size_t)rec->payload_size, &err);
+	s->tracing_size = n > 0 ? (size_t)n : 0;
+	return 0;
+}
+
+/*
+ * The event list, to a sink that wants it, before the first event that
+ * names one (samples, trace events, switches): the recorded events known
+ * by then, then the synthesized ones.
+ */
+static int send_events(struct sess *s)
+{
+	if (s->events_sent || !s->sink->events)
+		return 0;
+	s->events_sent = 1;
+	size_t nr = pd_reader_nr_evsels(s->r);
+	struct rb_event_desc *v = calloc(nr + s->nr_synth + 1, sizeof(*v));
+	char *names = malloc(nr * 128 + 1);
+	if (!v || !names) {
+		free(v);
+		free(names);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct pd_evsel *es = pd_reader_evsel(s->r, i);
+		pd_evsel_perf_name(es, names + 128 * i, 128);     /* as perf script names it */
+		v[i] = (struct rb_event_desc){ .name = names + 128 * i, .type = es->attr.type, .config = es->attr.config,
+					       .sample_type = es->attr.sample_type,
+					       .sample_period = pd_attr_flag(&es->attr, PD_ATTR_FREQ) ? 0
+							       : es->attr.sample_period };
+	}
+	if (s->nr_synth)
+		memcpy(v + nr, s->synth, s->nr_synth * sizeof(*v));
+	const struct pd_file_info *fi = pd_reader_info(s->r);
+	const uint8_t *td = s->tracing_data;
+	size_t tdsize = s->tracing_size;
+	int has_tp = 0;
+	for (size_t i = 0; i < nr; i++)
+		has_tp |= v[i].type == PD_TYPE_TRACEPOINT;
+	if (has_tp && (td || pd_reader_feature(s->r, PD_FEAT_TRACING_DATA, &td, &tdsize, NULL))) {
+		char msg[256];
+		int trc = rb_tracepoints_open(&s->tp, td, tdsize, msg, sizeof(msg));
+		if (trc == -ENOMEM) {
+			free(v);
+			free(names);
+			return -ENOMEM;
+		}
+		if (trc)
+			src_warn(s, msg);   /* tracepoints' fields are then left out */
+	}
+	struct rb_evlist el = { .ev = v, .n = nr + s->nr_synth, .nr_recorded = nr, .tp = s->tp,
+				.auxtrace = !!(fi->features[PD_FEAT_AUXTRACE / 64] >> (PD_FEAT_AUXTRACE % 64) & 1),
+				.stat = !!(fi->features[PD_FEAT_STAT / 64] >> (PD_FEAT_STAT % 64) & 1) };
+	int rc = s->sink->events(s->sink->ctx, &el);
+	free(v);
+	free(names);
+	return rc;
+}
 
 static int parse_cpus(struct sess *s, const char *list)
 {
@@ -216,6 +307,8 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 		.period = (ps->type & PD_SAMPLE_PERIOD) ? ps->period : es->attr.sample_period,
 		.weight = ps->weight, .transaction = ps->transaction,
 		.data_src = (ps->type & PD_SAMPLE_DATA_SRC) ? ps->data_src : PERF_MEM_DATA_SRC_NONE,
+		.addr = (ps->type & PD_SAMPLE_ADDR) ? ps->addr : 0,
+		.raw = (ps->type & PD_SAMPLE_RAW) ? ps->raw : NULL, .raw_size = (ps->type & PD_SAMPLE_RAW) ? ps->raw_size : 0,
 	};
 	se.thread = rb_machine_thread(s->m, pid, tid, 1);
 	if (!se.thread)
@@ -239,12 +332,16 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 		for (size_t i = 0; s->o->perf_export && i < se.nr_nodes; i++)
 			s->nodes[i].al.sym = rb_machine_export_sym(s->m, &s->nodes[i].al, s->nodes[i].ip);
 	}
-	return s->sink->sample ? s->sink->sample(s->sink->ctx, &se) : 0;
+	if (!s->sink->sample)
+		return 0;
+	int rc = send_events(s);
+	return rc ? rc : s->sink->sample(s->sink->ctx, &se);
 }
 
-static int on_switch(struct sess *s, const struct pd_event *ev)
+static int on_switch(struct sess *s, const struct pd_record *rec, const struct pd_event *ev)
 {
-	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1,
+	struct rb_switch_ev sw = { .time = ev->sid.time, .cpu = -1, .pid = -1, .tid = -1, .evsel = rec->evsel,
+				   .has_time = !!(ev->sid.present & PD_SAMPLE_TIME),
 				   .cpu_wide = ev->type == PD_RECORD_SWITCH_CPU_WIDE,
 				   .np_pid = (int32_t)ev->u.context_switch.next_prev_pid,
 				   .np_tid = (int32_t)ev->u.context_switch.next_prev_tid };
@@ -264,7 +361,10 @@ static int on_switch(struct sess *s, const struct pd_event *ev)
 		sw.b = rb_machine_thread(s->m, (int32_t)ev->u.context_switch.next_prev_pid,
 					 (int32_t)ev->u.context_switch.next_prev_tid, 0);
 	s->st->switches++;
-	return s->sink->context_switch ? s->sink->context_switch(s->sink->ctx, &sw) : 0;
+	if (!s->sink->context_switch)
+		return 0;
+	int rc = send_events(s);
+	return rc ? rc : s->sink->context_switch(s->sink->ctx, &sw);
 }
 
 static int emit_gap(struct sess *s, const struct rb_gap_ev *g)
@@ -327,7 +427,8 @@ static int src_trace(void *ctx, const struct rb_trace_ev *ev)
 	struct sess *s = ctx;
 	if (!trace_selected(s, ev->time, ev->cpu))
 		return 0;
-	return s->sink->trace(s->sink->ctx, ev);
+	int rc = send_events(s);
+	return rc ? rc : s->sink->trace(s->sink->ctx, ev);
 }
 
 /* A branch in addresses (CoreSight): resolved here into the trace event every source's branches are. */
@@ -351,7 +452,10 @@ static int src_branch(void *ctx, const struct rb_branch_ev *b)
 	if (s->o->perf_export)
 		te.from_al.sym = rb_machine_export_sym(s->m, &te.from_al, te.from_al.addr);
 	s->st->branches++;
-	return s->sink->trace ? s->sink->trace(s->sink->ctx, &te) : 0;
+	if (!s->sink->trace)
+		return 0;
+	int rc = send_events(s);
+	return rc ? rc : s->sink->trace(s->sink->ctx, &te);
 }
 
 static int src_range(void *ctx, const struct rb_range_ev *ev)
@@ -453,6 +557,7 @@ static void setup_env(struct sess *s, const char *name)
 	v->pd_warn = o->warn;
 	v->pd_warn_ctx = o->warn_ctx;
 	v->element = o->aux_element ? src_element : NULL;
+	v->synth_event = src_synth_event;
 }
 
 /*
@@ -672,14 +777,15 @@ static int track_record(struct sess *s, const struct pd_record *rec, const struc
 /* An MMAP or MMAP2 record (@type) into the machine's maps. */
 static int apply_mmap(struct rb_machine *m, uint32_t type, const struct pd_event *ev, int kernel)
 {
-	if (type == PD_RECORD_MMAP)
+	if (type == PD_RECORD_MMAP)    /* executable unless it maps data, as perf takes it */
 		return rb_machine_mmap(m, (int32_t)ev->u.mmap.pid, (int32_t)ev->u.mmap.tid,
 				       kernel || (int32_t)ev->u.mmap.pid == -1, ev->u.mmap.start, ev->u.mmap.len,
-				       ev->u.mmap.pgoff, ev->u.mmap.filename, NULL, 0);
+				       ev->u.mmap.pgoff, ev->u.mmap.filename, NULL, 0,
+				       (ev->misc & PD_MISC_MMAP_DATA) ? 0 : 4, 0);
 	return rb_machine_mmap(m, (int32_t)ev->u.mmap2.pid, (int32_t)ev->u.mmap2.tid,
 			       kernel || (int32_t)ev->u.mmap2.pid == -1, ev->u.mmap2.start, ev->u.mmap2.len,
 			       ev->u.mmap2.pgoff, ev->u.mmap2.filename, ev->u.mmap2.build_id,
-			       ev->u.mmap2.build_id ? ev->u.mmap2.build_id_size : 0);
+			       ev->u.mmap2.build_id ? ev->u.mmap2.build_id_size : 0, ev->u.mmap2.prot, ev->u.mmap2.flags);
 }
 
 static int process(struct sess *s, const struct pd_record *rec)
@@ -720,7 +826,7 @@ static int process(struct sess *s, const struct pd_record *rec)
 		break;
 	case PD_RECORD_SWITCH:
 	case PD_RECORD_SWITCH_CPU_WIDE:
-		rc = on_switch(s, &ev);
+		rc = on_switch(s, rec, &ev);
 		break;
 	case PD_RECORD_LOST:
 	case PD_RECORD_LOST_SAMPLES:
@@ -1031,6 +1137,8 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 			rc = on_auxtrace_info(&s, &rec);
 		else if (rec.type == PD_RECORD_TIME_CONV)
 			on_time_conv(&s, &rec);
+		else if (rec.type == PD_RECORD_HEADER_TRACING_DATA && rec.payload_size && sink->events)
+			rc = keep_tracing_data(&s, &rec);
 		else if (rec.type >= 64)
 			;   /* user records: the reader applied what matters (attrs, features) */
 		else if (record_time(&s, &rec, &t)) {
@@ -1082,6 +1190,11 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	if (!rc)
 		rc = erc;
 	rb_oq_free(&s.q);
+	for (size_t i = 0; i < s.nr_synth; i++)
+		free((char *)s.synth[i].name);
+	free(s.synth);
+	free(s.tracing_data);
+	rb_tracepoints_free(s.tp);
 	free(s.nodes);
 	free(s.chain);
 	rb_unwind_free(s.uw);
@@ -1123,7 +1236,7 @@ int rb_session_objects(const struct rb_session_opts *o, rb_session_object_fn fn,
 	for (size_t i = 0; !rc && i < rb_machine_nr_dsos(s.m); i++) {
 		struct rb_dso *d = rb_machine_dso(s.m, i);
 		size_t n = strlen(d->long_name);
-		if (d->long_name[0] != '/' && !(d->long_name[0] == '[' && n > 2 && d->long_name[n - 1] == ']'))
+		if (d->anon || (d->long_name[0] != '/' && !(d->long_name[0] == '[' && n > 2 && d->long_name[n - 1] == ']')))
 			continue;       /* //anon, memfd: no file to look for */
 		if (!strcmp(d->long_name, "[heap]") || !strcmp(d->long_name, "[stack]") ||
 		    !strcmp(d->long_name, "[vsyscall]"))

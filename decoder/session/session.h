@@ -28,6 +28,9 @@ struct rb_sample_ev {
 	uint64_t period;              /* the sample's, or the event's fixed sample_period */
 	uint64_t weight, transaction;
 	uint64_t data_src;            /* perf's PERF_MEM_* encoding; "not available" (0x5080021) when absent */
+	uint64_t addr;                /* the sample's data address (PERF_SAMPLE_ADDR), 0 when absent; not resolved */
+	const uint8_t *raw;           /* PERF_SAMPLE_RAW (a tracepoint's fields), the recording host's byte order */
+	uint32_t raw_size;            /* 0: none */
 	struct rb_thread *thread, *main_thread;
 	struct rb_comm *comm;         /* the comm perf shows for it (see machine.h) */
 	struct rb_addr_loc al;        /* the sample ip */
@@ -37,8 +40,26 @@ struct rb_sample_ev {
 
 struct rb_range_ev;              /* source.h: instructions executed in sequence */
 
+/*
+ * The recording's events as perf's event list holds them (struct
+ * rb_event_desc, source.h: the recorded ones, whose index is a sample's
+ * event.index, then what the trace sources synthesize), and what perf
+ * script decides its fields by: whether the file has the AUXTRACE feature
+ * (fields a sample lacks may then be asked for) and the STAT one.
+ */
+struct rb_tracepoints;            /* decoder/ftrace/tracedat.h */
+struct rb_evlist {
+	const struct rb_event_desc *ev;
+	size_t n, nr_recorded;
+	int auxtrace, stat;
+	/* the recording's tracing data, to print tracepoints' fields (NULL: none); the session's */
+	struct rb_tracepoints *tp;
+};
+
 struct rb_switch_ev {
 	uint64_t time;
+	int has_time;                 /* the record carries a time (sample_id_all) */
+	int evsel;                    /* the event whose sample id it carries (its index), -1 if none */
 	int32_t cpu;                  /* -1 if the record has no CPU */
 	int out, preempt;
 	struct rb_thread *a;          /* the thread the record belongs to (NULL if unknown) */
@@ -197,6 +218,13 @@ struct rb_aux_rec_ev {
 struct rb_sink {
 	void *ctx;
 	int (*begin)(void *ctx, struct rb_machine *m);
+	/*
+	 * The event list (valid during the call), once, before the first
+	 * sample, trace event or switch: when every event recorded so far and
+	 * every one a source synthesizes is known (in pipe mode, the events
+	 * announced before the first of them, as perf script sees them).
+	 */
+	int (*events)(void *ctx, const struct rb_evlist *el);
 	int (*sample)(void *ctx, const struct rb_sample_ev *ev);
 	int (*context_switch)(void *ctx, const struct rb_switch_ev *ev);
 	int (*gap)(void *ctx, const struct rb_gap_ev *ev);

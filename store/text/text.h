@@ -20,7 +20,12 @@ struct rb_text_opts {
 	int disasm;             /* script: the instruction at each sample ip (x86-64, capstone) */
 	int switches;           /* script: context switches as perf script --show-switch-events */
 	const char *symfs;      /* script --disasm: object files are read below this folder (NULL: /) */
+	int ns;                 /* script: times in nanoseconds (perf script --ns) */
+	int hide_callchain;     /* script: no call chains (perf script -G) */
 };
+
+/* What a callback stops the session with (rb_session_run returns it): out of memory, or fields refused. */
+enum { RB_TEXT_STOP_NOMEM = 0x7e01, RB_TEXT_STOP_FIELDS = 0x7e02 };
 
 struct rb_text;
 
@@ -29,6 +34,19 @@ struct rb_text;
  * its buffering). Returns NULL when out of memory.
  */
 struct rb_text *rb_text_new(FILE *out, const struct rb_text_opts *opts);
+
+/*
+ * A -F argument, as perf script takes it (fields.h): 0, or -1 with perf's
+ * message written to @err. Warnings perf gives go to @err too.
+ */
+int rb_text_fields(struct rb_text *t, const char *arg, FILE *err);
+
+/*
+ * What the check of the fields against the recording's events said, NULL
+ * if nothing: with *@refused set, why the session was stopped
+ * (RB_TEXT_STOP_FIELDS); else which field perf shows is left out.
+ */
+const char *rb_text_message(const struct rb_text *t, int *refused);
 
 /* 0 if --disasm was asked for and capstone could not be opened (text goes on without instructions). */
 int rb_text_disasm_ok(const struct rb_text *t);

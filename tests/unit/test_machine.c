@@ -26,8 +26,8 @@ static void test_maps(void)
 	struct rb_machine *m = rb_machine_new(&o);
 	ok(m != NULL, "machine created");
 	rb_machine_comm(m, 100, 100, "app", 1, 10);
-	rb_machine_mmap(m, 100, 100, 0, 0x1000, 0x4000, 0x0, "/a", NULL, 0);
-	rb_machine_mmap(m, 100, 100, 0, 0x2000, 0x1000, 0x7000, "/b", NULL, 0);
+	rb_machine_mmap(m, 100, 100, 0, 0x1000, 0x4000, 0x0, "/a", NULL, 0, 5, 0);
+	rb_machine_mmap(m, 100, 100, 0, 0x2000, 0x1000, 0x7000, "/b", NULL, 0, 5, 0);
 	struct rb_thread *t = rb_machine_thread(m, 100, 100, 0);
 	uint64_t addr;
 	const char *d1 = dso_at(m, t, 0x1500, &addr);
@@ -37,14 +37,14 @@ static void test_maps(void)
 	const char *d3 = dso_at(m, t, 0x3500, &addr);
 	ok(d3 && !strcmp(d3, "/a") && addr == 0x2500, "right part of a split map has its pgoff moved on");
 	ok(dso_at(m, t, 0x5000, NULL) == NULL, "end of a map is exclusive");
-	rb_machine_mmap(m, 100, 100, 0, 0x0, 0x10000, 0x0, "/c", NULL, 0);
+	rb_machine_mmap(m, 100, 100, 0, 0x0, 0x10000, 0x0, "/c", NULL, 0, 5, 0);
 	const char *d4 = dso_at(m, t, 0x2500, NULL);
 	ok(d4 && !strcmp(d4, "/c"), "a map covering everything replaces all it covers");
 
 	/* a thread of the process shares its maps; a forked process gets a copy */
 	rb_machine_fork(m, 100, 100, 100, 101, 20);
 	rb_machine_fork(m, 100, 100, 200, 200, 30);
-	rb_machine_mmap(m, 100, 101, 0, 0x20000, 0x1000, 0, "/late", NULL, 0);
+	rb_machine_mmap(m, 100, 101, 0, 0x20000, 0x1000, 0, "/late", NULL, 0, 5, 0);
 	struct rb_thread *thr = rb_machine_thread(m, 100, 101, 0), *child = rb_machine_thread(m, 200, 200, 0);
 	ok(dso_at(m, t, 0x20000, NULL) && dso_at(m, thr, 0x2500, NULL), "threads of a process share maps");
 	ok(dso_at(m, child, 0x2500, NULL) && !dso_at(m, child, 0x20000, NULL), "a forked process copies the maps at fork time");
