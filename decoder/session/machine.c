@@ -424,6 +424,32 @@ static int uhash_add(struct rb_dso *d, struct rb_sym *s)
 	return 0;
 }
 
+struct rb_inline_sym {
+	struct rb_sym sym;
+	struct rb_inline_sym *next;
+};
+
+const struct rb_sym *rb_machine_inline_sym(struct rb_machine *m, struct rb_dso *d, const struct rb_sym *base,
+					   const char *name)
+{
+	(void)m;
+	if (!strcmp(name, base->name))
+		return base;
+	for (struct rb_inline_sym *i = d->inlines; i; i = i->next)
+		if (i->sym.start == base->start && i->sym.end == base->end && !strcmp(i->sym.name, name))
+			return &i->sym;
+	size_t n = strlen(name) + 1;
+	struct rb_inline_sym *i = malloc(sizeof(*i) + n);
+	if (!i)
+		return NULL;
+	char *copy = (char *)(i + 1);
+	memcpy(copy, name, n);
+	i->sym = (struct rb_sym){ base->start, base->end, base->binding, copy };
+	i->next = d->inlines;
+	d->inlines = i;
+	return &i->sym;
+}
+
 const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso *d, uint64_t addr)
 {
 	(void)m;
@@ -931,6 +957,11 @@ void rb_machine_free(struct rb_machine *m)
 		for (size_t k = 0; k < d->nr_extra; k++)
 			free(d->extra[k]);
 		free(d->extra);
+		while (d->inlines) {
+			struct rb_inline_sym *is = d->inlines;
+			d->inlines = is->next;
+			free(is);
+		}
 		free(d->uhash);
 		free(d->syms_path);
 		free(d->image_path);

@@ -21,6 +21,8 @@ struct rb_comm {
 	struct rb_comm *older;   /* the comm it replaced */
 };
 
+struct rb_inline_sym;
+
 struct rb_dso {
 	char *long_name;         /* path as recorded, or "[kernel.kallsyms]" */
 	const char *short_name;  /* basename, points into long_name */
@@ -37,6 +39,7 @@ struct rb_dso {
 	size_t nr_extra, cap_extra;
 	struct rb_sym **uhash;   /* the same, hashed by start address (power-of-two size) */
 	size_t ucap;
+	struct rb_inline_sym *inlines; /* functions inlined in its code, named from its debug info (rb_machine_inline_sym) */
 	int image_tried;         /* runtime image looked for (rb_machine_dso_image) */
 	char *image_path;        /* the file holding its code, NULL if none was found */
 	int image_missing;       /* a decoder needed its code and no file had it (rb_machine_code_at) */
@@ -142,6 +145,15 @@ const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso 
  * symbol inserted there (at the object address for a sample, at the raw ip
  * for a call-chain entry: perf's quirk). NULL only when @al has no map.
  */
+/*
+ * perf's symbol for a function inlined at an address of @base (its
+ * new_inline_sym): @base itself when the debug info names it the same,
+ * else one named @name with @base's start, end and binding, made once per
+ * object and name. NULL when memory ran out.
+ */
+const struct rb_sym *rb_machine_inline_sym(struct rb_machine *m, struct rb_dso *d, const struct rb_sym *base,
+					   const char *name);
+
 const struct rb_sym *rb_machine_export_sym(struct rb_machine *m, const struct rb_addr_loc *al, uint64_t at);
 /* The "unknown" symbol made at @addr of @d, or NULL. */
 const struct rb_sym *rb_machine_find_unknown(const struct rb_dso *d, uint64_t addr);

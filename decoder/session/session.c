@@ -31,6 +31,9 @@
 #define CONTEXT_GUEST_KERNEL ((uint64_t)-2176)
 #define CONTEXT_GUEST_USER ((uint64_t)-2560)
 
+#define MAX_STACK 127    /* perf's PERF_MAX_STACK_DEPTH: entries kept, counted from the root */
+#define INLINES_MAX 16   /* functions inlined at one unwound frame that are shown */
+
 struct sess {
 	const struct rb_session_opts *o;
 	const struct rb_sink *sink;
@@ -46,6 +49,9 @@ struct sess {
 	struct rb_unwind *uw;         /* --call-graph dwarf: made at the first sample with a user stack */
 	int uw_tried;
 	char uw_why[160];             /* why the first unwinding that stopped short stopped */
+	size_t uw_first, uw_n;        /* the unwound frames in s->chain, and the functions inlined at each */
+	const char *inl_names[128][INLINES_MAX];
+	uint8_t inl_n[128];
 	struct auxq *auxq;            /* per AUX queue, by mmap index */
 	size_t nr_auxq;
 	uint64_t aux_time[4096];      /* newest AUX record time per CPU, in file order */
@@ -185,7 +191,6 @@ static int in_window(const struct sess *s, uint64_t time)
 	       (time >= s->o->time_start && (!s->o->time_end || time <= s->o->time_end));
 }
 
-#define MAX_STACK 127    /* perf's PERF_MAX_STACK_DEPTH: entries kept, counted from the root */
 
 /*
  * Call chain, root first, walked as perf's thread__resolve_callchain does in
@@ -195,15 +200,17 @@ static int in_window(const struct sess *s, uint64_t time)
  * made before it stand, as in perf). Lookups happen in that order because a
  * DSO's lookup cache makes the order part of the answer.
  */
-static int resolve_callchain(struct sess *s, struct rb_thread *t, const uint8_t *chain, uint64_t n, size_t *nr)
+static int resolve_callchain(struct sess *s, struct rb_thread *t, const uint8_t *chain, uint64_t n, size_t *nr,
+			     int unwound)
 {
 	*nr = 0;
-	if (n > s->cap_nodes) {
-		struct rb_cc_node *v = realloc(s->nodes, (size_t)n * sizeof(*v));
+	uint64_t cap = n + (unwound ? (uint64_t)s->uw_n * INLINES_MAX : 0);
+	if (cap > s->cap_nodes) {
+		struct rb_cc_node *v = realloc(s->nodes, (size_t)cap * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
 		s->nodes = v;
-		s->cap_nodes = (size_t)n;
+		s->cap_nodes = (size_t)cap;
 	}
 	size_t k = 0;
 	for (uint64_t j = n; j-- > 0 && k < MAX_STACK;) {
@@ -224,7 +231,27 @@ static int resolve_callchain(struct sess *s, struct rb_thread *t, const uint8_t 
 			}
 		}
 		s->nodes[k].ip = ip;
+		s->nodes[k].inlined = 0;
 		rb_machine_resolve(s->m, t, cpumode, ip, &s->nodes[k].al);
+		/*
+		 * an unwound frame with functions inlined there: perf's entries
+		 * for it instead (append_inlines), outermost first here (root first)
+		 */
+		size_t f = unwound && j >= s->uw_first ? (size_t)(j - s->uw_first) : SIZE_MAX;
+		if (f < s->uw_n && s->inl_n[f] && s->nodes[k].al.sym && s->nodes[k].al.map) {
+			struct rb_cc_node base = s->nodes[k];
+			for (size_t i = s->inl_n[f]; i-- > 0;) {
+				const struct rb_sym *sym = rb_machine_inline_sym(s->m, base.al.dso, base.al.sym,
+										 s->inl_names[f][i]);
+				if (!sym)
+					return -ENOMEM;
+				s->nodes[k] = base;
+				s->nodes[k].al.sym = sym;
+				s->nodes[k].inlined = sym != base.al.sym;
+				k++;
+			}
+			continue;
+		}
 		k++;
 	}
 	*nr = k;
@@ -278,6 +305,10 @@ static int64_t unwound_chain(struct sess *s, struct rb_thread *t, const struct p
 		return u;
 	if (!u)
 		return 0;
+	s->uw_first = n;
+	s->uw_n = (size_t)u;
+	for (int f = 0; f < u; f++)
+		s->inl_n[f] = (uint8_t)rb_unwind_inlines(s->uw, s->chain[n + (size_t)f], s->inl_names[f], INLINES_MAX);
 	s->st->unwound_samples++;
 	if (why && !s->st->unwind_stopped++)
 		snprintf(s->uw_why, sizeof(s->uw_why), "%s", why);
@@ -323,8 +354,8 @@ static int on_sample(struct sess *s, const struct pd_record *rec, const struct p
 	if (un < 0)
 		return (int)un;
 	if (un || ps->callchain_nr) {
-		int rc = un ? resolve_callchain(s, se.thread, (const uint8_t *)s->chain, (uint64_t)un, &se.nr_nodes)
-			    : resolve_callchain(s, se.thread, ps->callchain, ps->callchain_nr, &se.nr_nodes);
+		int rc = un ? resolve_callchain(s, se.thread, (const uint8_t *)s->chain, (uint64_t)un, &se.nr_nodes, 1)
+			    : resolve_callchain(s, se.thread, ps->callchain, ps->callchain_nr, &se.nr_nodes, 0);
 		if (rc)
 			return rc;
 		se.nodes = s->nodes;

@@ -16,6 +16,7 @@
 struct rb_cc_node {               /* one call-chain entry, root first */
 	uint64_t ip;
 	struct rb_addr_loc al;
+	int inlined;                  /* al.sym is a function inlined at ip, from debug info (perf's "(inlined)") */
 };
 
 /* A recorded sample, with perf's defaults for what it does not carry. */

@@ -348,7 +348,68 @@ int rb_unwind_user(struct rb_unwind *u, struct rb_machine *m, struct rb_thread *
 	return (int)u->n;
 }
 
+/* A DIE's name, its abstract origin's for an inlined instance. */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return n ? n : "??";
+}
+
+size_t rb_unwind_inlines(struct rb_unwind *u, uint64_t pc, const char **names, size_t max)
+{
+	if (!u || !u->p || !u->p->dwfl || !max)
+		return 0;
+	Dwfl_Module *mod = dwfl_addrmodule(u->p->dwfl, pc);
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = mod ? dwfl_module_addrdie(mod, pc, &bias) : NULL;
+	if (!cu)
+		return 0;
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(cu, pc - bias, &scopes);
+	Dwarf_Die die;
+	int found = 0;
+	for (int i = 0; i < n && !found; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+			die = scopes[i];
+			found = 1;
+		}
+	}
+	free(scopes);
+	/*
+	 * out from the innermost: each inlined instance, then the concrete
+	 * scope holding it (dwarf_getscopes lists an instance's abstract scopes
+	 * after it, so its parents are looked up in the tree), to the function
+	 */
+	size_t k = 0;
+	while (found && k < max) {
+		names[k++] = die_name(&die);
+		if (dwarf_tag(&die) != DW_TAG_inlined_subroutine)
+			break;
+		Dwarf_Die *up = NULL;
+		int m = dwarf_getscopes_die(&die, &up);
+		found = 0;
+		for (int i = 1; i < m && !found; i++) {
+			int tag = dwarf_tag(&up[i]);
+			if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+				die = up[i];
+				found = 1;
+			}
+		}
+		free(up);
+	}
+	return k;
+}
+
 #else  /* no libdw: no unwinder */
+
+size_t rb_unwind_inlines(struct rb_unwind *u, uint64_t pc, const char **names, size_t max)
+{
+	(void)u, (void)pc, (void)names, (void)max;
+	return 0;
+}
+
 
 struct rb_unwind *rb_unwind_new(const char *arch, int *nomem)
 {

@@ -42,4 +42,13 @@ void rb_unwind_free(struct rb_unwind *u);
 int rb_unwind_user(struct rb_unwind *u, struct rb_machine *m, struct rb_thread *t, const struct pd_sample *ps,
 		   uint64_t *ips, size_t max, const char **stop_why);
 
+/*
+ * The functions inlined at @pc of a frame rb_unwind_user just returned, from
+ * its binary's debug info (addr2line -i's answer, which perf's inline frames
+ * come from): innermost first, the function they are inlined into last. Up
+ * to @max names (owned by libdw, valid until the next rb_unwind_user), or 0
+ * without debug info there.
+ */
+size_t rb_unwind_inlines(struct rb_unwind *u, uint64_t pc, const char **names, size_t max);
+
 #endif

@@ -266,7 +266,9 @@ static void l_chain(struct line *l, uint64_t fl, const struct rb_cc_node *nodes,
 			l_chr(l, ' ');
 			l_sym(l, al->sym, al->map, addr, !!(fl & RB_F_SYMOFFSET));
 		}
-		if (fl & RB_F_DSO)
+		if ((fl & RB_F_DSO) && nodes[i].inlined)
+			l_str(l, " (inlined)");
+		else if (fl & RB_F_DSO)
 			l_dso(l, al);
 		l_chr(l, '\n');
 	}
