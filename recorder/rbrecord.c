@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <pwd.h>
 #include <time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -266,6 +265,29 @@ static char *cgroup_mount(void)
 		return v1;
 	}
 	return v2;
+}
+
+/*
+ * -u NAME's uid from /etc/passwd (-1 if none). Read directly rather than with
+ * getpwnam(), which a static rbrecord (--enable-static-recorder) cannot use.
+ */
+static long passwd_uid(const char *name)
+{
+	FILE *f = fopen("/etc/passwd", "re");
+	char line[1024];
+	size_t n = strlen(name);
+	long uid = -1;
+
+	if (!f)
+		return -1;
+	while (uid < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ':') {
+			char *p = strchr(line + n + 1, ':');   /* past the password field */
+			if (p)
+				uid = strtol(p + 1, NULL, 10);
+		}
+	fclose(f);
+	return uid;
 }
 
 /* Every process owned by @uid (perf's thread_map__new_by_uid: /proc/PID's owner). */
@@ -814,11 +836,11 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		}
 		case OPT_NO_INHERIT: c->o.no_inherit = 1; break;
 		case 'u': {
-			struct passwd *pw = getpwnam(optarg);
 			char *end;
 			long v = strtol(optarg, &end, 10);
-			if (pw)
-				c->uid_v = pw->pw_uid;
+			long pw = passwd_uid(optarg);
+			if (pw >= 0)
+				c->uid_v = (uid_t)pw;
 			else if (end != optarg && !*end && v >= 0)
 				c->uid_v = (uid_t)v;
 			else
