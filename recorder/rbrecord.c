@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <dirent.h>
@@ -51,6 +53,24 @@ static void usage(FILE *f)
 		"      --call-graph MODE fp (frame pointers), dwarf[,SIZE] (user registers and SIZE bytes of user\n"
 		"                        stack per sample, default 8192, unwound by rbdecode) or lbr (the CPU's\n"
 		"                        LBR call stack, user code, Intel PMUs with LBR)\n"
+		"  -b, --branch-any      sample taken branches (branch stack; a PMU with one: Intel LBR, Arm BRBE)\n"
+		"  -j, --branch-filter F[,F]  branch stack of these kinds: any any_call any_ret ind_call ind_jmp call\n"
+		"                        cond abort_tx in_tx no_tx save_type stack priv, levels u k hv\n"
+		"      --switch-events   context switch records (SWITCH / SWITCH_CPU_WIDE)\n"
+		"  -T, --timestamp       --sample-cpu   accepted: rbrecord always samples the time and the CPU\n"
+		"  -d, --data            sample data addresses and sources (ADDR, DATA_SRC), data mmaps\n"
+		"  -W, --weight          sample weights (WEIGHT_STRUCT)\n"
+		"      --user-regs[=REGS]  -I, --intr-regs[=REGS]   sample user / interrupted registers (all, or\n"
+		"                        REGS comma-separated; --user-regs=? or -I? lists them)\n"
+		"  -D, --delay MSECS     start the sampling events MSECS after the command (-1: only on a control\n"
+		"                        'enable'); the sideband is recorded from the start\n"
+		"      --no-inherit      do not follow the threads and processes the command creates\n"
+		"  -u, --uid USER        record the processes of USER (name or number)\n"
+		"  -G, --cgroup NAME     with -a: only what runs in cgroup NAME (of the perf_event hierarchy)\n"
+		"      --namespaces      NAMESPACES records\n"
+		"      --all-cgroups     each sample's cgroup id, and CGROUP records naming them\n"
+		"  -B, --no-buildid      no BUILD_ID feature; -N, --no-buildid-cache and --buildid-all: accepted\n"
+		"                        (rbrecord keeps no cache and lists every object the recording maps)\n"
 		"  -F, --freq HZ         sample at HZ per second (default 4000)\n"
 		"  -m, --mmap-pages N[,M] data pages per ring, and AUX area pages (a power of two, or a size: 64K, 1M)\n"
 		"      --overwrite       backward rings: keep the newest data, written on SIGUSR2 and at exit\n"
@@ -104,6 +124,201 @@ static int parse_callgraph(const char *arg, struct rec_opts *o)
 		o->stack_dump = (uint32_t)((v + 7) & ~7ULL);
 	}
 	return 0;
+}
+
+/* -j: perf record's branch filter names (parse-branch-options.c) and their branch_sample_type bits. */
+static const struct { const char *name; uint64_t bit; } branch_modes[] = {
+	{ "u", PERF_SAMPLE_BRANCH_USER }, { "k", PERF_SAMPLE_BRANCH_KERNEL }, { "hv", PERF_SAMPLE_BRANCH_HV },
+	{ "any", PERF_SAMPLE_BRANCH_ANY }, { "any_call", PERF_SAMPLE_BRANCH_ANY_CALL },
+	{ "any_ret", PERF_SAMPLE_BRANCH_ANY_RETURN }, { "ind_call", PERF_SAMPLE_BRANCH_IND_CALL },
+	{ "abort_tx", PERF_SAMPLE_BRANCH_ABORT_TX }, { "in_tx", PERF_SAMPLE_BRANCH_IN_TX },
+	{ "no_tx", PERF_SAMPLE_BRANCH_NO_TX }, { "cond", PERF_SAMPLE_BRANCH_COND },
+	{ "ind_jmp", PERF_SAMPLE_BRANCH_IND_JUMP }, { "call", PERF_SAMPLE_BRANCH_CALL },
+	{ "save_type", PERF_SAMPLE_BRANCH_TYPE_SAVE }, { "stack", PERF_SAMPLE_BRANCH_CALL_STACK },
+	{ "priv", PERF_SAMPLE_BRANCH_PRIV_SAVE },
+};
+#define BRANCH_PLM (PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL | PERF_SAMPLE_BRANCH_HV)
+
+/* -j FILTER[,FILTER]: the mask, or 0 with the unknown name in @bad. */
+static uint64_t parse_branch_filter(const char *arg, char *bad, size_t badlen)
+{
+	char *copy = strdup(arg), *save = NULL;
+	uint64_t mode = 0;
+
+	bad[0] = 0;
+	if (!copy)
+		return 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		size_t k, n = sizeof(branch_modes) / sizeof(branch_modes[0]);
+		for (k = 0; k < n && strcmp(t, branch_modes[k].name); k++)
+			;
+		if (k == n) {
+			snprintf(bad, badlen, "%s", t);
+			free(copy);
+			return 0;
+		}
+		mode |= branch_modes[k].bit;
+	}
+	free(copy);
+	if (!(mode & ~(uint64_t)BRANCH_PLM))   /* perf: no branch type (only u, k, hv, or nothing): any */
+		mode = PERF_SAMPLE_BRANCH_ANY;
+	return mode;
+}
+
+/* --user-regs / -I: perf's register names for this architecture (arch/.../util/perf_regs.c) and their bits. */
+struct reg_name { const char *name; int bit; };
+static const struct reg_name reg_names[] = {
+#if defined(__x86_64__) || defined(__i386__)
+	{ "AX", 0 }, { "BX", 1 }, { "CX", 2 }, { "DX", 3 }, { "SI", 4 }, { "DI", 5 }, { "BP", 6 }, { "SP", 7 },
+	{ "IP", 8 }, { "FLAGS", 9 }, { "CS", 10 }, { "SS", 11 },
+#if defined(__x86_64__)
+	{ "R8", 16 }, { "R9", 17 }, { "R10", 18 }, { "R11", 19 }, { "R12", 20 }, { "R13", 21 }, { "R14", 22 }, { "R15", 23 },
+#endif
+#elif defined(__aarch64__)
+	{ "x0", 0 }, { "x1", 1 }, { "x2", 2 }, { "x3", 3 }, { "x4", 4 }, { "x5", 5 }, { "x6", 6 }, { "x7", 7 },
+	{ "x8", 8 }, { "x9", 9 }, { "x10", 10 }, { "x11", 11 }, { "x12", 12 }, { "x13", 13 }, { "x14", 14 },
+	{ "x15", 15 }, { "x16", 16 }, { "x17", 17 }, { "x18", 18 }, { "x19", 19 }, { "x20", 20 }, { "x21", 21 },
+	{ "x22", 22 }, { "x23", 23 }, { "x24", 24 }, { "x25", 25 }, { "x26", 26 }, { "x27", 27 }, { "x28", 28 },
+	{ "x29", 29 }, { "lr", 30 }, { "sp", 31 }, { "pc", 32 },
+#elif defined(__powerpc64__)
+	{ "r0", 0 }, { "r1", 1 }, { "r2", 2 }, { "r3", 3 }, { "r4", 4 }, { "r5", 5 }, { "r6", 6 }, { "r7", 7 },
+	{ "r8", 8 }, { "r9", 9 }, { "r10", 10 }, { "r11", 11 }, { "r12", 12 }, { "r13", 13 }, { "r14", 14 },
+	{ "r15", 15 }, { "r16", 16 }, { "r17", 17 }, { "r18", 18 }, { "r19", 19 }, { "r20", 20 }, { "r21", 21 },
+	{ "r22", 22 }, { "r23", 23 }, { "r24", 24 }, { "r25", 25 }, { "r26", 26 }, { "r27", 27 }, { "r28", 28 },
+	{ "r29", 29 }, { "r30", 30 }, { "r31", 31 }, { "nip", 32 }, { "msr", 33 }, { "orig_r3", 34 },
+	{ "ctr", 35 }, { "link", 36 }, { "xer", 37 }, { "ccr", 38 }, { "softe", 39 }, { "trap", 40 },
+	{ "dar", 41 }, { "dsisr", 42 }, { "sier", 43 }, { "mmcra", 44 },
+#endif
+	{ NULL, 0 },
+};
+
+static void print_regs(FILE *f)
+{
+	fprintf(f, "available registers: ");
+	for (const struct reg_name *r = reg_names; r->name; r++)
+		fprintf(f, "%s ", r->name);
+	fprintf(f, "\n");
+}
+
+/*
+ * --user-regs[=REGS] / -I[REGS]: perf's mask of the named registers
+ * (case-insensitive, comma-separated), every register without a list.
+ * 0 with the unknown name in @bad; "?" lists the names and exits.
+ */
+static uint64_t parse_regs(const char *arg, char *bad, size_t badlen)
+{
+	uint64_t mask = 0;
+
+	bad[0] = 0;
+	if (!arg || !*arg) {
+		for (const struct reg_name *r = reg_names; r->name; r++)
+			mask |= UINT64_C(1) << r->bit;
+		if (!mask)
+			snprintf(bad, badlen, "(this architecture has no sampled registers)");
+		return mask;
+	}
+	if (!strcmp(arg, "?")) {
+		print_regs(stdout);
+		exit(0);
+	}
+	char *copy = strdup(arg), *save = NULL;
+	if (!copy)
+		return 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct reg_name *r;
+		for (r = reg_names; r->name && strcasecmp(r->name, t); r++)
+			;
+		if (!r->name) {
+			snprintf(bad, badlen, "%s", t);
+			free(copy);
+			return 0;
+		}
+		mask |= UINT64_C(1) << r->bit;
+	}
+	free(copy);
+	return mask;
+}
+
+/* The perf_event cgroup hierarchy's mount, as perf finds it: a v1 hierarchy with perf_event, else cgroup2. */
+static char *cgroup_mount(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], *v2 = NULL, *v1 = NULL;
+
+	if (!f)
+		return NULL;
+	while (!v1 && fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS */
+		char mnt[2048], *dash = strstr(line, " - ");
+		char fstype[64], src[256], opts[1024] = "";
+		if (!dash || sscanf(line, "%*s %*s %*s %*s %2047s", mnt) != 1 ||
+		    sscanf(dash + 3, "%63s %255s %1023s", fstype, src, opts) < 2)
+			continue;
+		if (!strcmp(fstype, "cgroup2") && !v2)
+			v2 = strdup(mnt);
+		else if (!strcmp(fstype, "cgroup") && strstr(opts, "perf_event"))
+			v1 = strdup(mnt);
+	}
+	fclose(f);
+	if (v1) {
+		free(v2);
+		return v1;
+	}
+	return v2;
+}
+
+/*
+ * -u NAME's uid from /etc/passwd (-1 if none). Read directly rather than with
+ * getpwnam(), which a static rbrecord (--enable-static-recorder) cannot use.
+ */
+static long passwd_uid(const char *name)
+{
+	FILE *f = fopen("/etc/passwd", "re");
+	char line[1024];
+	size_t n = strlen(name);
+	long uid = -1;
+
+	if (!f)
+		return -1;
+	while (uid < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ':') {
+			char *p = strchr(line + n + 1, ':');   /* past the password field */
+			if (p)
+				uid = strtol(p + 1, NULL, 10);
+		}
+	fclose(f);
+	return uid;
+}
+
+/* Every process owned by @uid (perf's thread_map__new_by_uid: /proc/PID's owner). */
+static int uid_pids(uid_t uid, int **out)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0, *v = NULL;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[300];
+		struct stat st;
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s", de->d_name);
+		if (stat(path, &st) < 0 || st.st_uid != uid || atoi(de->d_name) == getpid())
+			continue;
+		int *nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
+		if (!nv) {
+			free(v);
+			closedir(d);
+			return -1;
+		}
+		v = nv;
+		v[n++] = atoi(de->d_name);
+	}
+	closedir(d);
+	*out = v;
+	return n;
 }
 
 /* "1,2,3" into an int array; count or -1. */
@@ -452,6 +667,11 @@ struct cli {
 	int *pids, nr_pids, *tids, nr_tids;
 	const char *archive;          /* --archive OUT: pack the recording when it is done */
 	struct ftrace_opts ft;        /* --ftrace: the ftrace ring beside the perf rings */
+	const char *uid;              /* -u: record this user's processes */
+	uid_t uid_v;
+	const char *cgroup;           /* -G NAME */
+	char *cgroup_mnt;             /* the perf_event cgroup hierarchy (-G, --all-cgroups) */
+	char branch_opt[160];         /* "-b" or "-j SPEC", for messages */
 };
 
 /* Everything parse_args allocated. */
@@ -463,12 +683,17 @@ static void cli_free(struct cli *c)
 	free((void *)c->o.tids);
 	free(c->pids);
 	free(c->tids);
+	free(c->cgroup_mnt);
+	if (c->o.cgroup_fd >= 0)
+		close(c->o.cgroup_fd);
 }
 
 static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 {
 	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE, OPT_FILTER,
-	       OPT_CONTROL, OPT_CALL_GRAPH, OPT_FTRACE = 300, OPT_FTRACE_BUF, OPT_FTRACE_FILTER, OPT_FTRACE_NOTRACE };
+	       OPT_CONTROL, OPT_CALL_GRAPH, OPT_FTRACE = 300, OPT_FTRACE_BUF, OPT_FTRACE_FILTER, OPT_FTRACE_NOTRACE,
+	       OPT_SWITCH_EVENTS = 400, OPT_SAMPLE_CPU, OPT_USER_REGS, OPT_NO_INHERIT, OPT_NAMESPACES, OPT_ALL_CGROUPS,
+	       OPT_BUILDID_ALL };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
 		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
@@ -486,6 +711,16 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		{ "ftrace-buffer-size", required_argument, NULL, OPT_FTRACE_BUF },
 		{ "ftrace-filter", required_argument, NULL, OPT_FTRACE_FILTER },
 		{ "ftrace-notrace", required_argument, NULL, OPT_FTRACE_NOTRACE },
+		{ "branch-any", no_argument, NULL, 'b' }, { "branch-filter", required_argument, NULL, 'j' },
+		{ "switch-events", no_argument, NULL, OPT_SWITCH_EVENTS }, { "timestamp", no_argument, NULL, 'T' },
+		{ "sample-cpu", no_argument, NULL, OPT_SAMPLE_CPU }, { "data", no_argument, NULL, 'd' },
+		{ "weight", no_argument, NULL, 'W' }, { "user-regs", optional_argument, NULL, OPT_USER_REGS },
+		{ "intr-regs", optional_argument, NULL, 'I' }, { "delay", required_argument, NULL, 'D' },
+		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT }, { "uid", required_argument, NULL, 'u' },
+		{ "cgroup", required_argument, NULL, 'G' }, { "namespaces", no_argument, NULL, OPT_NAMESPACES },
+		{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
+		{ "no-buildid-cache", no_argument, NULL, 'N' }, { "no-buildid", no_argument, NULL, 'B' },
+		{ "buildid-all", no_argument, NULL, OPT_BUILDID_ALL },
 #ifdef HAVE_LIBARCHIVE
 		{ "archive", required_argument, NULL, OPT_ARCHIVE },
 #endif
@@ -493,7 +728,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	};
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "+e:o:aC:p:t:c:F:m:k:qvhgS::", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+e:o:aC:p:t:c:F:m:k:qvhgS::bj:TdWI::D:u:G:NB", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'e':
 			if (events__parse(&c->evl, optarg, e) < 0)
@@ -549,6 +784,74 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 				return rec_fail(e, EINVAL, "--call-graph %s: expected fp, dwarf[,SIZE] (SIZE a multiple "
 						"of 8 up to 65528 bytes of user stack, default 8192) or lbr", optarg);
 			break;
+		case 'b':
+			if (c->o.branch_stack && c->branch_opt[1] == 'j')
+				return rec_fail(e, EINVAL, "-b / --branch-any and -j / --branch-filter exclude each other");
+			c->o.branch_stack = PERF_SAMPLE_BRANCH_ANY;
+			snprintf(c->branch_opt, sizeof(c->branch_opt), "-b");
+			break;
+		case 'j': {
+			char bad[64];
+			if (c->o.branch_stack && c->branch_opt[1] == 'b')
+				return rec_fail(e, EINVAL, "-b / --branch-any and -j / --branch-filter exclude each other");
+			if (!(c->o.branch_stack = parse_branch_filter(optarg, bad, sizeof(bad))))
+				return rec_fail(e, EINVAL, "-j %s: unknown branch filter '%s' (u, k, hv, any, any_call, any_ret, "
+						"ind_call, abort_tx, in_tx, no_tx, cond, ind_jmp, call, save_type, stack, "
+						"priv; comma-separated)", optarg, bad);
+			snprintf(c->branch_opt, sizeof(c->branch_opt), "-j %s", optarg);
+			break;
+		}
+		case OPT_SWITCH_EVENTS: c->o.switch_events = 1; break;
+		case 'T':               /* perf: sample times are on by default; rbrecord always samples them */
+		case OPT_SAMPLE_CPU:    /* rbrecord always samples the CPU */
+		case 'N':               /* rbrecord keeps no build-id cache (~/.debug): nothing to skip */
+		case OPT_BUILDID_ALL:   /* rbrecord lists every object the recording maps (see doc/rbrecord.1) */
+			break;
+		case 'd': c->o.sample_addr = 1; break;
+		case 'W': c->o.sample_weight = 1; break;
+		case OPT_USER_REGS:
+		case 'I': {
+			char bad[64];
+			uint64_t m = parse_regs(optarg, bad, sizeof(bad));
+			if (!m) {
+				fprintf(stderr, "rbrecord: %s%s%s: unknown register '%s'; ", ch == 'I' ? "-I" : "--user-regs",
+					optarg && ch != 'I' ? "=" : "", optarg ? optarg : "", bad);
+				print_regs(stderr);
+				return rec_fail(e, EINVAL, "%s: unknown register '%s' (list them with %s)",
+						ch == 'I' ? "-I" : "--user-regs", bad, ch == 'I' ? "-I?" : "--user-regs=?");
+			}
+			*(ch == 'I' ? &c->o.intr_regs : &c->o.user_regs) = m;
+			break;
+		}
+		case 'D': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < -1 || v > INT32_MAX)
+				return rec_fail(e, EINVAL, "-D %s: expected MSECS (the events start that long after the command) "
+						"or -1 (they start only on a control 'enable'); time ranges are not supported",
+						optarg);
+			c->o.delay_ms = (int)v;
+			break;
+		}
+		case OPT_NO_INHERIT: c->o.no_inherit = 1; break;
+		case 'u': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			long pw = passwd_uid(optarg);
+			if (pw >= 0)
+				c->uid_v = (uid_t)pw;
+			else if (end != optarg && !*end && v >= 0)
+				c->uid_v = (uid_t)v;
+			else
+				return rec_fail(e, EINVAL, "-u %s: no such user", optarg);
+			c->uid = optarg;
+			break;
+		}
+		case 'G': c->cgroup = optarg; break;
+		case OPT_NAMESPACES: c->o.namespaces = 1; break;
+		case OPT_ALL_CGROUPS: c->o.all_cgroups = 1; break;
+		case 'B': c->o.no_buildid = 1; break;
 		case OPT_OVERWRITE: c->o.overwrite = 1; break;
 		case 'k':
 			if ((c->o.clockid = parse_clockid(optarg)) < 0)
@@ -581,6 +884,31 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		return rec_fail(e, EINVAL, "-a records every CPU system-wide: it excludes -C, -p, -t and --per-thread");
 	if (c->per_thread && c->o.cpu_list)
 		return rec_fail(e, EINVAL, "--per-thread binds no CPU: it excludes -C");
+	if (c->uid && (c->nr_pids || c->nr_tids || c->all_cpus))
+		return rec_fail(e, EINVAL, "-u %s records the user's processes: it excludes -p, -t and -a", c->uid);
+	if (c->uid) {
+		int *v, n = uid_pids(c->uid_v, &v);
+		if (n <= 0)
+			return rec_fail(e, ESRCH, "-u %s: the user has no processes", c->uid);
+		c->pids = v;
+		c->nr_pids = n;
+	}
+	if (c->cgroup && !c->all_cpus)
+		return rec_fail(e, EINVAL, "-G %s: cgroups are recorded system-wide only: add -a", c->cgroup);
+	if (c->cgroup && strchr(c->cgroup, ','))
+		return rec_fail(e, EINVAL, "-G %s: one cgroup for every event (a list per event is not supported)",
+				c->cgroup);
+	if ((c->cgroup || c->o.all_cgroups) && !(c->cgroup_mnt = cgroup_mount()))
+		return rec_fail(e, ENOENT, "%s: no perf_event cgroup hierarchy is mounted (cgroup v2, or v1 with "
+				"perf_event)", c->cgroup ? "-G" : "--all-cgroups");
+	c->o.cgroup_mnt = c->cgroup_mnt;
+	if (c->cgroup) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", c->cgroup_mnt, c->cgroup[0] == '/' ? c->cgroup + 1 : c->cgroup);
+		if ((c->o.cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			return rec_fail(e, errno, "-G %s: no access to cgroup %s: %s", c->cgroup, path, strerror(errno));
+	}
+	c->o.branch_opt = c->branch_opt;
 	if (c->ft.nr_events && !strcmp(c->o.output, "-"))
 		return rec_fail(e, EINVAL, "--ftrace writes OUTPUT.trace.dat beside the perf.data: it needs -o FILE, not -");
 	return 0;
@@ -592,7 +920,7 @@ static int choose_mode(struct cli *c, int have_cmd, pid_t child, struct rec_err 
 	int *v = NULL, n = 0;
 
 	for (int i = 0; i < c->nr_pids; i++)
-		if (add_threads(c->pids[i], &v, &n) < 0) {
+		if (add_threads(c->pids[i], &v, &n) < 0 && !c->uid) {   /* -u: one gone meanwhile is skipped */
 			free(v);
 			return rec_fail(e, ESRCH, "-p %d: no such process", c->pids[i]);
 		}
@@ -629,6 +957,8 @@ static int choose_mode(struct cli *c, int have_cmd, pid_t child, struct rec_err 
 		c->o.mode = REC_MODE_DEFAULT;
 		c->o.inherit = !c->nr_tids;   /* perf: -t implies --no-inherit */
 	}
+	if (c->o.no_inherit)
+		c->o.inherit = 0;
 	c->o.enable_on_exec = have_cmd && !attach && c->o.mode != REC_MODE_ALL &&
 			      !(c->o.mode == REC_MODE_CPUS && !n);
 	c->o.system_wide_synth = !n;
@@ -683,6 +1013,7 @@ int main(int argc, char **argv)
 	}
 #endif
 	memset(&c, 0, sizeof(c));
+	c.o.cgroup_fd = -1;
 	c.o.output = "perf.data";
 	c.o.clockid = -1;
 	c.o.mmap_pages = (512 * 1024) / (size_t)sysconf(_SC_PAGESIZE);
@@ -720,10 +1051,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rbrecord: out of memory\n");
 		return 1;
 	}
-	if (choose_mode(&c, cmd != NULL, child.pid, &e) < 0 || record__open(&s, &c.o, &c.evl, &e) < 0 ||
+	int orc;
+	for (int tries = 0;; tries++) {
+		orc = choose_mode(&c, cmd != NULL, child.pid, &e) < 0 || record__open(&s, &c.o, &c.evl, &e) < 0 ? -1 : 0;
+		if (orc == 0 || !c.uid || e.err != ESRCH || tries == 20)
+			break;
+		/* -u: a process exited between the listing and the open (perf skips it): list them again */
+		free((void *)c.o.tids);
+		c.o.tids = NULL;
+		free(c.pids);
+		c.pids = NULL;
+		if ((c.nr_pids = uid_pids(c.uid_v, &c.pids)) <= 0)
+			break;
+	}
+	if (orc < 0 ||
 	    (c.ft.nr_events && ftrace__open(&ft, &c.ft, &e) < 0) ||
 	    record__start(s, argc, argv, &e) < 0 || (ft && ftrace__start(ft, &e) < 0) ||
-	    (!c.o.enable_on_exec && record__enable(s, &e) < 0)) {
+	    (!c.o.enable_on_exec && !c.o.delay_ms && record__enable(s, &e) < 0) ||
+	    (!c.o.enable_on_exec && c.o.delay_ms && record__enable_tracking(s, &e) < 0)) {
 		fprintf(stderr, "rbrecord: %s\n", e.msg);
 		ftrace__free(ft);
 		if (child.pid > 0) {
@@ -746,7 +1091,32 @@ int main(int argc, char **argv)
 			failed = 1;
 		}
 	}
+	struct timespec enable_at;   /* -D MSECS: when the sampling events start */
+	clock_gettime(CLOCK_MONOTONIC, &enable_at);
+	enable_at.tv_sec += c.o.delay_ms / 1000;
+	enable_at.tv_nsec += (long)(c.o.delay_ms % 1000) * 1000000;
+	if (enable_at.tv_nsec >= 1000000000) {
+		enable_at.tv_sec++;
+		enable_at.tv_nsec -= 1000000000;
+	}
+	int delayed = c.o.delay_ms > 0;
 	while (!stop_requested && !failed) {
+		int wait_ms = 250;
+		if (delayed) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long long left = (enable_at.tv_sec - now.tv_sec) * 1000LL + (enable_at.tv_nsec - now.tv_nsec) / 1000000;
+			if (left <= 0) {
+				delayed = 0;
+				if (record__enable(s, &e) < 0) {
+					fprintf(stderr, "rbrecord: -D %d: %s\n", c.o.delay_ms, e.msg);
+					failed = 1;
+					break;
+				}
+			} else if (left < wait_ms) {
+				wait_ms = (int)left;
+			}
+		}
 		if (child.pid > 0 && child_exited) {
 			pid_t r = waitpid(child.pid, &status, WNOHANG);
 			if (r == child.pid) {
@@ -756,7 +1126,7 @@ int main(int argc, char **argv)
 			child_exited = 0;
 		}
 		int ctl_ready = 0;
-		int rc = record__poll_extra(s, 250, ctl_fd, &ctl_ready);
+		int rc = record__poll_extra(s, delayed ? wait_ms : 250, ctl_fd, &ctl_ready);
 		if (rc < 0 && rc != -EINTR) {
 			fprintf(stderr, "rbrecord: poll failed: %s\n", strerror(-rc));
 			failed = 1;

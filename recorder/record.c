@@ -224,9 +224,14 @@ static int aux_chunk(void *ctx, struct aux_ring *a, const struct aux_chunk *c)
 
 /* ------------------------------------------------------------- open */
 
+static long perf_event_open_flags(struct perf_event_attr *a, int pid, int cpu, int group_fd, unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC | flags);
+}
+
 static long perf_event_open(struct perf_event_attr *a, int pid, int cpu, int group_fd)
 {
-	return syscall(SYS_perf_event_open, a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	return perf_event_open_flags(a, pid, cpu, group_fd, 0);
 }
 
 /*
@@ -276,6 +281,49 @@ static void config_callgraph(const struct record *s, struct perf_event_attr *a, 
 	}
 }
 
+static int is_dummy(const struct ev_spec *ev)
+{
+	return ev->attr.type == PERF_TYPE_SOFTWARE && ev->attr.config == PERF_COUNT_SW_DUMMY;
+}
+
+/*
+ * The sample fields and sideband perf record's options add (evsel__config):
+ * on each sampling event -b / -j (BRANCH_STACK), -d (ADDR, DATA_SRC), -W
+ * (WEIGHT_STRUCT), --user-regs, -I; --all-cgroups on every event; and on the
+ * tracking event the records: --switch-events, --namespaces, --all-cgroups,
+ * -d's data mmaps.
+ */
+static void config_samples(const struct record *s, struct perf_event_attr *a, int sampling, int tracking)
+{
+	if (sampling) {
+		if (s->o.branch_stack) {
+			a->sample_type |= PERF_SAMPLE_BRANCH_STACK;
+			a->branch_sample_type = s->o.branch_stack;
+		}
+		if (s->o.sample_addr)
+			a->sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+		if (s->o.sample_weight)
+			a->sample_type |= PERF_SAMPLE_WEIGHT_STRUCT;
+		if (s->o.user_regs) {
+			a->sample_type |= PERF_SAMPLE_REGS_USER;
+			a->sample_regs_user |= s->o.user_regs;
+		}
+		if (s->o.intr_regs) {
+			a->sample_type |= PERF_SAMPLE_REGS_INTR;
+			a->sample_regs_intr = s->o.intr_regs;
+		}
+	}
+	if (s->o.all_cgroups)
+		a->sample_type |= PERF_SAMPLE_CGROUP;
+	if (tracking) {
+		a->context_switch |= s->o.switch_events;
+		a->namespaces = s->o.namespaces;
+		a->cgroup = s->o.all_cgroups;
+		if (s->o.sample_addr)
+			a->mmap_data = 1;
+	}
+}
+
 static void config_attr(const struct record *s, size_t i, struct perf_event_attr *a)
 {
 	const struct ev_spec *ev = &s->evl->v[i];
@@ -316,9 +364,12 @@ static void config_attr(const struct record *s, size_t i, struct perf_event_attr
 	}
 	if (a->freq)
 		a->sample_type |= PERF_SAMPLE_PERIOD;
-	if (s->o.callgraph && (int)i != s->aux_ev &&
-	    !(ev->attr.type == PERF_TYPE_SOFTWARE && ev->attr.config == PERF_COUNT_SW_DUMMY))
+	int sampling = (int)i != s->aux_ev && !is_dummy(ev);
+	if (s->o.callgraph && sampling)
 		config_callgraph(s, a, (int)i == s->tracking);
+	config_samples(s, a, sampling, (int)i == s->tracking);
+	if (s->o.delay_ms)   /* perf -D: only the tracking event starts at exec, the others after the delay */
+		a->enable_on_exec = (int)i == s->tracking && s->o.enable_on_exec;
 	if (s->o.overwrite && (int)i != s->aux_ev) {   /* an AUX event's ring stays forward (split rings) */
 		a->write_backward = 1;
 	} else {
@@ -329,6 +380,28 @@ static void config_attr(const struct record *s, size_t i, struct perf_event_attr
 	if (s->o.clockid >= 0) {
 		a->use_clockid = 1;
 		a->clockid = s->o.clockid;
+	}
+}
+
+/* branch_sample_type as perf evlist -v names its bits: USER|ANY_CALL */
+static void branch_names(uint64_t v, char *out, size_t len)
+{
+	static const char *const names[] = { "USER", "KERNEL", "HV", "ANY", "ANY_CALL", "ANY_RETURN", "IND_CALL",
+		"ABORT_TX", "IN_TX", "NO_TX", "COND", "CALL_STACK", "IND_JUMP", "CALL", "NO_FLAGS", "NO_CYCLES",
+		"TYPE_SAVE", "HW_INDEX", "PRIV_SAVE" };
+	size_t n = 0;
+
+	out[0] = 0;
+	for (size_t b = 0; b < 64; b++) {
+		if (!(v & (UINT64_C(1) << b)))
+			continue;
+		char num[24];
+		const char *name = b < sizeof(names) / sizeof(names[0]) ? names[b] : num;
+		if (name == num)
+			snprintf(num, sizeof(num), "%#llx", 1ULL << b);
+		n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "|" : "", name);
+		if (n >= len)
+			return;
 	}
 }
 
@@ -364,6 +437,14 @@ static int open_error(struct record *s, size_t ev, int cpu, int tid, int err, st
 	case ENOENT:
 	case ENODEV:
 	case EOPNOTSUPP:
+		if (s->o.branch_stack && err == EOPNOTSUPP) {
+			char names[256];
+			branch_names(s->o.branch_stack, names, sizeof(names));
+			return rec_fail(e, err,
+				"%s: event %s on cpu %d cannot sample branch stacks (branch_sample_type %s): %s "
+				"(its PMU has no branch stack sampling, such as Intel LBR or Arm BRBE; software and "
+				"virtual PMUs have none)", s->o.branch_opt, name, cpu, names, strerror(err));
+		}
 		if (s->o.callgraph == REC_CG_LBR && err == EOPNOTSUPP)
 			return rec_fail(e, err,
 				"--call-graph lbr: event %s on cpu %d cannot sample the LBR call stack: %s (its PMU has "
@@ -419,14 +500,18 @@ static int open_events(struct record *s, struct rec_err *e)
 				struct perf_event_attr a;
 				int group_fd = ev->leader == (int)i ? -1 :
 					       s->fds[fd_index(s, c, t, (size_t)ev->leader)];
+				/* -G: every event but the tracking one counts in the cgroup only */
+				int in_cgroup = s->o.cgroup_fd >= 0 && (int)i != s->tracking;
+				int pid = in_cgroup ? s->o.cgroup_fd : s->tids[t];
+				unsigned long flags = in_cgroup ? PERF_FLAG_PID_CGROUP : 0;
 				config_attr(s, i, &a);
-				long fd = perf_event_open(&a, s->tids[t], s->cpus[c], group_fd);
+				long fd = perf_event_open_flags(&a, pid, s->cpus[c], group_fd, flags);
 				if (fd < 0 && (errno == EACCES || errno == EPERM) && !ev->mod_excl &&
 				    !a.exclude_kernel) {
 					/* perf's fallback under perf_event_paranoid 2: user space only */
 					ev->attr.exclude_kernel = ev->attr.exclude_hv = 1;
 					config_attr(s, i, &a);
-					fd = perf_event_open(&a, s->tids[t], s->cpus[c], group_fd);
+					fd = perf_event_open_flags(&a, pid, s->cpus[c], group_fd, flags);
 				}
 				if (fd < 0)
 					return open_error(s, i, s->cpus[c], s->tids[t], errno, e);
@@ -482,6 +567,27 @@ static int prepare_aux(struct record *s, struct rec_err *e)
 		s->aux_ev = (int)i;
 		s->auxpmu = p;
 	}
+	if (s->aux_ev < 0 && (s->o.delay_ms || s->o.cgroup_fd >= 0) &&
+	    strcmp(s->evl->v[s->evl->n - 1].name, "dummy:HG")) {   /* not yet added (a retried open) */
+		/*
+		 * perf -D and -G: the sideband on a dummy:HG event of its own, which
+		 * starts at once (-D) or follows every process (-G), while the
+		 * sampling events wait for the delay or count in the cgroup only.
+		 */
+		if (events__parse(s->evl, "dummy", e) < 0)
+			return -1;
+		struct ev_spec *d = &s->evl->v[s->evl->n - 1];
+		char *name = strdup("dummy:HG");
+		if (!name)
+			return rec_fail(e, ENOMEM, "out of memory");
+		free(d->name);
+		d->name = name;
+		d->attr.exclude_guest = 0;
+		d->attr.sample_period = 1;
+		d->has_period = 1;
+	}
+	if (s->aux_ev < 0 && (s->o.delay_ms || s->o.cgroup_fd >= 0))
+		s->tracking = (int)s->evl->n - 1;
 	if (s->aux_ev < 0) {
 		if (s->o.snapshot) {
 			auxpmu__lookup(s->evl->v[0].attr.type, &p);
@@ -847,7 +953,7 @@ static int auxtrace_info(struct record *s, struct rec_err *e)
 
 static int synthesize(struct record *s, struct rec_err *e)
 {
-	struct synth sy = { write_rec, s, TRAILER_SIZE };
+	struct synth sy = { write_rec, s, TRAILER_SIZE, s->o.namespaces };
 	struct id_index_entry *idx = malloc((s->nr_fds ? s->nr_fds : 1) * sizeof(*idx));
 	int rc;
 
@@ -875,6 +981,8 @@ static int synthesize(struct record *s, struct rec_err *e)
 		rc = synth__thread_map(&sy, s->tids, (size_t)s->nr_tids);
 	if (!rc)
 		rc = synth__cpu_map(&sy, s->cpus, (size_t)s->nr_cpus);
+	if (!rc && s->o.all_cgroups && s->o.cgroup_mnt)   /* perf: the cgroups before the threads */
+		rc = synth__cgroups(&sy, s->o.cgroup_mnt);
 	if (!rc && s->o.system_wide_synth)
 		rc = synth__all_processes(&sy);
 	for (int t = 0; !rc && !s->o.system_wide_synth && t < s->nr_tids; t++) {
@@ -928,6 +1036,18 @@ int record__enable(struct record *s, struct rec_err *e)
 	return ioctl_leaders(s, PERF_EVENT_IOC_ENABLE, e);
 }
 
+int record__enable_tracking(struct record *s, struct rec_err *e)
+{
+	for (int c = 0; c < s->nr_cpus; c++)
+		for (int t = 0; t < s->nr_tids; t++) {
+			int fd = s->fds[fd_index(s, c, t, (size_t)s->tracking)];
+			if (s->evl->v[s->tracking].leader == s->tracking && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+				return rec_fail(e, errno, "PERF_EVENT_IOC_ENABLE of fd %d (event %s, cpu %d) failed: %s",
+						fd, s->evl->v[s->tracking].name, s->cpus[c], strerror(errno));
+		}
+	return 0;
+}
+
 int record__set_enabled(struct record *s, int on, struct rec_err *e)
 {
 	return ioctl_leaders(s, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, e);
@@ -967,7 +1087,7 @@ static int write_error(struct record *s, struct rec_err *e)
  */
 static int end_pass(struct record *s, struct rec_err *e)
 {
-	struct synth sy = { write_rec, s, 0 };
+	struct synth sy = { write_rec, s, 0, 0 };
 	struct pd_error pe;
 	if (synth__finished(&sy, PD_RECORD_FINISHED_ROUND) < 0)
 		return write_error(s, e);
@@ -1092,6 +1212,8 @@ static int end_features(struct record *s, struct rec_err *e)
 
 	if (s->have_time && features__sample_time(s->w, s->first_time, s->last_time, e) < 0)
 		return -1;
+	if (s->o.no_buildid)   /* -B: perf leaves the BUILD_ID feature out */
+		return 0;
 	list = malloc((s->paths.n ? s->paths.n : 1) * sizeof(*list));
 	if (!list)
 		return rec_fail(e, ENOMEM, "out of memory");

@@ -54,6 +54,20 @@ struct rec_opts {
 	const char *output;         /* -o ("-" = pipe mode on stdout) */
 	enum rec_callgraph callgraph;  /* -g / --call-graph */
 	uint32_t stack_dump;        /* --call-graph dwarf,SIZE: user stack bytes per sample (perf: 8192) */
+	uint64_t branch_stack;      /* -b / -j: branch_sample_type of every sampling event (0: none) */
+	const char *branch_opt;     /* how it was asked for ("-b", "-j any_call,u"), for messages */
+	int switch_events;          /* --switch-events: context switch records on the tracking event */
+	int sample_addr;            /* -d: sample addresses and data sources, data mmaps */
+	int sample_weight;          /* -W: WEIGHT_STRUCT */
+	uint64_t user_regs;         /* --user-regs: PERF_SAMPLE_REGS_USER mask (0: none) */
+	uint64_t intr_regs;         /* -I: PERF_SAMPLE_REGS_INTR mask (0: none) */
+	int delay_ms;               /* -D: enable the events this long after the start; -1 never (control) */
+	int no_inherit;             /* --no-inherit */
+	int cgroup_fd;              /* -G: the perf_event cgroup's directory, -1 if none */
+	int namespaces;             /* --namespaces: NAMESPACES records */
+	int all_cgroups;            /* --all-cgroups: cgroup ids in samples, CGROUP records */
+	const char *cgroup_mnt;     /* the perf_event cgroup hierarchy's mount (-G, --all-cgroups) */
+	int no_buildid;             /* -B: no BUILD_ID feature */
 };
 
 struct record;
@@ -61,6 +75,8 @@ struct record;
 int record__open(struct record **out, const struct rec_opts *o, struct ev_list *evl, struct rec_err *e);
 int record__start(struct record *s, int argc, char **argv, struct rec_err *e);
 int record__enable(struct record *s, struct rec_err *e);
+/* -D: only the tracking event (the sideband from the start; the others after the delay). */
+int record__enable_tracking(struct record *s, struct rec_err *e);
 /* Wait for a watermark wake-up (or @ms). >= 0, or -errno (EINTR on a signal). */
 int record__poll(struct record *s, int ms);
 /* 1 once every ring's event hung up (the threads followed with -p / -t / --per-thread exited). */

@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include "synth.h"
 
 #define REC_MAX 65528   /* header.size is a u16; keep 8-aligned */
@@ -138,6 +140,32 @@ static int read_status(int pid, int tid, struct proc_status *st)
 	return 0;
 }
 
+/*
+ * NAMESPACES, as perf_event__synthesize_namespaces: the device and inode of
+ * each /proc/PID/task/TID/ns link in the kernel's order (net, uts, ipc, pid,
+ * user, mnt, cgroup); a namespace the kernel lacks stays zero.
+ */
+static int synth_namespaces(const struct synth *s, int pid, int tid)
+{
+	static const char *const ns[] = { "net", "uts", "ipc", "pid", "user", "mnt", "cgroup" };
+	struct recbuf r;
+
+	rb_start(&r, PERF_RECORD_NAMESPACES, 0);
+	rb_u32(&r, (uint32_t)pid);
+	rb_u32(&r, (uint32_t)tid);
+	rb_u64(&r, sizeof(ns) / sizeof(ns[0]));
+	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		char path[96];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/%s", pid, tid, ns[i]);
+		if (stat(path, &st) < 0)
+			memset(&st, 0, sizeof(st));
+		rb_u64(&r, (uint64_t)st.st_dev);
+		rb_u64(&r, (uint64_t)st.st_ino);
+	}
+	return rb_emit(s, &r);
+}
+
 static int synth_comm_fork(const struct synth *s, int pid, int tid)
 {
 	struct proc_status st;
@@ -154,6 +182,8 @@ static int synth_comm_fork(const struct synth *s, int pid, int tid)
 	rb_u32(&r, (uint32_t)(tid == st.tgid ? st.ppid : st.tgid));
 	rb_u64(&r, 0);
 	rc = rb_emit(s, &r);
+	if (!rc && s->namespaces)   /* perf: FORK, NAMESPACES, COMM */
+		rc = synth_namespaces(s, st.tgid, tid);
 	if (rc)
 		return rc;
 	rb_start(&r, PERF_RECORD_COMM, 0);
@@ -253,7 +283,62 @@ int synth__workload(const struct synth *s, int pid)
 	rb_u32(&r, (uint32_t)st.tgid);
 	rb_u32(&r, (uint32_t)pid);
 	rb_str(&r, st.name, 16);
-	return rb_emit(s, &r);
+	int rc = rb_emit(s, &r);
+	/* perf's workload: COMM, then NAMESPACES */
+	return !rc && s->namespaces ? synth_namespaces(s, st.tgid, pid) : rc;
+}
+
+/* A cgroup's id: the 64-bit handle of its directory (perf's get_cgroup_id). 0 if none. */
+static uint64_t cgroup_id(const char *path)
+{
+	union { struct file_handle fh; uint64_t align[4]; } h;
+	uint64_t id;
+	int mount_id;
+
+	h.fh.handle_bytes = sizeof(id);
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) < 0 || h.fh.handle_bytes != sizeof(id))
+		return 0;
+	memcpy(&id, h.fh.f_handle, sizeof(id));
+	return id;
+}
+
+/* One CGROUP record for @dir (its path under the mount @rel) and each directory below it. */
+static int cgroup_walk(const struct synth *s, char *dir, size_t mnt_len, int depth)
+{
+	struct recbuf r;
+	DIR *d;
+	struct dirent *de;
+	int rc;
+	uint64_t id = cgroup_id(dir);
+
+	if (id) {
+		rb_start(&r, PERF_RECORD_CGROUP, 0);
+		rb_u64(&r, id);
+		rb_str(&r, dir[mnt_len] ? dir + mnt_len : "/", 4096);
+		if ((rc = rb_emit(s, &r)))
+			return rc;
+	}
+	if (depth > 64 || !(d = opendir(dir)))
+		return 0;
+	size_t len = strlen(dir);
+	rc = 0;
+	while (!rc && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || len + 1 + strlen(de->d_name) >= 4096)
+			continue;
+		snprintf(dir + len, 4096 - len, "/%s", de->d_name);
+		rc = cgroup_walk(s, dir, mnt_len, depth + 1);
+		dir[len] = 0;
+	}
+	closedir(d);
+	return rc;
+}
+
+int synth__cgroups(const struct synth *s, const char *mnt)
+{
+	char dir[4096];
+
+	snprintf(dir, sizeof(dir), "%s", mnt);
+	return cgroup_walk(s, dir, strlen(dir), 0);
 }
 
 int synth__all_processes(const struct synth *s)

@@ -19,6 +19,7 @@ struct synth {
 	synth_write_fn write;
 	void *ctx;
 	size_t trailer;          /* bytes of (zeroed) sample_id trailer every record carries */
+	int namespaces;          /* --namespaces: a NAMESPACES record per thread, after its FORK */
 };
 
 struct id_index_entry { uint64_t id, idx, cpu, tid; };
@@ -30,6 +31,8 @@ int synth__process(const struct synth *s, int pid);
 int synth__workload(const struct synth *s, int pid);
 /* synth__process for every process in /proc. */
 int synth__all_processes(const struct synth *s);
+/* --all-cgroups: a CGROUP record (id, path) per cgroup under the perf_event hierarchy at @mnt. */
+int synth__cgroups(const struct synth *s, const char *mnt);
 int synth__thread_map(const struct synth *s, const int *tids, size_t n);
 int synth__cpu_map(const struct synth *s, const int *cpus, size_t n);
 int synth__id_index(const struct synth *s, const struct id_index_entry *v, size_t n);

@@ -10,7 +10,8 @@ REC_TESTS = \
 	tests/rec_overwrite.test \
 	tests/rec_events.test \
 	tests/rec_archive.test \
-	tests/rec_callgraph.test
+	tests/rec_callgraph.test \
+	tests/rec_options.test
 TESTS += $(REC_TESTS)
 EXTRA_DIST += $(REC_TESTS)
 
