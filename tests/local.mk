@@ -98,3 +98,4 @@ EXTRA_DIST += tests/lib.sh tests/dbcompare.py tests/lsan.supp $(SHELL_TESTS)
 TEST_EXTENSIONS = .test
 TEST_LOG_DRIVER = $(LOG_DRIVER)
 TEST_LOG_COMPILER = $(SHELL)
+EXTRA_DIST += tests/corpus/MANIFEST.tsv
