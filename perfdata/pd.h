@@ -269,7 +269,7 @@ struct pd_event {
 		struct { uint64_t hw_id; } aux_output_hw_id;
 
 		struct { const uint8_t *attr; uint32_t attr_size; uint64_t nr_ids; const uint8_t *ids; } header_attr;
-		struct { uint64_t event_id; const char *name; } event_type;
+		struct { uint64_t event_id; char name[65]; } event_type;   /* name: NUL-terminated copy */
 		struct { uint32_t size; } tracing_data;
 		struct { int32_t pid; uint8_t size; const uint8_t *build_id; const char *filename; } build_id;
 		struct { uint64_t nr; unsigned entry_size; const uint8_t *entries; } id_index;
