@@ -144,6 +144,9 @@ struct pd_evsel {
 	uint64_t *ids;               /* nr_ids sample ids */
 	size_t nr_ids;
 	char *name;                  /* from EVENT_DESC / EVENT_UPDATE, or synthesized */
+	int given_name;              /* 1: the recording's own name for it, as perf applies them; 0: made
+					here (perf's defaults without modifiers, or an EVENT_DESC that came
+					before the event's ATTR in pipe mode, which perf does not apply) */
 	int id_pos;                  /* u64 index of the id in a SAMPLE body, -1 if none */
 	int is_pos;                  /* u64 index of the id counted from a trailer's end (1 = last), -1 if none */
 	size_t trailer_size;         /* bytes of sample_id trailer on non-sample records */
@@ -155,6 +158,20 @@ struct pd_evsel {
  * reader gives it to evsels without a name.
  */
 const char *pd_evsel_default_name(uint32_t type, uint64_t config);
+/*
+ * perf's modifiers of an event's name (evsel__add_modifiers): ":u", ":k",
+ * ":ppp", ":uH", ... or "" from the exclude bits and precise_ip of @a, as
+ * perf adds them to the names it makes ("branches:u" for an intel_pt//u
+ * trace). Returns snprintf's count.
+ */
+int pd_attr_modifiers(const struct pd_event_attr *a, char *buf, size_t n);
+/*
+ * The name perf gives @es (evsel__name): the recording's (given_name, or a
+ * tracepoint's), else perf's own from the attr ("cycles:u", "raw 0x1c2",
+ * "L1-dcache-load-misses", "mem:0x1000:rw", "unknown attr type: 8").
+ * Returns snprintf's count.
+ */
+int pd_evsel_perf_name(const struct pd_evsel *es, char *buf, size_t n);
 
 /* --------------------------------------------------------------- records */
 

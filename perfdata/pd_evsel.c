@@ -6,6 +6,8 @@
  * put the id at the same place (PERF_SAMPLE_IDENTIFIER makes that so).
  */
 #include "config.h"
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "pd_internal.h"
 
@@ -98,6 +100,91 @@ const char *pd_evsel_default_name(uint32_t type, uint64_t config)
 	if (type == PD_TYPE_SOFTWARE && config < sizeof(sw) / sizeof(sw[0]))
 		return sw[config];
 	return NULL;
+}
+
+int pd_attr_modifiers(const struct pd_event_attr *a, char *buf, size_t n)
+{
+	char m[16];
+	size_t r = 0;
+	int guest_default = 0;
+	int xk = pd_attr_flag(a, PD_ATTR_EXCLUDE_KERNEL), xu = pd_attr_flag(a, PD_ATTR_EXCLUDE_USER);
+	int xh = pd_attr_flag(a, PD_ATTR_EXCLUDE_HV);
+	unsigned precise = (unsigned)pd_attr_flag(a, PD_ATTR_PRECISE_IP0) | (unsigned)pd_attr_flag(a, PD_ATTR_PRECISE_IP1) << 1;
+	if (xk || xu || xh) {
+		if (!xk)
+			m[r++] = 'k';
+		if (!xu)
+			m[r++] = 'u';
+		if (!xh)
+			m[r++] = 'h';
+		guest_default = 1;
+	}
+	for (unsigned i = 0; i < precise; i++)
+		m[r++] = 'p';
+	if (precise)
+		guest_default = 1;
+	if (pd_attr_flag(a, PD_ATTR_EXCLUDE_HOST) || pd_attr_flag(a, PD_ATTR_EXCLUDE_GUEST) == guest_default) {
+		if (!pd_attr_flag(a, PD_ATTR_EXCLUDE_HOST))
+			m[r++] = 'H';
+		if (!pd_attr_flag(a, PD_ATTR_EXCLUDE_GUEST))
+			m[r++] = 'G';
+	}
+	m[r] = 0;
+	return snprintf(buf, n, "%s%s", r ? ":" : "", m);
+}
+
+int pd_evsel_perf_name(const struct pd_evsel *es, char *buf, size_t n)
+{
+	static const char *const hw[] = { "cycles", "instructions", "cache-references", "cache-misses",
+		"branches", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
+		"stalled-cycles-backend", "ref-cycles" };
+	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults", "context-switches",
+		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+		"emulation-faults", "dummy" };
+	static const char *const cache[] = { "L1-dcache", "L1-icache", "LLC", "dTLB", "iTLB", "branch", "node" };
+	static const char *const op[][2] = { { "load", "loads" }, { "store", "stores" }, { "prefetch", "prefetches" } };
+	static const char *const result[] = { "refs", "misses" };
+	static const unsigned valid_ops[] = { 7, 5, 7, 7, 1, 1, 7 };   /* per cache: read, write, prefetch bits */
+	const struct pd_event_attr *a = &es->attr;
+	uint64_t c = a->config;
+	int r;
+	if (es->name && (es->given_name || (a->type == PD_TYPE_TRACEPOINT && es->name[0])))
+		return snprintf(buf, n, "%s", es->name);
+	switch (a->type) {
+	case PD_TYPE_HARDWARE:
+		r = snprintf(buf, n, "%s", c < sizeof(hw) / sizeof(hw[0]) ? hw[c] : "unknown-hardware");
+		break;
+	case PD_TYPE_SOFTWARE:
+		r = snprintf(buf, n, "%s", c < sizeof(sw) / sizeof(sw[0]) ? sw[c] : "unknown-software");
+		break;
+	case PD_TYPE_RAW:
+		r = snprintf(buf, n, "raw 0x%" PRIx64, c);
+		break;
+	case PD_TYPE_HW_CACHE: {
+		unsigned t = c & 0xff, o = (c >> 8) & 0xff, res = (c >> 16) & 0xff;
+		const char *err = t >= 7 ? "unknown-ext-hardware-cache-type" : o >= 3 ? "unknown-ext-hardware-cache-op"
+				: res >= 2 ? "unknown-ext-hardware-cache-result"
+				: !(valid_ops[t] & (1u << o)) ? "invalid-cache" : NULL;
+		if (err)
+			r = snprintf(buf, n, "%s", err);
+		else if (res)
+			r = snprintf(buf, n, "%s-%s-%s", cache[t], op[o][0], result[res]);
+		else
+			r = snprintf(buf, n, "%s-%s", cache[t], op[o][1]);
+		break;
+	}
+	case PD_TYPE_TRACEPOINT:
+		return snprintf(buf, n, "unknown tracepoint");
+	case PD_TYPE_BREAKPOINT:
+		r = snprintf(buf, n, "mem:0x%" PRIx64 ":%s%s%s", a->config1, (a->bp_type & 1) ? "r" : "",
+			     (a->bp_type & 2) ? "w" : "", (a->bp_type & 4) ? "x" : "");
+		break;
+	default:
+		return snprintf(buf, n, "unknown attr type: %u", a->type);
+	}
+	if (r < 0 || (size_t)r >= n)
+		return r;
+	return r + pd_attr_modifiers(a, buf + r, n - (size_t)r);
 }
 
 void pd_evlist_default_names(struct pd_evlist *l)

@@ -289,9 +289,10 @@ static int store_feature(struct pd_reader *r, unsigned feat, const uint8_t *data
  * Names from EVENT_DESC: u32 nr, u32 attr_size, {attr, u32 nr_ids, string
  * name, u64 ids[]}. An entry names the evsel that has its first id (in pipe
  * mode the feature may come before or after the ATTR records), or, when it
- * lists no ids, the evsel at its index.
+ * lists no ids, the evsel at its index. @given: perf applies it too (not
+ * to an event announced after the feature in pipe mode: pd_evsel.given_name).
  */
-static void apply_event_desc(struct pd_reader *r)
+static void apply_event_desc(struct pd_reader *r, int given)
 {
 	struct feat_slot *f = &r->feat[PD_FEAT_EVENT_DESC];
 	if (!f->present || f->size < 8)
@@ -313,8 +314,10 @@ static void apply_event_desc(struct pd_reader *r)
 		if ((uint64_t)(end - p) / 8 < nr_ids)
 			goto bad;
 		int idx = nr_ids ? pd_evlist_find(&r->evl, ld64(p)) : (i < r->evl.n ? (int)i : -1);
-		if (idx >= 0 && name[0])
+		if (idx >= 0 && name[0]) {
 			pd_evlist_set_name(&r->evl, idx, name);
+			r->evl.v[idx].given_name |= given;
+		}
 		p += 8 * (size_t)nr_ids;
 	}
 	return;
@@ -331,8 +334,10 @@ static void apply_sp_meta_info(struct pd_reader *r)
 	for (size_t i = 0; f->present && i < r->evl.n; i++) {
 		const struct pd_evsel *es = &r->evl.v[i];
 		if ((!es->name || !es->name[0]) &&
-		    pd_sp_event_name(f->data, f->size, es->attr.type, es->attr.config, name, sizeof(name)))
+		    pd_sp_event_name(f->data, f->size, es->attr.type, es->attr.config, name, sizeof(name))) {
 			pd_evlist_set_name(&r->evl, (int)i, name);
+			r->evl.v[i].given_name = 1;
+		}
 	}
 }
 
@@ -575,7 +580,7 @@ static int read_file_header(struct pd_reader *r, const uint8_t *h, struct pd_err
 	rc = read_feature_table(r, err);
 	if (rc)
 		return rc;
-	apply_event_desc(r);
+	apply_event_desc(r, 1);
 	apply_sp_meta_info(r);
 	pd_evlist_default_names(&r->evl);
 	if (lseek(r->fd, (off_t)in->data_offset, SEEK_SET) < 0)
@@ -799,7 +804,7 @@ static int apply_user_record(struct pd_reader *r, struct pd_record *rec, struct 
 		if (idx < 0)
 			return idx;
 		int rc = pd_evlist_add_ids(&r->evl, idx, d + 8 + asz, (rec->size - 8 - asz) / 8, err);
-		apply_event_desc(r);    /* an EVENT_DESC seen earlier may name it */
+		apply_event_desc(r, 0); /* an EVENT_DESC seen earlier may name it (perf's does not) */
 		pd_evlist_default_names(&r->evl);
 		return rc;
 	}
@@ -824,15 +829,17 @@ static int apply_user_record(struct pd_reader *r, struct pd_record *rec, struct 
 		if (stored && r->info.swapped)
 			memcpy(d + 16, r->feat[feat].data, r->feat[feat].size);
 		if (feat == PD_FEAT_EVENT_DESC)
-			apply_event_desc(r);
+			apply_event_desc(r, 1);
 		return 0;
 	}
 	case PD_RECORD_EVENT_UPDATE: {
 		if (rec->size >= 24 && ld64(d + 8) == 2) {    /* NAME */
 			int idx = pd_evlist_find(&r->evl, ld64(d + 16));
 			size_t n = strnlen((const char *)d + 24, rec->size - 24u);
-			if (idx >= 0 && n < rec->size - 24u)
+			if (idx >= 0 && n < rec->size - 24u) {
 				pd_evlist_set_name(&r->evl, idx, (const char *)d + 24);
+				r->evl.v[idx].given_name = 1;
+			}
 		}
 		return 0;
 	}
