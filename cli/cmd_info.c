@@ -193,11 +193,10 @@ static void print_simpleperf(struct pd_reader *r, FILE *o)
 }
 
 
+/* perf's name for the event (a tracepoint the recording does not name is "unknown tracepoint", as in perf) */
 static const char *evsel_name(const struct pd_evsel *es, char *buf, size_t n)
 {
-	if (es->name && es->name[0])
-		return es->name;
-	snprintf(buf, n, "type%u/config=%#" PRIx64 "/", es->attr.type, es->attr.config);
+	pd_evsel_perf_name(es, buf, n);
 	return buf;
 }
 
@@ -333,7 +332,7 @@ static void print_header(struct info *in, const struct pd_features *f, FILE *o)
 	}
 	for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
 		const struct pd_evsel *es = pd_reader_evsel(in->r, i);
-		char nb[64], stb[256];
+		char nb[128], stb[256];
 		sample_type_str(es->attr.sample_type, stb, sizeof(stb));
 		fprintf(o, "# event : name = %s, id = {", evsel_name(es, nb, sizeof(nb)));
 		for (size_t k = 0; k < es->nr_ids; k++)
@@ -440,7 +439,7 @@ static void print_stats(struct info *in, FILE *o)
 		fprintf(o, "%16s events: %10" PRIu64 "\n", "UNKNOWN_TYPE", in->other_types);
 	for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
 		const struct pd_evsel *es = pd_reader_evsel(in->r, i);
-		char nb[64];
+		char nb[128];
 		uint64_t n = i < in->nr_samples_slots ? in->samples[i] : 0;
 		fprintf(o, "%s stats:\n", evsel_name(es, nb, sizeof(nb)));
 		if (n)
@@ -523,7 +522,7 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 		json_t *evs = json_array();
 		for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
 			const struct pd_evsel *es = pd_reader_evsel(in->r, i);
-			char nb[64], stb[256];
+			char nb[128], stb[256];
 			json_t *e = json_object();
 			sample_type_str(es->attr.sample_type, stb, sizeof(stb));
 			json_object_set_new(e, "name", json_string(evsel_name(es, nb, sizeof(nb))));
@@ -564,7 +563,7 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 		}
 		json_object_set_new(s, "by_type", bt);
 		for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
-			char nb[64];
+			char nb[128];
 			uint64_t n = i < in->nr_samples_slots ? in->samples[i] : 0;
 			json_object_set_new(be, evsel_name(pd_reader_evsel(in->r, i), nb, sizeof(nb)),
 					    json_u64(n));

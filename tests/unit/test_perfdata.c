@@ -497,6 +497,63 @@ static void check_event_type_names(void)
 	unlink(path);
 }
 
+/*
+ * Events the recording does not name are named as perf names them (with its
+ * modifiers: perf report --stats, perf script and export-to-sqlite.py say
+ * "cycles:ppH"); simpleperf's META_INFO names get simpleperf's ":u" / ":k".
+ */
+static void check_event_names(void)
+{
+	static const struct { uint32_t type; uint64_t config; int xu, xk, xh, xg, precise; const char *given, *want; } ev[] = {
+		{ PD_TYPE_HARDWARE, 0, 0, 0, 0, 1, 2, NULL, "cycles:ppH" },
+		{ PD_TYPE_SOFTWARE, 0, 0, 1, 1, 0, 0, NULL, "cpu-clock:u" },
+		{ PD_TYPE_HW_CACHE, 0x10000, 0, 0, 0, 0, 0, NULL, "L1-dcache-load-misses:HG" },
+		{ PD_TYPE_RAW, 0x1c2, 1, 0, 1, 0, 0, NULL, "raw 0x1c2:k" },
+		{ PD_TYPE_HARDWARE, 1, 0, 1, 1, 1, 0, "instructions:u", "instructions:u" },
+	};
+	char path[] = "/tmp/pdnameXXXXXX";
+	int fd = mkstemp(path);
+	struct pd_writer *w;
+	struct pd_error err;
+	if (fd < 0 || pd_writer_open_fd(&w, fd, path, 1, NULL, &err) < 0) {
+		ok(0, "names file written");
+		return;
+	}
+	for (int i = 0; i < 5; i++) {
+		struct pd_event_attr a = make_attr(ev[i].type, ev[i].config);
+		a.read_format = 0;
+		a.flags |= (ev[i].xu ? pd_attr_flag_mask(PD_ATTR_EXCLUDE_USER) : 0) |
+			   (ev[i].xk ? pd_attr_flag_mask(PD_ATTR_EXCLUDE_KERNEL) : 0) |
+			   (ev[i].xh ? pd_attr_flag_mask(PD_ATTR_EXCLUDE_HV) : 0) |
+			   (ev[i].xg ? pd_attr_flag_mask(PD_ATTR_EXCLUDE_GUEST) : 0) |
+			   (ev[i].precise & 1 ? pd_attr_flag_mask(PD_ATTR_PRECISE_IP0) : 0) |
+			   (ev[i].precise & 2 ? pd_attr_flag_mask(PD_ATTR_PRECISE_IP1) : 0);
+		uint64_t id = 100 + (uint64_t)i;
+		pd_writer_add_evsel(w, &a, &id, 1, ev[i].given, &err);
+	}
+	struct recbuf comm;   /* a record, so that the data size is not 0 and the features are read */
+	begin(&comm, PD_RECORD_COMM, 0); p32(&comm, 7); p32(&comm, 7); pstr(&comm, "app"); end(&comm);
+	struct pd_reader *r;
+	if (pd_writer_write(w, comm.b, -1, NULL, 0, &err) < 0 || pd_writer_close(w, &err) < 0 ||
+	    !ok(pd_reader_open(&r, path, NULL, &err) == 0, "names file opens")) {
+		unlink(path);
+		return;
+	}
+	int good = pd_reader_nr_evsels(r) == 5;
+	for (int i = 0; good && i < 5; i++) {
+		const struct pd_evsel *es = pd_reader_evsel(r, (size_t)i);
+		char b[128];
+		pd_evsel_perf_name(es, b, sizeof(b));
+		if (!es->name || strcmp(es->name, ev[i].want) || strcmp(b, ev[i].want)) {
+			diag("event %d: %s / %s, want %s", i, es->name ? es->name : "(none)", b, ev[i].want);
+			good = 0;
+		}
+	}
+	ok(good, "unnamed events get perf's names and modifiers (cycles:ppH, cpu-clock:u, L1-dcache-load-misses:HG, raw 0x1c2:k); a recorded name stays");
+	pd_reader_free(r);
+	unlink(path);
+}
+
 /* ---------------------------------------------------- simpleperf's records */
 
 static size_t sp_put(uint8_t *b, size_t at, const void *p, size_t n) { memcpy(b + at, p, n); return at + n; }
@@ -633,6 +690,7 @@ int main(void)
 	build_records();
 	check_api_edges();
 	check_event_type_names();
+	check_event_names();
 	check_simpleperf();
 	for (unsigned m = 0; m < 4; m++) {
 		char path[] = "/tmp/pdroundXXXXXX";
