@@ -682,6 +682,56 @@ static void check_simpleperf(void)
 	}
 }
 
+/*
+ * simpleperf's file with META_INFO (feature 129) and no EVENT_DESC: its
+ * event_type_info names the events, and simpleperf adds ":u" to the name of
+ * an event that excludes only the kernel (its tests expect "cpu-clock:u").
+ */
+static void check_sp_event_names(void)
+{
+	static uint8_t b[4096];
+	static const char meta[] = "simpleperf_version\0" "1.build.test\0" "event_type_info\0" "cpu-clock,1,0\ncpu-cycles,0,0\n";
+	size_t at = 104, attrs = at;
+	uint64_t xk = pd_attr_flag_mask(PD_ATTR_EXCLUDE_KERNEL) | pd_attr_flag_mask(PD_ATTR_EXCLUDE_HV);
+	memset(b, 0, sizeof(b));
+	for (uint32_t i = 0; i < 2; i++) {        /* cpu-clock excluding the kernel, then cycles */
+		uint8_t attr[112] = { 0 };
+		uint32_t type = i ? PD_TYPE_HARDWARE : PD_TYPE_SOFTWARE, size = 112;
+		uint64_t flags = i ? 0 : xk, ids[2] = { 0, 0 };
+		memcpy(attr, &type, 4);
+		memcpy(attr + 4, &size, 4);
+		attr[24] = 1;                         /* sample_type IP */
+		memcpy(attr + 40, &flags, 8);
+		at = sp_put(b, at, attr, 112);
+		at = sp_put(b, at, ids, 16);
+	}
+	size_t data = at;
+	at = sp_comm(b, at);
+	uint64_t sec[2] = { at + 16, sizeof(meta) };
+	size_t feat_table = at;
+	at = sp_put(b, at, sec, 16);
+	at = sp_put(b, at, meta, sizeof(meta));
+	uint64_t hdr[] = { 104, 128, attrs, 256, data, feat_table - data, 0, 0, 0, 0, 1ull << (PD_FEAT_SP_META_INFO - 128) };
+	uint64_t magic = 0x32454c4946524550ULL;     /* "PERFILE2" as this host stores it */
+	memcpy(b, &magic, 8);
+	memcpy(b + 8, hdr, sizeof(hdr));
+	char path[] = "/tmp/pdspnameXXXXXX";
+	int fd = mkstemp(path);
+	struct pd_reader *r;
+	struct pd_error err;
+	if (fd < 0 || write(fd, b, at) != (ssize_t)at || close(fd) < 0 ||
+	    !ok(pd_reader_open(&r, path, NULL, &err) == 0, "simpleperf names file opens")) {
+		unlink(path);
+		return;
+	}
+	const struct pd_evsel *e0 = pd_reader_evsel(r, 0), *e1 = pd_reader_evsel(r, 1);
+	ok(e0 && e1 && e0->name && e1->name && !strcmp(e0->name, "cpu-clock:u") && !strcmp(e1->name, "cpu-cycles"),
+	   "simpleperf's META_INFO names with simpleperf's modifier: cpu-clock:u (kernel excluded), cpu-cycles (%s, %s)",
+	   e0 && e0->name ? e0->name : "-", e1 && e1->name ? e1->name : "-");
+	pd_reader_free(r);
+	unlink(path);
+}
+
 int main(void)
 {
 	static const struct { int pipe, foreign; const char *name; } modes[] = {
@@ -692,6 +742,7 @@ int main(void)
 	check_event_type_names();
 	check_event_names();
 	check_simpleperf();
+	check_sp_event_names();
 	for (unsigned m = 0; m < 4; m++) {
 		char path[] = "/tmp/pdroundXXXXXX";
 		int fd = mkstemp(path);
