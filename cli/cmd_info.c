@@ -52,6 +52,7 @@ struct info {
 	uint64_t other_types;               /* types without a slot */
 	uint64_t *samples;                  /* per evsel */
 	uint64_t *lost_per_evsel;           /* LOST_SAMPLES.lost per evsel, as perf --stats shows */
+	struct pd_read_tracker *reads;      /* counters of PERF_SAMPLE_READ samples (made at the first) */
 	size_t nr_samples_slots;
 	uint64_t unattributed_samples;
 	uint64_t malformed;
@@ -134,8 +135,18 @@ static int scan(struct info *in)
 		}
 		switch (rec.type) {
 		case PD_RECORD_SAMPLE:
-			if (count_sample(in, rec.evsel) < 0)
+			if (ev.u.sample.type & PD_SAMPLE_READ) {   /* a sample per counter read, as perf counts them */
+				const struct pd_read_delivery *d;
+				int n = (in->reads || (in->reads = pd_read_tracker_new())) ?
+					pd_read_deliveries(in->reads, in->r, &ev.u.sample, &d) : -1;
+				if (n < 0)
+					return EXIT_INTERNAL;
+				for (int k = 0; k < n; k++)
+					if (count_sample(in, d[k].evsel) < 0)
+						return EXIT_INTERNAL;
+			} else if (count_sample(in, rec.evsel) < 0) {
 				return EXIT_INTERNAL;
+			}
 			break;
 		case PD_RECORD_LOST:
 			in->lost_events += ev.u.lost.lost;
@@ -738,6 +749,7 @@ static int info_run(const char *path, int json, int header, int stats, const str
 	free(in.auxinfo);
 	free(in.samples);
 	free(in.lost_per_evsel);
+	pd_read_tracker_free(in.reads);
 	pd_reader_free(in.r);
 	rb_archive_cleanup(&un);
 	return status;

@@ -497,6 +497,15 @@ static void check_event_type_names(void)
 	unlink(path);
 }
 
+/* A writer on a new temporary file (@path: a mkstemp template, filled in); NULL on failure. */
+static struct pd_writer *tmp_writer(char *path)
+{
+	struct pd_writer *w;
+	struct pd_error err;
+	int fd = mkstemp(path);
+	return fd >= 0 && pd_writer_open_fd(&w, fd, path, 1, NULL, &err) == 0 ? w : NULL;
+}
+
 /*
  * Events the recording does not name are named as perf names them (with its
  * modifiers: perf report --stats, perf script and export-to-sqlite.py say
@@ -512,10 +521,9 @@ static void check_event_names(void)
 		{ PD_TYPE_HARDWARE, 1, 0, 1, 1, 1, 0, "instructions:u", "instructions:u" },
 	};
 	char path[] = "/tmp/pdnameXXXXXX";
-	int fd = mkstemp(path);
-	struct pd_writer *w;
+	struct pd_writer *w = tmp_writer(path);
 	struct pd_error err;
-	if (fd < 0 || pd_writer_open_fd(&w, fd, path, 1, NULL, &err) < 0) {
+	if (!w) {
 		ok(0, "names file written");
 		return;
 	}
@@ -551,6 +559,75 @@ static void check_event_names(void)
 	}
 	ok(good, "unnamed events get perf's names and modifiers (cycles:ppH, cpu-clock:u, L1-dcache-load-misses:HG, raw 0x1c2:k); a recorded name stays");
 	pd_reader_free(r);
+	unlink(path);
+}
+
+/*
+ * Samples with PERF_SAMPLE_READ of a group, as perf delivers them: one per
+ * counter that grew, of the counter's event, its growth as period; a
+ * counter that did not grow and an id no event has give none.
+ */
+static void check_read_deliveries(void)
+{
+	char path[] = "/tmp/pdreadXXXXXX";
+	struct pd_writer *w = tmp_writer(path);
+	struct pd_error err;
+	if (!w) {
+		ok(0, "read-group file written");
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct pd_event_attr a = make_attr(PD_TYPE_HARDWARE, (uint64_t)i);
+		a.sample_type = PD_SAMPLE_IP | PD_SAMPLE_ID | PD_SAMPLE_READ;
+		a.read_format = PD_FORMAT_GROUP | PD_FORMAT_ID;
+		a.flags = 0;
+		uint64_t id = 11 + (uint64_t)i;
+		pd_writer_add_evsel(w, &a, &id, 1, i ? "instructions" : "cycles", &err);
+	}
+	/* {leader's value, member's value} per sample; id 99 belongs to no event */
+	static const uint64_t vals[][3] = { { 100, 50, 0 }, { 100, 80, 0 }, { 160, 80, 7 } };
+	for (int k = 0; k < 3; k++) {
+		struct recbuf r;
+		begin(&r, PD_RECORD_SAMPLE, PD_MISC_USER);
+		p64(&r, 0x400000 + (uint64_t)k); p64(&r, 11);
+		p64(&r, vals[k][2] ? 3 : 2);
+		p64(&r, vals[k][0]); p64(&r, 11);
+		p64(&r, vals[k][1]); p64(&r, 12);
+		if (vals[k][2]) { p64(&r, vals[k][2]); p64(&r, 99); }
+		end(&r);
+		pd_writer_write(w, r.b, 0, NULL, 0, &err);
+	}
+	struct pd_reader *rd;
+	struct pd_read_tracker *t = pd_read_tracker_new();
+	if (pd_writer_close(w, &err) < 0 || !t || !ok(pd_reader_open(&rd, path, NULL, &err) == 0, "read-group file opens")) {
+		pd_read_tracker_free(t);
+		unlink(path);
+		return;
+	}
+	/* want: sample 0 -> cycles 100, instructions 50; 1 -> instructions 30; 2 -> cycles 60 */
+	static const struct { int evsel; uint64_t period; } want[] = { { 0, 100 }, { 1, 50 }, { 1, 30 }, { 0, 60 } };
+	static const int want_n[] = { 2, 1, 1 };
+	struct pd_record rec;
+	struct pd_event ev;
+	int k = 0, at = 0, good = 1;
+	while (pd_reader_next(rd, &rec, &err) == 1) {
+		const struct pd_read_delivery *d;
+		int n = pd_event_parse(rd, &rec, &ev, &err) == 0 ? pd_read_deliveries(t, rd, &ev.u.sample, &d) : -1;
+		if (k >= 3 || n != want_n[k]) {
+			diag("sample %d: %d deliveries", k, n);
+			good = 0;
+			break;
+		}
+		for (int i = 0; i < n; i++, at++)
+			if (d[i].evsel != want[at].evsel || d[i].period != want[at].period) {
+				diag("sample %d delivery %d: event %d period %llu", k, i, d[i].evsel, (unsigned long long)d[i].period);
+				good = 0;
+			}
+		k++;
+	}
+	ok(good && k == 3, "PERF_SAMPLE_READ groups: a sample per counter that grew, its growth the period; none for an unknown id");
+	pd_read_tracker_free(t);
+	pd_reader_free(rd);
 	unlink(path);
 }
 
@@ -741,6 +818,7 @@ int main(void)
 	check_api_edges();
 	check_event_type_names();
 	check_event_names();
+	check_read_deliveries();
 	check_simpleperf();
 	check_sp_event_names();
 	for (unsigned m = 0; m < 4; m++) {
