@@ -211,15 +211,23 @@ static const char *evsel_name(const struct pd_evsel *es, char *buf, size_t n)
 	return buf;
 }
 
+/*
+ * The sample_type bits in the order perf report --header-only prints them
+ * (IDENTIFIER and REGS_INTR before DATA_SRC and WEIGHT), then the ones it
+ * does not name (TRANSACTION, unknown bits).
+ */
 static void sample_type_str(uint64_t st, char *buf, size_t n)
 {
 	static const char *const names[] = { "IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID",
 		"CPU", "PERIOD", "STREAM_ID", "RAW", "BRANCH_STACK", "REGS_USER", "STACK_USER",
 		"WEIGHT", "DATA_SRC", "IDENTIFIER", "TRANSACTION", "REGS_INTR", "PHYS_ADDR", "AUX",
 		"CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT" };
+	static const unsigned char perf_order[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 18, 15, 14,
+		19, 20, 21, 22, 23, 24, 17 };
 	size_t k = 0;
 	buf[0] = 0;
-	for (unsigned b = 0; b < 64; b++) {
+	for (unsigned i = 0; i < 64; i++) {
+		unsigned b = i < sizeof(perf_order) ? perf_order[i] : i;
 		if (!(st >> b & 1))
 			continue;
 		char tmp[16];
@@ -345,10 +353,14 @@ static void print_header(struct info *in, const struct pd_features *f, FILE *o)
 		const struct pd_evsel *es = pd_reader_evsel(in->r, i);
 		char nb[128], stb[256];
 		sample_type_str(es->attr.sample_type, stb, sizeof(stb));
-		fprintf(o, "# event : name = %s, id = {", evsel_name(es, nb, sizeof(nb)));
-		for (size_t k = 0; k < es->nr_ids; k++)
-			fprintf(o, "%s %" PRIu64, k ? "," : "", es->ids[k]);
-		fprintf(o, " }, type = %u, size = %u, config = %#" PRIx64 ", { sample_period, sample_freq } = %" PRIu64
+		fprintf(o, "# event : name = %s", evsel_name(es, nb, sizeof(nb)));
+		if (es->nr_ids) {   /* as perf: no id list for an event without ids */
+			fprintf(o, ", id = {");
+			for (size_t k = 0; k < es->nr_ids; k++)
+				fprintf(o, "%s %" PRIu64, k ? "," : "", es->ids[k]);
+			fprintf(o, " }");
+		}
+		fprintf(o, ", type = %u, size = %u, config = %#" PRIx64 ", { sample_period, sample_freq } = %" PRIu64
 			", sample_type = %s, read_format = %#" PRIx64 ", flags = %#" PRIx64 "\n",
 			es->attr.type, es->attr.size, es->attr.config, es->attr.sample_period, stb,
 			es->attr.read_format, es->attr.flags);

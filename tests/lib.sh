@@ -224,3 +224,19 @@ for path, nsym in files:
     print("FILE", path, nsym)
 PY
 }
+
+# event_lines: "NAME; id = { ... }; sample_type = ..." for every "# event :"
+# line of perf report --header-only or rbdecode info --header-only (perf
+# writes ", , id = {" and omits the id list of an event without ids).
+event_lines() {
+	awk '/^# event : name = / {
+		l = substr($0, 18); e = length(l) + 1
+		n = split(", , id = {|, id = {|, type = |, size = ", cut, "|")
+		for (i = 1; i <= n; i++)
+			if ((p = index(l, cut[i])) && p < e)
+				e = p
+		id = match(l, /id = \{[^}]*\}/) ? substr(l, RSTART, RLENGTH) : "no ids"
+		st = match(l, /sample_type = [A-Z_|]*/) ? substr(l, RSTART, RLENGTH) : "no sample_type"
+		print substr(l, 1, e - 1) "; " id "; " st
+	}'
+}
