@@ -104,7 +104,8 @@ per_event() {
 # or ":k" (GetEventNameByAttr); an event it does not name gets perf's name
 # and modifiers (evsel__name); feature 128 (FILE) holds a symbol table per
 # binary. Prints stats_norm lines ("TYPE COUNT", "EVENT/SAMPLE COUNT"), then
-# "NAME name" per attr and "FILE path symbols" per FILE entry.
+# "NAME name" per attr, "FILE path symbols" per FILE entry, and per attr
+# "PERFNAME<tab>perf's name<tab>the name above" (perf ignores META_INFO).
 spwalk() {
 	python3 - "$1" <<'PY'
 import struct, sys, collections
@@ -196,8 +197,12 @@ c, samples = collections.Counter(), collections.Counter()
 p, end = data_off, data_off + data_size
 while p < end:
     t, size = one(p)
+    if size < 8:
+        sys.exit("record of %d bytes at offset %d" % (size, p))
     rec = d[p:p + size]
     p += size
+    if t == 71:                               # AUXTRACE: its trace data follows it
+        p += struct.unpack_from('<Q', rec, 8)[0]
     if t == 32772:                            # SPLIT ... SPLIT_END: one record
         body = rec[8:]
         while one(p)[0] == 32772:
@@ -220,6 +225,8 @@ for i, (typ, config, _, flags) in enumerate(attrs):
         print("%s/SAMPLE %d" % (name_of(typ, config, flags), samples[i]))
 for typ, config, _, flags in attrs:
     print("NAME", name_of(typ, config, flags))
+for typ, config, _, flags in attrs:         # the name perf gives it, and ours
+    print("PERFNAME\t%s\t%s" % (perf_name(typ, config, flags), name_of(typ, config, flags)))
 for path, nsym in files:
     print("FILE", path, nsym)
 PY
@@ -227,11 +234,11 @@ PY
 
 # event_lines: "NAME; id = { ... }; sample_type = ..." for every "# event :"
 # line of perf report --header-only or rbdecode info --header-only (perf
-# writes ", , id = {" and omits the id list of an event without ids).
+# writes "name = NAME, , " and omits the id list of an event without ids).
 event_lines() {
 	awk '/^# event : name = / {
 		l = substr($0, 18); e = length(l) + 1
-		n = split(", , id = {|, id = {|, type = |, size = ", cut, "|")
+		n = split(", , |, id = {|, type = ", cut, "|")
 		for (i = 1; i <= n; i++)
 			if ((p = index(l, cut[i])) && p < e)
 				e = p

@@ -41,6 +41,7 @@ SHELL_TESTS = \
 	tests/perfetto.test \
 	tests/report.test \
 	tests/zoo.test \
+	tests/corpus.test \
 	tests/cli.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
