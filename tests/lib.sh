@@ -247,3 +247,7 @@ event_lines() {
 		print substr(l, 1, e - 1) "; " id "; " st
 	}'
 }
+
+# The header lines perf report --header-only [-I] and rbdecode info
+# --header-only print alike (grep -E pattern).
+HEADER_FIELDS='^# ((hostname|os release|perf version|arch|nrcpus online|nrcpus avail|cpudesc|cpuid|total memory|cmdline) :|node[0-9]+ (meminfo|cpu list)| L[0-9] )'
