@@ -436,8 +436,8 @@ static struct pd_reader *open_pipe_stream(const struct recbuf *v, int n, char *p
 {
 	static uint8_t b[65536];
 	size_t len = 0;
-	uint64_t hsize = 16;
-	memcpy(b, "PERFILE2", 8);
+	uint64_t magic = 0x32454c4946524550ULL, hsize = 16;   /* "PERFILE2" as this host stores it: native */
+	memcpy(b, &magic, 8);
 	memcpy(b + 8, &hsize, 8);
 	len = 16;
 	for (int i = 0; i < n; i++) {
