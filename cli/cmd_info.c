@@ -52,6 +52,7 @@ struct info {
 	uint64_t other_types;               /* types without a slot */
 	uint64_t *samples;                  /* per evsel */
 	uint64_t *lost_per_evsel;           /* LOST_SAMPLES.lost per evsel, as perf --stats shows */
+	struct pd_read_tracker *reads;      /* counters of PERF_SAMPLE_READ samples (made at the first) */
 	size_t nr_samples_slots;
 	uint64_t unattributed_samples;
 	uint64_t malformed;
@@ -134,8 +135,18 @@ static int scan(struct info *in)
 		}
 		switch (rec.type) {
 		case PD_RECORD_SAMPLE:
-			if (count_sample(in, rec.evsel) < 0)
+			if (ev.u.sample.type & PD_SAMPLE_READ) {   /* a sample per counter read, as perf counts them */
+				const struct pd_read_delivery *d;
+				int n = (in->reads || (in->reads = pd_read_tracker_new())) ?
+					pd_read_deliveries(in->reads, in->r, &ev.u.sample, &d) : -1;
+				if (n < 0)
+					return EXIT_INTERNAL;
+				for (int k = 0; k < n; k++)
+					if (count_sample(in, d[k].evsel) < 0)
+						return EXIT_INTERNAL;
+			} else if (count_sample(in, rec.evsel) < 0) {
 				return EXIT_INTERNAL;
+			}
 			break;
 		case PD_RECORD_LOST:
 			in->lost_events += ev.u.lost.lost;
@@ -193,23 +204,30 @@ static void print_simpleperf(struct pd_reader *r, FILE *o)
 }
 
 
+/* perf's name for the event (a tracepoint the recording does not name is "unknown tracepoint", as in perf) */
 static const char *evsel_name(const struct pd_evsel *es, char *buf, size_t n)
 {
-	if (es->name && es->name[0])
-		return es->name;
-	snprintf(buf, n, "type%u/config=%#" PRIx64 "/", es->attr.type, es->attr.config);
+	pd_evsel_perf_name(es, buf, n);
 	return buf;
 }
 
+/*
+ * The sample_type bits in the order perf report --header-only prints them
+ * (IDENTIFIER and REGS_INTR before DATA_SRC and WEIGHT), then the ones it
+ * does not name (TRANSACTION, unknown bits).
+ */
 static void sample_type_str(uint64_t st, char *buf, size_t n)
 {
 	static const char *const names[] = { "IP", "TID", "TIME", "ADDR", "READ", "CALLCHAIN", "ID",
 		"CPU", "PERIOD", "STREAM_ID", "RAW", "BRANCH_STACK", "REGS_USER", "STACK_USER",
 		"WEIGHT", "DATA_SRC", "IDENTIFIER", "TRANSACTION", "REGS_INTR", "PHYS_ADDR", "AUX",
 		"CGROUP", "DATA_PAGE_SIZE", "CODE_PAGE_SIZE", "WEIGHT_STRUCT" };
+	static const unsigned char perf_order[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 18, 15, 14,
+		19, 20, 21, 22, 23, 24, 17 };
 	size_t k = 0;
 	buf[0] = 0;
-	for (unsigned b = 0; b < 64; b++) {
+	for (unsigned i = 0; i < 64; i++) {
+		unsigned b = i < sizeof(perf_order) ? perf_order[i] : i;
 		if (!(st >> b & 1))
 			continue;
 		char tmp[16];
@@ -333,12 +351,16 @@ static void print_header(struct info *in, const struct pd_features *f, FILE *o)
 	}
 	for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
 		const struct pd_evsel *es = pd_reader_evsel(in->r, i);
-		char nb[64], stb[256];
+		char nb[128], stb[256];
 		sample_type_str(es->attr.sample_type, stb, sizeof(stb));
-		fprintf(o, "# event : name = %s, id = {", evsel_name(es, nb, sizeof(nb)));
-		for (size_t k = 0; k < es->nr_ids; k++)
-			fprintf(o, "%s %" PRIu64, k ? "," : "", es->ids[k]);
-		fprintf(o, " }, type = %u, size = %u, config = %#" PRIx64 ", { sample_period, sample_freq } = %" PRIu64
+		fprintf(o, "# event : name = %s", evsel_name(es, nb, sizeof(nb)));
+		if (es->nr_ids) {   /* as perf: no id list for an event without ids */
+			fprintf(o, ", id = {");
+			for (size_t k = 0; k < es->nr_ids; k++)
+				fprintf(o, "%s %" PRIu64, k ? "," : "", es->ids[k]);
+			fprintf(o, " }");
+		}
+		fprintf(o, ", type = %u, size = %u, config = %#" PRIx64 ", { sample_period, sample_freq } = %" PRIu64
 			", sample_type = %s, read_format = %#" PRIx64 ", flags = %#" PRIx64 "\n",
 			es->attr.type, es->attr.size, es->attr.config, es->attr.sample_period, stb,
 			es->attr.read_format, es->attr.flags);
@@ -440,7 +462,7 @@ static void print_stats(struct info *in, FILE *o)
 		fprintf(o, "%16s events: %10" PRIu64 "\n", "UNKNOWN_TYPE", in->other_types);
 	for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
 		const struct pd_evsel *es = pd_reader_evsel(in->r, i);
-		char nb[64];
+		char nb[128];
 		uint64_t n = i < in->nr_samples_slots ? in->samples[i] : 0;
 		fprintf(o, "%s stats:\n", evsel_name(es, nb, sizeof(nb)));
 		if (n)
@@ -523,7 +545,7 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 		json_t *evs = json_array();
 		for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
 			const struct pd_evsel *es = pd_reader_evsel(in->r, i);
-			char nb[64], stb[256];
+			char nb[128], stb[256];
 			json_t *e = json_object();
 			sample_type_str(es->attr.sample_type, stb, sizeof(stb));
 			json_object_set_new(e, "name", json_string(evsel_name(es, nb, sizeof(nb))));
@@ -564,7 +586,7 @@ static json_t *json_report(struct info *in, const struct pd_features *f, int hea
 		}
 		json_object_set_new(s, "by_type", bt);
 		for (size_t i = 0; i < pd_reader_nr_evsels(in->r); i++) {
-			char nb[64];
+			char nb[128];
 			uint64_t n = i < in->nr_samples_slots ? in->samples[i] : 0;
 			json_object_set_new(be, evsel_name(pd_reader_evsel(in->r, i), nb, sizeof(nb)),
 					    json_u64(n));
@@ -739,6 +761,7 @@ static int info_run(const char *path, int json, int header, int stats, const str
 	free(in.auxinfo);
 	free(in.samples);
 	free(in.lost_per_evsel);
+	pd_read_tracker_free(in.reads);
 	pd_reader_free(in.r);
 	rb_archive_cleanup(&un);
 	return status;

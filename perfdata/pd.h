@@ -207,6 +207,24 @@ struct pd_read {
 	uint64_t read_format;
 };
 void pd_read_value_at(const struct pd_read *r, uint64_t i, struct pd_read_value *v);
+/*
+ * Samples that carry PERF_SAMPLE_READ, as perf delivers them (pd_deliver.c):
+ * one per counter value read, of the event that owns the value's id, with
+ * the counter's growth since its last value as period; none for an unknown
+ * id or no growth. A tracker holds the last value of every counter: one per
+ * pass over a recording, fed every such sample once, in order.
+ * pd_read_deliveries returns how many (@out: valid until the next call;
+ * perhaps 0), or -1 out of memory. A sample without PERF_SAMPLE_READ is
+ * delivered as it is (0 here).
+ */
+struct pd_reader;
+struct pd_read_delivery { int evsel; uint64_t id, period; };
+struct pd_read_tracker;
+struct pd_read_tracker *pd_read_tracker_new(void);
+void pd_read_tracker_free(struct pd_read_tracker *t);
+struct pd_sample;
+int pd_read_deliveries(struct pd_read_tracker *t, const struct pd_reader *r, const struct pd_sample *s,
+		       const struct pd_read_delivery **out);
 
 struct pd_regs { uint64_t abi; uint64_t mask; uint64_t nr; const uint8_t *regs; };
 
@@ -286,7 +304,7 @@ struct pd_event {
 		struct { uint64_t hw_id; } aux_output_hw_id;
 
 		struct { const uint8_t *attr; uint32_t attr_size; uint64_t nr_ids; const uint8_t *ids; } header_attr;
-		struct { uint64_t event_id; const char *name; } event_type;
+		struct { uint64_t event_id; char name[65]; } event_type;   /* name: NUL-terminated copy */
 		struct { uint32_t size; } tracing_data;
 		struct { int32_t pid; uint8_t size; const uint8_t *build_id; const char *filename; } build_id;
 		struct { uint64_t nr; unsigned entry_size; const uint8_t *entries; } id_index;

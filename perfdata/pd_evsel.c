@@ -187,11 +187,21 @@ int pd_evsel_perf_name(const struct pd_evsel *es, char *buf, size_t n)
 	return r + pd_attr_modifiers(a, buf + r, n - (size_t)r);
 }
 
+/*
+ * Events the recording does not name get the name perf gives them
+ * (pd_evsel_perf_name: "cycles:ppH", "cpu-clock:u", "raw 0x1c2"), so info,
+ * export and script all say what perf report, export-to-sqlite.py and perf
+ * script say. Tracepoints keep theirs (from the tracing data) or none.
+ */
 void pd_evlist_default_names(struct pd_evlist *l)
 {
 	for (size_t i = 0; i < l->n; i++) {
-		const char *name = pd_evsel_default_name(l->v[i].attr.type, l->v[i].attr.config);
-		if ((!l->v[i].name || !l->v[i].name[0]) && name)
+		struct pd_evsel *es = &l->v[i];
+		char name[128];
+		if (es->given_name || es->attr.type == PD_TYPE_TRACEPOINT)
+			continue;
+		pd_evsel_perf_name(es, name, sizeof(name));
+		if (!es->name || strcmp(es->name, name))
 			pd_evlist_set_name(l, (int)i, name);
 	}
 }

@@ -482,14 +482,20 @@ static void parse_user(struct cur *c, struct pd_event *ev, size_t size)
 		break;
 	}
 	case PD_RECORD_HEADER_EVENT_TYPE: {
-		/* perf cut the name field to the name's length rounded up to 8 (event__synthesize_event_type) */
+		/*
+		 * perf cut the 64-byte name field to the name's length rounded up to 8
+		 * (event__synthesize_event_type): a name of 8, 16, ... bytes fills its
+		 * field with no NUL ("branches", "cache-references"). The name is the
+		 * field up to its first NUL or its end.
+		 */
 		ev->u.event_type.event_id = g64(c, "event_id");
 		size_t n = c->bad ? 0 : (size_t)(c->end - c->p) < 64 ? (size_t)(c->end - c->p) : 64;
-		ev->u.event_type.name = n ? (const char *)gbytes(c, n, 1, "name") : NULL;
-		if (!ev->u.event_type.name && !c->bad)
+		const char *name = n ? (const char *)gbytes(c, n, 1, "name") : NULL;
+		if (!name && !c->bad)
 			c->bad = "name";
-		else if (ev->u.event_type.name && !memchr(ev->u.event_type.name, 0, n) && !c->bad)
-			c->bad = "name (not terminated)";
+		n = name ? strnlen(name, n) : 0;
+		memcpy(ev->u.event_type.name, name ? name : "", n);
+		ev->u.event_type.name[n] = 0;
 		break;
 	}
 	case PD_RECORD_HEADER_TRACING_DATA:

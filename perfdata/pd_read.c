@@ -341,6 +341,26 @@ static void apply_sp_meta_info(struct pd_reader *r)
 	}
 }
 
+/*
+ * simpleperf adds to the name event_type_info gives an event ":u" when only
+ * the kernel is excluded and ":k" when only user space is (event_attr.cpp,
+ * GetEventNameByAttr): its own tests expect "cpu-clock:u".
+ */
+static void sp_name_modifiers(struct pd_reader *r)
+{
+	if (!r->feat[PD_FEAT_SP_META_INFO].present)
+		return;
+	for (size_t i = 0; i < r->evl.n; i++) {
+		const struct pd_evsel *es = &r->evl.v[i];
+		int xk = pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_KERNEL), xu = pd_attr_flag(&es->attr, PD_ATTR_EXCLUDE_USER);
+		char name[300];
+		if (!es->given_name || !es->name || xk == xu)
+			continue;
+		snprintf(name, sizeof(name), "%s:%c", es->name, xk ? 'u' : 'k');
+		pd_evlist_set_name(&r->evl, (int)i, name);
+	}
+}
+
 static int read_feature_table(struct pd_reader *r, struct pd_error *err)
 {
 	unsigned nr = 0;
@@ -582,6 +602,7 @@ static int read_file_header(struct pd_reader *r, const uint8_t *h, struct pd_err
 		return rc;
 	apply_event_desc(r, 1);
 	apply_sp_meta_info(r);
+	sp_name_modifiers(r);
 	pd_evlist_default_names(&r->evl);
 	if (lseek(r->fd, (off_t)in->data_offset, SEEK_SET) < 0)
 		return io_fail(r, err, in->data_offset, "seek to data failed");

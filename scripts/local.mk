@@ -1,5 +1,8 @@
 dist_noinst_SCRIPTS += %D%/bench/read.sh
 dist_noinst_SCRIPTS += %D%/deps.sh %D%/setup.sh %D%/test.sh
+# the public recordings tests/corpus.test reads (tests/corpus/MANIFEST.tsv)
+dist_noinst_SCRIPTS += %D%/corpus/fetch.sh
+EXTRA_DIST += %D%/corpus/README.md
 dist_noinst_SCRIPTS += %D%/bench/sqlite.sh %D%/bench/record.sh %D%/bench/pt.sh %D%/bench/coresight.sh %D%/bench/ftrace.sh \
 	%D%/bench/scale.sh %D%/bench/postgresql.sh
 EXTRA_DIST += %D%/bench/bare_insert.c %D%/bench/pt_bare.c %D%/bench/aux_bytes.py

@@ -1,6 +1,8 @@
 # lib.sh - sourced by the shell tests: TAP output, skips with reasons, a
 # scratch folder, and the normaliser that turns `perf report --stats` and
-# `rbdecode info --stats` into comparable "EVENT/TYPE COUNT" lines.
+# `rbdecode info --stats` into comparable "EVENT/TYPE COUNT" lines; per_event
+# (samples per event in perf script's text) and spwalk (a simpleperf recording
+# walked from simpleperf's layouts).
 set -u
 tap_n=0
 tap_failed=0
@@ -85,3 +87,167 @@ compare_stats() {
 
 # A CPU-bound workload of a few hundred milliseconds that forks (for COMM/FORK/EXIT).
 WORKLOAD='sh -c "i=0; while [ \$i -lt 40000 ]; do i=\$((i+1)); done; true"'
+
+# per_event: "EVENT COUNT" of the samples in perf script's (or our) text
+per_event() {
+	sed -En 's/^.* [0-9]+\.[0-9]*: +([0-9]+ +)?([^ ]*): .*/\2/p' | sort | uniq -c |
+		awk '{ print $2, $1 }'
+}
+
+# spwalk FILE: what a simpleperf recording holds, walked here in Python from
+# simpleperf's own layouts (record.h, record.cpp, record_file_format.h) as an
+# oracle independent of rbdecode's reader, for the files perf cannot read.
+# Records of simpleperf's types (32768 on) carry a 32-bit size; SPLIT records
+# up to SPLIT_END join into one record; TRACING_DATA holds its data, padded to
+# 64, inside the record; feature 129 (META_INFO) names the events in
+# event_type_info ("name,type,config" lines), to which simpleperf adds ":u"
+# or ":k" (GetEventNameByAttr); an event it does not name gets perf's name
+# and modifiers (evsel__name); feature 128 (FILE) holds a symbol table per
+# binary. Prints stats_norm lines ("TYPE COUNT", "EVENT/SAMPLE COUNT"), then
+# "NAME name" per attr, "FILE path symbols" per FILE entry, and per attr
+# "PERFNAME<tab>perf's name<tab>the name above" (perf ignores META_INFO).
+spwalk() {
+	python3 - "$1" <<'PY'
+import struct, sys, collections
+d = open(sys.argv[1], 'rb').read()
+names = {1: "MMAP", 2: "LOST", 3: "COMM", 4: "EXIT", 5: "THROTTLE", 6: "UNTHROTTLE", 7: "FORK",
+         8: "READ", 9: "SAMPLE", 10: "MMAP2", 11: "AUX", 12: "ITRACE_START", 13: "LOST_SAMPLES",
+         14: "SWITCH", 15: "SWITCH_CPU_WIDE", 16: "NAMESPACES", 17: "KSYMBOL", 18: "BPF_EVENT",
+         19: "CGROUP", 20: "TEXT_POKE", 21: "AUX_OUTPUT_HW_ID", 66: "TRACING_DATA", 67: "BUILD_ID",
+         68: "FINISHED_ROUND", 70: "AUXTRACE_INFO", 71: "AUXTRACE", 32769: "SIMPLEPERF_KERNEL_SYMBOL",
+         32770: "SIMPLEPERF_DSO", 32771: "SIMPLEPERF_SYMBOL", 32774: "SIMPLEPERF_EVENT_ID",
+         32775: "SIMPLEPERF_CALLCHAIN", 32776: "SIMPLEPERF_UNWINDING_RESULT",
+         32777: "SIMPLEPERF_TRACING_DATA", 32778: "SIMPLEPERF_DEBUG"}
+HW = ["cycles", "instructions", "cache-references", "cache-misses", "branches", "branch-misses",
+      "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles"]
+SW = ["cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations", "minor-faults",
+      "major-faults", "alignment-faults", "emulation-faults", "dummy"]
+def bit(flags, b):
+    return flags >> b & 1
+def perf_name(typ, config, flags):   # perf's evsel__name and evsel__add_modifiers
+    if typ == 0 or typ == 1:
+        t = HW if typ == 0 else SW
+        name = t[config] if config < len(t) else "unknown-hardware" if typ == 0 else "unknown-software"
+    elif typ == 2:
+        return "unknown tracepoint"
+    else:
+        return "unknown attr type: %d" % typ
+    xu, xk, xh, precise = bit(flags, 4), bit(flags, 5), bit(flags, 6), flags >> 15 & 3
+    mod, guest_default = "", False
+    if xu or xk or xh:
+        mod += ("" if xk else "k") + ("" if xu else "u") + ("" if xh else "h")
+        guest_default = True
+    if precise:
+        mod += "p" * precise
+        guest_default = True
+    if bit(flags, 19) or bit(flags, 20) == guest_default:
+        mod += ("" if bit(flags, 19) else "H") + ("" if bit(flags, 20) else "G")
+    return name + (":" + mod if mod else "")
+attr_size, attrs_off, attrs_size, data_off, data_size = struct.unpack_from('<QQQQQ', d, 16)
+feats = struct.unpack_from('<4Q', d, 72)
+# attrs: perf_event_attr then {ids offset, size}
+attrs, id2attr = [], {}
+for i in range(attrs_size // attr_size):
+    a = attrs_off + i * attr_size
+    typ, asz, config, period, stype = struct.unpack_from('<IIQQQ', d, a)
+    flags, = struct.unpack_from('<Q', d, a + 40)
+    ids_off, ids_size = struct.unpack_from('<QQ', d, a + attr_size - 16)
+    attrs.append((typ, config, stype, flags))
+    for k in range(ids_size // 8):
+        id2attr[struct.unpack_from('<Q', d, ids_off + 8 * k)[0]] = i
+# features: META_INFO names the events, FILE lists the symbol tables
+sections, k = {}, 0
+for f in range(256):
+    if feats[f // 64] >> (f % 64) & 1:
+        sections[f] = struct.unpack_from('<QQ', d, data_off + data_size + 16 * k)
+        k += 1
+evname = {}
+if 129 in sections:
+    o, s = sections[129]
+    kv = d[o:o + s].split(b'\0')
+    meta = dict(zip(kv[0::2], kv[1::2]))
+    for line in meta.get(b'event_type_info', b'').decode().splitlines():
+        n, t, c = line.rsplit(',', 2)
+        evname[(int(t), int(c))] = n
+def name_of(typ, config, flags):
+    if (typ, config) not in evname:
+        return perf_name(typ, config, flags)
+    xu, xk = bit(flags, 4), bit(flags, 5)
+    return evname[(typ, config)] + (":u" if xk and not xu else ":k" if xu and not xk else "")
+files = []
+if 128 in sections:
+    o, s = sections[128]
+    p = o
+    while p + 4 <= o + s:
+        size, = struct.unpack_from('<I', d, p)
+        path = d[p + 4:d.index(b'\0', p + 4)]
+        q = p + 4 + len(path) + 1
+        files.append((path.decode(), struct.unpack_from('<I', d, q + 12)[0]))
+        p += 4 + size
+def one(p):   # (type, size) of the record at p
+    t, = struct.unpack_from('<I', d, p)
+    hi, lo = struct.unpack_from('<HH', d, p + 4)
+    return t, (hi << 16 | lo) if t >= 32768 else lo
+def id_of_sample(rec, stype):
+    if stype & (1 << 16):                     # IDENTIFIER
+        return struct.unpack_from('<Q', rec, 8)[0]
+    p = 8 + 8 * sum(1 for b in (0, 1, 2, 3) if stype >> b & 1)   # IP TID TIME ADDR
+    return struct.unpack_from('<Q', rec, p)[0]
+c, samples = collections.Counter(), collections.Counter()
+p, end = data_off, data_off + data_size
+while p < end:
+    t, size = one(p)
+    if size < 8:
+        sys.exit("record of %d bytes at offset %d" % (size, p))
+    rec = d[p:p + size]
+    p += size
+    if t == 71:                               # AUXTRACE: its trace data follows it
+        p += struct.unpack_from('<Q', rec, 8)[0]
+    if t == 32772:                            # SPLIT ... SPLIT_END: one record
+        body = rec[8:]
+        while one(p)[0] == 32772:
+            body += d[p + 8:p + one(p)[1]]
+            p += one(p)[1]
+        assert one(p)[0] == 32773
+        p += one(p)[1]
+        rec = body
+        t = struct.unpack_from('<I', rec)[0]
+    c[t] += 1
+    if t == 9 and len(attrs) > 1:
+        samples[id2attr[id_of_sample(rec, attrs[0][2])]] += 1
+    elif t == 9:
+        samples[0] += 1
+print("TOTAL", sum(c.values()))
+for t in sorted(c):
+    print(names.get(t, "TYPE_%d" % t), c[t])
+for i, (typ, config, _, flags) in enumerate(attrs):
+    if samples[i]:
+        print("%s/SAMPLE %d" % (name_of(typ, config, flags), samples[i]))
+for typ, config, _, flags in attrs:
+    print("NAME", name_of(typ, config, flags))
+for typ, config, _, flags in attrs:         # the name perf gives it, and ours
+    print("PERFNAME\t%s\t%s" % (perf_name(typ, config, flags), name_of(typ, config, flags)))
+for path, nsym in files:
+    print("FILE", path, nsym)
+PY
+}
+
+# event_lines: "NAME; id = { ... }; sample_type = ..." for every "# event :"
+# line of perf report --header-only or rbdecode info --header-only (perf
+# writes "name = NAME, , " and omits the id list of an event without ids).
+event_lines() {
+	awk '/^# event : name = / {
+		l = substr($0, 18); e = length(l) + 1
+		n = split(", , |, id = {|, type = ", cut, "|")
+		for (i = 1; i <= n; i++)
+			if ((p = index(l, cut[i])) && p < e)
+				e = p
+		id = match(l, /id = \{[^}]*\}/) ? substr(l, RSTART, RLENGTH) : "no ids"
+		st = match(l, /sample_type = [A-Z_|]*/) ? substr(l, RSTART, RLENGTH) : "no sample_type"
+		print substr(l, 1, e - 1) "; " id "; " st
+	}'
+}
+
+# The header lines perf report --header-only [-I] and rbdecode info
+# --header-only print alike (grep -E pattern).
+HEADER_FIELDS='^# ((hostname|os release|perf version|arch|nrcpus online|nrcpus avail|cpudesc|cpuid|total memory|cmdline) :|node[0-9]+ (meminfo|cpu list)| L[0-9] )'

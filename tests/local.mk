@@ -43,6 +43,7 @@ SHELL_TESTS = \
 	tests/perfetto.test \
 	tests/report.test \
 	tests/zoo.test \
+	tests/corpus.test \
 	tests/cli.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
@@ -100,3 +101,4 @@ EXTRA_DIST += tests/lib.sh tests/dbcompare.py tests/lsan.supp $(SHELL_TESTS)
 TEST_EXTENSIONS = .test
 TEST_LOG_DRIVER = $(LOG_DRIVER)
 TEST_LOG_COMPILER = $(SHELL)
+EXTRA_DIST += tests/corpus/MANIFEST.tsv

@@ -52,6 +52,7 @@ struct sess {
 	size_t uw_first, uw_n;        /* the unwound frames in s->chain, and the functions inlined at each */
 	const char *inl_names[128][INLINES_MAX];
 	uint8_t inl_n[128];
+	struct pd_read_tracker *reads;  /* counters of PERF_SAMPLE_READ samples (made at the first) */
 	struct auxq *auxq;            /* per AUX queue, by mmap index */
 	size_t nr_auxq;
 	uint64_t aux_time[4096];      /* newest AUX record time per CPU, in file order */
@@ -819,6 +820,37 @@ static int apply_mmap(struct rb_machine *m, uint32_t type, const struct pd_event
 			       ev->u.mmap2.build_id ? ev->u.mmap2.build_id_size : 0, ev->u.mmap2.prot, ev->u.mmap2.flags);
 }
 
+/*
+ * A sample that carries PERF_SAMPLE_READ is, as perf delivers it, a sample
+ * per counter read (pd_read_deliveries): each of its counter's event, with
+ * the counter's growth as period; the --add-counter events of simpleperf and
+ * perf's {a,b}:S groups get their samples so.
+ */
+static int on_read_sample(struct sess *s, const struct pd_record *rec, const struct pd_event *ev, int *selected)
+{
+	const struct pd_read_delivery *d;
+	if (!s->reads && !(s->reads = pd_read_tracker_new()))
+		return -ENOMEM;
+	int n = pd_read_deliveries(s->reads, s->r, &ev->u.sample, &d);
+	if (n < 0)
+		return -ENOMEM;
+	*selected = 0;
+	for (int k = 0; k < n; k++) {
+		struct pd_record one = *rec;
+		struct pd_event e = *ev;
+		int sel = 0;
+		one.evsel = d[k].evsel;
+		e.u.sample.id = d[k].id;
+		e.u.sample.period = d[k].period;
+		e.u.sample.type |= PD_SAMPLE_PERIOD;
+		int rc = on_sample(s, &one, &e, &sel);
+		*selected |= sel;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int process(struct sess *s, const struct pd_record *rec)
 {
 	struct pd_event ev;
@@ -836,7 +868,8 @@ static int process(struct sess *s, const struct pd_record *rec)
 	int selected = 1;
 	switch (rec->type) {
 	case PD_RECORD_SAMPLE:
-		rc = on_sample(s, rec, &ev, &selected);
+		rc = (ev.u.sample.type & PD_SAMPLE_READ) ? on_read_sample(s, rec, &ev, &selected) :
+		     on_sample(s, rec, &ev, &selected);
 		break;
 	case PD_RECORD_COMM:
 		rc = rb_machine_comm(s->m, (int32_t)ev.u.comm.pid, (int32_t)ev.u.comm.tid, ev.u.comm.comm,
@@ -1230,6 +1263,7 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 	free(s.chain);
 	rb_unwind_free(s.uw);
 	free(s.auxq);
+	pd_read_tracker_free(s.reads);
 	rb_machine_free(s.m);
 	pd_reader_free(s.r);
 	return rc;

@@ -429,6 +429,208 @@ static void check_api_edges(void)
 }
 
 
+/* ------------------------------------------- small streams from records */
+
+/* A pipe-mode stream of @n records (recbufs), written to a file a reader opens; NULL on failure. */
+static struct pd_reader *open_pipe_stream(const struct recbuf *v, int n, char *path)
+{
+	static uint8_t b[65536];
+	size_t len = 0;
+	uint64_t magic = 0x32454c4946524550ULL, hsize = 16;   /* "PERFILE2" as this host stores it: native */
+	memcpy(b, &magic, 8);
+	memcpy(b + 8, &hsize, 8);
+	len = 16;
+	for (int i = 0; i < n; i++) {
+		memcpy(b + len, v[i].b, v[i].n);
+		len += v[i].n;
+	}
+	int fd = mkstemp(path);
+	if (fd < 0 || write(fd, b, len) != (ssize_t)len) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	close(fd);
+	struct pd_reader *r;
+	struct pd_error err;
+	return pd_reader_open(&r, path, NULL, &err) == 0 ? r : NULL;
+}
+
+/*
+ * perf 3.x's pipe-mode EVENT_TYPE records: perf cut the 64-byte name field to
+ * the name rounded up to 8, so "branches" and "cache-references" fill theirs
+ * with no NUL (quipper's perf.data.piped.target-3.8).
+ */
+static void check_event_type_names(void)
+{
+	static const char *const names[] = { "cycles", "branches", "cache-references", "stalled-cycles-frontend" };
+	struct recbuf v[4];
+	for (int i = 0; i < 4; i++) {
+		size_t len = strlen(names[i]), field = (len + 7) & ~(size_t)7;
+		char f[64] = { 0 };
+		memcpy(f, names[i], len);
+		begin(&v[i], PD_RECORD_HEADER_EVENT_TYPE, 0);
+		p64(&v[i], (uint64_t)i);
+		put(&v[i], f, field);
+		end(&v[i]);
+	}
+	char path[] = "/tmp/pdetXXXXXX";
+	struct pd_reader *r = open_pipe_stream(v, 4, path);
+	if (!ok(r != NULL, "EVENT_TYPE stream opens")) {
+		unlink(path);
+		return;
+	}
+	struct pd_record rec;
+	struct pd_event ev;
+	struct pd_error err;
+	int i = 0, good = 1;
+	while (pd_reader_next(r, &rec, &err) == 1) {
+		int rc = pd_event_parse(r, &rec, &ev, &err);
+		if (rc < 0 || i >= 4 || ev.u.event_type.event_id != (uint64_t)i || strcmp(ev.u.event_type.name, names[i])) {
+			diag("record %d: %s", i, rc < 0 ? err.msg : ev.u.event_type.name);
+			good = 0;
+		}
+		i++;
+	}
+	ok(good && i == 4, "EVENT_TYPE names that fill their field without a NUL are read whole (branches, cache-references)");
+	pd_reader_free(r);
+	unlink(path);
+}
+
+/* A writer on a new temporary file (@path: a mkstemp template, filled in); NULL on failure. */
+static struct pd_writer *tmp_writer(char *path)
+{
+	struct pd_writer *w;
+	struct pd_error err;
+	int fd = mkstemp(path);
+	return fd >= 0 && pd_writer_open_fd(&w, fd, path, 1, NULL, &err) == 0 ? w : NULL;
+}
+
+/*
+ * Events the recording does not name are named as perf names them (with its
+ * modifiers: perf report --stats, perf script and export-to-sqlite.py say
+ * "cycles:ppH"); simpleperf's META_INFO names get simpleperf's ":u" / ":k".
+ */
+static void check_event_names(void)
+{
+	static const struct { uint32_t type; uint64_t config; int xu, xk, xh, xg, precise; const char *given, *want; } ev[] = {
+		{ PD_TYPE_HARDWARE, 0, 0, 0, 0, 1, 2, NULL, "cycles:ppH" },
+		{ PD_TYPE_SOFTWARE, 0, 0, 1, 1, 0, 0, NULL, "cpu-clock:u" },
+		{ PD_TYPE_HW_CACHE, 0x10000, 0, 0, 0, 0, 0, NULL, "L1-dcache-load-misses:HG" },
+		{ PD_TYPE_RAW, 0x1c2, 1, 0, 1, 0, 0, NULL, "raw 0x1c2:k" },
+		{ PD_TYPE_HARDWARE, 1, 0, 1, 1, 1, 0, "instructions:u", "instructions:u" },
+	};
+	char path[] = "/tmp/pdnameXXXXXX";
+	struct pd_writer *w = tmp_writer(path);
+	struct pd_error err;
+	if (!w) {
+		ok(0, "names file written");
+		return;
+	}
+	for (int i = 0; i < 5; i++) {
+		struct pd_event_attr a = make_attr(ev[i].type, ev[i].config);
+		a.read_format = 0;
+		a.flags |= (ev[i].xu ? pd_attr_flag_mask(PD_ATTR_EXCLUDE_USER) : 0) |
+			   (ev[i].xk ? pd_attr_flag_mask(PD_ATTR_EXCLUDE_KERNEL) : 0) |
+			   (ev[i].xh ? pd_attr_flag_mask(PD_ATTR_EXCLUDE_HV) : 0) |
+			   (ev[i].xg ? pd_attr_flag_mask(PD_ATTR_EXCLUDE_GUEST) : 0) |
+			   (ev[i].precise & 1 ? pd_attr_flag_mask(PD_ATTR_PRECISE_IP0) : 0) |
+			   (ev[i].precise & 2 ? pd_attr_flag_mask(PD_ATTR_PRECISE_IP1) : 0);
+		uint64_t id = 100 + (uint64_t)i;
+		pd_writer_add_evsel(w, &a, &id, 1, ev[i].given, &err);
+	}
+	struct recbuf comm;   /* a record, so that the data size is not 0 and the features are read */
+	begin(&comm, PD_RECORD_COMM, 0); p32(&comm, 7); p32(&comm, 7); pstr(&comm, "app"); end(&comm);
+	struct pd_reader *r;
+	if (pd_writer_write(w, comm.b, -1, NULL, 0, &err) < 0 || pd_writer_close(w, &err) < 0 ||
+	    !ok(pd_reader_open(&r, path, NULL, &err) == 0, "names file opens")) {
+		unlink(path);
+		return;
+	}
+	int good = pd_reader_nr_evsels(r) == 5;
+	for (int i = 0; good && i < 5; i++) {
+		const struct pd_evsel *es = pd_reader_evsel(r, (size_t)i);
+		char b[128];
+		pd_evsel_perf_name(es, b, sizeof(b));
+		if (!es->name || strcmp(es->name, ev[i].want) || strcmp(b, ev[i].want)) {
+			diag("event %d: %s / %s, want %s", i, es->name ? es->name : "(none)", b, ev[i].want);
+			good = 0;
+		}
+	}
+	ok(good, "unnamed events get perf's names and modifiers (cycles:ppH, cpu-clock:u, L1-dcache-load-misses:HG, raw 0x1c2:k); a recorded name stays");
+	pd_reader_free(r);
+	unlink(path);
+}
+
+/*
+ * Samples with PERF_SAMPLE_READ of a group, as perf delivers them: one per
+ * counter that grew, of the counter's event, its growth as period; a
+ * counter that did not grow and an id no event has give none.
+ */
+static void check_read_deliveries(void)
+{
+	char path[] = "/tmp/pdreadXXXXXX";
+	struct pd_writer *w = tmp_writer(path);
+	struct pd_error err;
+	if (!w) {
+		ok(0, "read-group file written");
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct pd_event_attr a = make_attr(PD_TYPE_HARDWARE, (uint64_t)i);
+		a.sample_type = PD_SAMPLE_IP | PD_SAMPLE_ID | PD_SAMPLE_READ;
+		a.read_format = PD_FORMAT_GROUP | PD_FORMAT_ID;
+		a.flags = 0;
+		uint64_t id = 11 + (uint64_t)i;
+		pd_writer_add_evsel(w, &a, &id, 1, i ? "instructions" : "cycles", &err);
+	}
+	/* {leader's value, member's value} per sample; id 99 belongs to no event */
+	static const uint64_t vals[][3] = { { 100, 50, 0 }, { 100, 80, 0 }, { 160, 80, 7 } };
+	for (int k = 0; k < 3; k++) {
+		struct recbuf r;
+		begin(&r, PD_RECORD_SAMPLE, PD_MISC_USER);
+		p64(&r, 0x400000 + (uint64_t)k); p64(&r, 11);
+		p64(&r, vals[k][2] ? 3 : 2);
+		p64(&r, vals[k][0]); p64(&r, 11);
+		p64(&r, vals[k][1]); p64(&r, 12);
+		if (vals[k][2]) { p64(&r, vals[k][2]); p64(&r, 99); }
+		end(&r);
+		pd_writer_write(w, r.b, 0, NULL, 0, &err);
+	}
+	struct pd_reader *rd;
+	struct pd_read_tracker *t = pd_read_tracker_new();
+	if (pd_writer_close(w, &err) < 0 || !t || !ok(pd_reader_open(&rd, path, NULL, &err) == 0, "read-group file opens")) {
+		pd_read_tracker_free(t);
+		unlink(path);
+		return;
+	}
+	/* want: sample 0 -> cycles 100, instructions 50; 1 -> instructions 30; 2 -> cycles 60 */
+	static const struct { int evsel; uint64_t period; } want[] = { { 0, 100 }, { 1, 50 }, { 1, 30 }, { 0, 60 } };
+	static const int want_n[] = { 2, 1, 1 };
+	struct pd_record rec;
+	struct pd_event ev;
+	int k = 0, at = 0, good = 1;
+	while (pd_reader_next(rd, &rec, &err) == 1) {
+		const struct pd_read_delivery *d;
+		int n = pd_event_parse(rd, &rec, &ev, &err) == 0 ? pd_read_deliveries(t, rd, &ev.u.sample, &d) : -1;
+		if (k >= 3 || n != want_n[k]) {
+			diag("sample %d: %d deliveries", k, n);
+			good = 0;
+			break;
+		}
+		for (int i = 0; i < n; i++, at++)
+			if (d[i].evsel != want[at].evsel || d[i].period != want[at].period) {
+				diag("sample %d delivery %d: event %d period %llu", k, i, d[i].evsel, (unsigned long long)d[i].period);
+				good = 0;
+			}
+		k++;
+	}
+	ok(good && k == 3, "PERF_SAMPLE_READ groups: a sample per counter that grew, its growth the period; none for an unknown id");
+	pd_read_tracker_free(t);
+	pd_reader_free(rd);
+	unlink(path);
+}
+
 /* ---------------------------------------------------- simpleperf's records */
 
 static size_t sp_put(uint8_t *b, size_t at, const void *p, size_t n) { memcpy(b + at, p, n); return at + n; }
@@ -557,6 +759,56 @@ static void check_simpleperf(void)
 	}
 }
 
+/*
+ * simpleperf's file with META_INFO (feature 129) and no EVENT_DESC: its
+ * event_type_info names the events, and simpleperf adds ":u" to the name of
+ * an event that excludes only the kernel (its tests expect "cpu-clock:u").
+ */
+static void check_sp_event_names(void)
+{
+	static uint8_t b[4096];
+	static const char meta[] = "simpleperf_version\0" "1.build.test\0" "event_type_info\0" "cpu-clock,1,0\ncpu-cycles,0,0\n";
+	size_t at = 104, attrs = at;
+	uint64_t xk = pd_attr_flag_mask(PD_ATTR_EXCLUDE_KERNEL) | pd_attr_flag_mask(PD_ATTR_EXCLUDE_HV);
+	memset(b, 0, sizeof(b));
+	for (uint32_t i = 0; i < 2; i++) {        /* cpu-clock excluding the kernel, then cycles */
+		uint8_t attr[112] = { 0 };
+		uint32_t type = i ? PD_TYPE_HARDWARE : PD_TYPE_SOFTWARE, size = 112;
+		uint64_t flags = i ? 0 : xk, ids[2] = { 0, 0 };
+		memcpy(attr, &type, 4);
+		memcpy(attr + 4, &size, 4);
+		attr[24] = 1;                         /* sample_type IP */
+		memcpy(attr + 40, &flags, 8);
+		at = sp_put(b, at, attr, 112);
+		at = sp_put(b, at, ids, 16);
+	}
+	size_t data = at;
+	at = sp_comm(b, at);
+	uint64_t sec[2] = { at + 16, sizeof(meta) };
+	size_t feat_table = at;
+	at = sp_put(b, at, sec, 16);
+	at = sp_put(b, at, meta, sizeof(meta));
+	uint64_t hdr[] = { 104, 128, attrs, 256, data, feat_table - data, 0, 0, 0, 0, 1ull << (PD_FEAT_SP_META_INFO - 128) };
+	uint64_t magic = 0x32454c4946524550ULL;     /* "PERFILE2" as this host stores it */
+	memcpy(b, &magic, 8);
+	memcpy(b + 8, hdr, sizeof(hdr));
+	char path[] = "/tmp/pdspnameXXXXXX";
+	int fd = mkstemp(path);
+	struct pd_reader *r;
+	struct pd_error err;
+	if (fd < 0 || write(fd, b, at) != (ssize_t)at || close(fd) < 0 ||
+	    !ok(pd_reader_open(&r, path, NULL, &err) == 0, "simpleperf names file opens")) {
+		unlink(path);
+		return;
+	}
+	const struct pd_evsel *e0 = pd_reader_evsel(r, 0), *e1 = pd_reader_evsel(r, 1);
+	ok(e0 && e1 && e0->name && e1->name && !strcmp(e0->name, "cpu-clock:u") && !strcmp(e1->name, "cpu-cycles"),
+	   "simpleperf's META_INFO names with simpleperf's modifier: cpu-clock:u (kernel excluded), cpu-cycles (%s, %s)",
+	   e0 && e0->name ? e0->name : "-", e1 && e1->name ? e1->name : "-");
+	pd_reader_free(r);
+	unlink(path);
+}
+
 int main(void)
 {
 	static const struct { int pipe, foreign; const char *name; } modes[] = {
@@ -564,7 +816,11 @@ int main(void)
 	};
 	build_records();
 	check_api_edges();
+	check_event_type_names();
+	check_event_names();
+	check_read_deliveries();
 	check_simpleperf();
+	check_sp_event_names();
 	for (unsigned m = 0; m < 4; m++) {
 		char path[] = "/tmp/pdroundXXXXXX";
 		int fd = mkstemp(path);
