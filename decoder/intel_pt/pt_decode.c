@@ -61,6 +61,16 @@ void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img)
 		pt_blk_set_image(d, img);
 }
 
+void *dec_alloc(const struct rb_pt *pt, const struct pt_config *c)
+{
+	return pt->insn_dec ? (void *)pt_insn_alloc_decoder(c) : (void *)pt_blk_alloc_decoder(c);
+}
+
+int dec_sync_set(const struct rb_pt *pt, void *d, uint64_t off)
+{
+	return pt->insn_dec ? pt_insn_sync_set(d, off) : pt_blk_sync_set(d, off);
+}
+
 static int dec_time(const struct rb_pt *pt, void *d, uint64_t *tsc)
 {
 	uint32_t lost_mtc, lost_cyc;

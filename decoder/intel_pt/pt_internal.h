@@ -384,6 +384,8 @@ static inline int prove(struct rb_pt *pt, struct ptq *q)
 
 void dec_free(const struct rb_pt *pt, void *d);
 void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img);
+void *dec_alloc(const struct rb_pt *pt, const struct pt_config *c);
+int dec_sync_set(const struct rb_pt *pt, void *d, uint64_t off);
 void run_config(const struct rb_pt *pt, const struct ptq *q, const struct run *run, uint64_t from,
 		struct pt_config *c);
 int start_clock(struct rb_pt *pt, struct ptq *q, const struct pt_config *c);
@@ -409,8 +411,6 @@ static inline uint64_t q_pos(const struct rb_pt *pt, const struct ptq *q)
 
 /* ------------------------------------------------------------ pt_resync.c */
 
-void *dec_alloc(const struct rb_pt *pt, const struct pt_config *c);
-int dec_sync_set(const struct rb_pt *pt, void *d, uint64_t off);
 void rs_leave(const struct rb_pt *pt, struct ptq *q);
 int rs_back(const struct rb_pt *pt, struct ptq *q);
 int rs_resume(struct rb_pt *pt, struct ptq *q, uint64_t stop, uint64_t *ip, uint64_t *pos, uint32_t *flags);

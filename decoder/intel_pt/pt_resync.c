@@ -6,10 +6,11 @@
  * decoder does (intel_pt_sync_ip), not at the next PSB as libipt would.
  *
  * The packets from the PSB before the stop are walked again (libipt's
- * packet decoder) to know the execution mode and the timing packets; from
- * the stop on, the first TIP, TIP.PGE or FUP with an address that does not
- * build on the last IP (sign-extended 48 bits, or all 64: perf forgets the
- * last IP at such a stop) is where decoding resumes. A PSB or an overflow before it, or the
+ * packet decoder) to know the execution mode and the timing packets; after
+ * the packet perf's failed walk took (find_resume), the first TIP, TIP.PGE,
+ * TIP.PGD or FUP with an address that does not build on the last IP
+ * (sign-extended 48 bits, or all 64: perf forgets the last IP at such a
+ * stop), or an overflow, is where decoding resumes. A PSB before it, or the
  * end of the run, and the next PSB is the resume point as before.
  *
  * libipt starts only at a PSB, so the resumed stretch is a copy of the trace
@@ -18,8 +19,9 @@
  * libipt's time goes on as it would have), the execution mode, and the
  * resume address: a FUP in the PSB+ (tracing stands there after a TIP or
  * FUP: perf takes either as just an address, so a FUP's partner TIP is then
- * the next branch's target, not an interrupt's) or a TIP.PGE after it
- * (tracing starts there). The run's decoder waits
+ * the next branch's target, not an interrupt's), a TIP.PGE after it
+ * (tracing starts there; after a TIP.PGD, the one that follows it), or
+ * nothing (an overflow: the copy starts with it and libipt takes it). The run's decoder waits
  * meanwhile and takes over at that PSB; decoder offsets in the stretch map
  * back to the run's (q_pos), so the packet clock, gaps, PSB events and
  * spool release see the trace as it is. What happened there goes out as
@@ -33,16 +35,6 @@
 #include "pt_internal.h"
 
 #define MTC_MAX 4096                 /* MTC packets carried into a stretch (the latest ones) */
-
-void *dec_alloc(const struct rb_pt *pt, const struct pt_config *c)
-{
-	return pt->insn_dec ? (void *)pt_insn_alloc_decoder(c) : (void *)pt_blk_alloc_decoder(c);
-}
-
-int dec_sync_set(const struct rb_pt *pt, void *d, uint64_t off)
-{
-	return pt->insn_dec ? pt_insn_sync_set(d, off) : pt_blk_sync_set(d, off);
-}
 
 /* Offset of the last PSB that starts before @pos in @p (@pos if none). */
 static uint64_t prev_psb(const uint8_t *p, uint64_t n, uint64_t pos)

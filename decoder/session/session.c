@@ -50,8 +50,8 @@ struct sess {
 	int uw_tried;
 	char uw_why[160];             /* why the first unwinding that stopped short stopped */
 	size_t uw_first, uw_n;        /* the unwound frames in s->chain, and the functions inlined at each */
-	const char *inl_names[128][INLINES_MAX];
-	uint8_t inl_n[128];
+	const char *inl_names[MAX_STACK][INLINES_MAX];
+	uint8_t inl_n[MAX_STACK];
 	struct pd_read_tracker *reads;  /* counters of PERF_SAMPLE_READ samples (made at the first) */
 	struct auxq *auxq;            /* per AUX queue, by mmap index */
 	size_t nr_auxq;
