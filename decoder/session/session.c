@@ -216,7 +216,8 @@ static int resolve_callchain(struct sess *s, struct rb_thread *t, const uint8_t 
 	size_t k = 0;
 	for (uint64_t j = n; j-- > 0 && k < MAX_STACK;) {
 		uint64_t ip = pd_u64_at(chain, j);
-		if (ip >= CONTEXT_MAX) {
+		int frame = unwound && j >= s->uw_first;   /* an unwound frame, never a marker: perf's -1 is one */
+		if (ip >= CONTEXT_MAX && !frame) {
 			if (ip != CONTEXT_KERNEL && ip != CONTEXT_USER && ip != CONTEXT_HV &&
 			    ip != CONTEXT_GUEST_KERNEL && ip != CONTEXT_GUEST_USER)
 				return 0;       /* corrupt chain: perf discards it */
@@ -238,7 +239,7 @@ static int resolve_callchain(struct sess *s, struct rb_thread *t, const uint8_t 
 		 * an unwound frame with functions inlined there: perf's entries
 		 * for it instead (append_inlines), outermost first here (root first)
 		 */
-		size_t f = unwound && j >= s->uw_first ? (size_t)(j - s->uw_first) : SIZE_MAX;
+		size_t f = frame ? (size_t)(j - s->uw_first) : SIZE_MAX;
 		if (f < s->uw_n && s->inl_n[f] && s->nodes[k].al.sym && s->nodes[k].al.map) {
 			struct rb_cc_node base = s->nodes[k];
 			for (size_t i = s->inl_n[f]; i-- > 0;) {

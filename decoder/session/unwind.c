@@ -115,23 +115,34 @@ static int read_file(struct rb_unwind *u, const char *path, uint64_t off, Dwarf_
 	return 1;
 }
 
-/* Memory: the sample's copy of the user stack from its stack pointer, or the mapped file. */
+/*
+ * Memory, as perf's unwinder (util/unwind-libunwind-local.c, access_mem)
+ * sees it: the sample's copy of the user stack from its stack pointer, a
+ * word ending before the copy's end; any other address in a mapping is
+ * read from the mapped file, and reads as 0 where that fails (a word past
+ * the copy in [stack], a missing file: perf's read "succeeds" with 0, so a
+ * return address there is 0 and the chain ends on perf's frame -1); an
+ * address in no mapping cannot be read.
+ */
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	(void)dwfl;
 	struct rb_unwind *u = arg;
 	const struct pd_sample *ps = u->ps;
 	uint64_t valid = ps->stack_dyn_size < ps->stack_size ? ps->stack_dyn_size : ps->stack_size;
-	if (addr >= u->sp && addr - u->sp <= valid && valid - (addr - u->sp) >= 8) {
+	if (addr >= u->sp && addr - u->sp < valid && valid - (addr - u->sp) > 8) {
 		uint64_t v;
 		memcpy(&v, ps->stack + (addr - u->sp), sizeof(v));
 		*result = v;
 		return true;
 	}
-	struct rb_code_piece piece;
-	if (rb_machine_file_at(u->m, u->t, addr, &piece) < 0 || addr - piece.vaddr + 8 > piece.size)
+	if (addr >= rb_machine_kernel_start(u->m) || !rb_machine_find_map(u->m, u->t, addr))
 		return false;
-	return read_file(u, piece.file, piece.offset + (addr - piece.vaddr), result);
+	struct rb_code_piece piece;
+	if (rb_machine_file_at(u->m, u->t, addr, &piece) < 0 || addr - piece.vaddr + 8 > piece.size ||
+	    !read_file(u, piece.file, piece.offset + (addr - piece.vaddr), result))
+		*result = 0;
+	return true;
 }
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
@@ -238,6 +249,32 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	return !have || u->n == u->max ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
+/* Whether the CFI at @pc (a frame's lookup address) gives its caller a return address: not DW_CFA_undefined. */
+static bool return_address_defined(Dwfl *dwfl, Dwarf_Addr pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+	if (!mod)
+		return false;
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfis[2] = { dwfl_module_dwarf_cfi(mod, &bias), NULL };
+	Dwarf_Addr biases[2] = { bias, 0 };
+	cfis[1] = dwfl_module_eh_cfi(mod, &biases[1]);
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Frame *frame;
+		if (!cfis[i] || dwarf_cfi_addrframe(cfis[i], pc - biases[i], &frame))
+			continue;
+		int ra = dwarf_frame_info(frame, NULL, NULL, NULL);
+		Dwarf_Op ops_mem[3], *ops;
+		size_t nops;
+		/* no operations in ops_mem: DW_CFA_undefined, the outermost frame (NULL: same value) */
+		int rc = ra >= 0 ? dwarf_frame_register(frame, ra, ops_mem, &ops, &nops) : -1;
+		bool defined = rc >= 0 && (nops || !ops);
+		free(frame);
+		return defined;
+	}
+	return false;
+}
+
 static struct proc_dwfl *proc_of(struct rb_unwind *u, struct rb_thread *t)
 {
 	struct proc_dwfl *oldest = &u->procs[0];
@@ -314,6 +351,9 @@ int rb_unwind_user(struct rb_unwind *u, struct rb_machine *m, struct rb_thread *
 	*stop_why = NULL;
 	if (!u || !t || !max || ps->regs_user.abi != 2 /* PERF_SAMPLE_REGS_ABI_64 */ || !ps->regs_user.nr)
 		return 0;
+	/* no stack copied (a sample in an exec, the old stack gone): perf does not unwind it */
+	if (!ps->stack_size || !ps->stack_dyn_size)
+		return 0;
 	u->m = m;
 	u->t = t;
 	u->ps = ps;
@@ -340,6 +380,13 @@ int rb_unwind_user(struct rb_unwind *u, struct rb_machine *m, struct rb_thread *
 		u->p->attached = 1;
 	}
 	int rc = dwfl_getthread_frames(u->p->dwfl, t->tid, frame_cb, u);
+	/*
+	 * libdwfl ends quietly on a return address of 0 as on an undefined
+	 * one; perf's libunwind steps to the 0 and shows it as frame -1 (its
+	 * ip less one) before it stops: a read past the stack copy, mostly
+	 */
+	if (!rc && u->n && u->n < u->max && return_address_defined(u->p->dwfl, u->ips[u->n - 1]))
+		u->ips[u->n++] = UINT64_MAX;
 	if (rc && !u->why && u->n < u->max)
 		u->why = dwfl_errmsg(-1);
 	if (u->nomem)
