@@ -124,7 +124,7 @@ int cli_write_output(const char *out, int (*write)(void *ctx, FILE *f), void *ct
 			return EXIT_INTERNAL;
 		}
 		if (rc || fflush(stdout) || ferror(stdout)) {
-			cli_error("writing the output failed (standard output)");
+			cli_error("writing the output failed (standard output): %s", strerror(errno ? errno : EIO));
 			return EXIT_INTERNAL;
 		}
 		return 0;

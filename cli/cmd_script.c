@@ -8,6 +8,7 @@
  * text sink (store/text) or, for gaps --json, the JSON one (store/json).
  */
 #include "config.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -157,7 +158,8 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		cli_error("%s", note);
 	int wfailed = text ? rb_text_failed(text) : ferror(stdout);
 	if (rc && wfailed) {      /* the sink stopped the session: the output could not be written */
-		cli_error("writing the output failed (standard output)");
+		cli_error("writing the output failed (standard output): %s",
+			  strerror(text ? rb_text_write_errno(text) : EIO));
 		rb_json_gaps_free(gaps);
 		rb_text_free(text);
 		return EXIT_INTERNAL;
@@ -175,11 +177,13 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		fputc('\n', stdout);
 	if (stats.stop.code)
 		cli_error("%s", stats.stop.msg);
+	errno = 0;
 	int ffailed = text ? rb_text_finish(text) : fflush(stdout) || ferror(stdout);
+	int werr = text ? rb_text_write_errno(text) : errno ? errno : EIO;
 	rb_text_free(text);
 	rb_json_gaps_free(gaps);
 	if (rc || ffailed) {
-		cli_error("writing the output failed (standard output)");
+		cli_error("writing the output failed (standard output): %s", strerror(werr));
 		return EXIT_INTERNAL;
 	}
 	return rb_session_partial(&stats) || fpartial ? EXIT_PARTIAL : EXIT_OK;

@@ -994,6 +994,12 @@ static int pack(const char *data, const char *out, int quiet)
 }
 #endif
 
+/* A write the disk refused (full, failing, over quota or the file size limit): exit 74, not 1. */
+static int disk_error(int err)
+{
+	return err == ENOSPC || err == EIO || err == EFBIG || err == EDQUOT;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c;
@@ -1152,7 +1158,7 @@ int main(int argc, char **argv)
 				e.err == ENOSPC ? ": the output cannot grow (full disk, quota or file size limit); "
 						  "recording stopped, finishing the file" : "");
 			failed = 1;
-			write_failed = e.err == ENOSPC || e.err == EIO;
+			write_failed = disk_error(e.err);
 		}
 	}
 	if (child.pid > 0 && !have_status) {
@@ -1169,7 +1175,12 @@ int main(int argc, char **argv)
 		struct ftrace_stats fst;
 		if (ftrace__stop(ft, &fst, &e) < 0) {
 			fprintf(stderr, "rbrecord: %s\n", e.msg);
+			/* one left by an earlier recording would be read as this one's */
+			fprintf(stderr, "rbrecord: %s was not written%s: the ftrace events are lost (%s keeps the "
+				"perf events)\n", c.ft.output, unlink(c.ft.output) == 0 ? " (an older one was removed)" : "",
+				c.o.output);
 			failed = 1;
+			write_failed |= disk_error(e.err);
 		} else if (!c.quiet) {
 			fprintf(stderr, "rbrecord: wrote %s: %llu ftrace pages (%.3f MB), lost %llu events "
 				"(overrun), %llu dropped\n", c.ft.output, (unsigned long long)fst.pages,
@@ -1183,7 +1194,7 @@ int main(int argc, char **argv)
 	if (frc < 0) {
 		fprintf(stderr, "rbrecord: %s\n", e.msg);
 		failed = 1;
-		write_failed |= e.err == ENOSPC || e.err == EIO;
+		write_failed |= disk_error(e.err);
 	}
 	if (!c.quiet) {
 		fprintf(stderr, "rbrecord: captured %llu samples, lost %llu\n", (unsigned long long)st.samples,

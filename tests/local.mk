@@ -23,6 +23,7 @@ SHELL_TESTS = \
 	tests/damaged_files.test \
 	tests/alloc_fail_exit.test \
 	tests/io_fail.test \
+	tests/io_fail_outputs.test \
 	tests/export_sqlite.test \
 	tests/archive.test \
 	tests/script_gaps.test \

@@ -17,6 +17,7 @@
  * writes: one line per loss.
  */
 #include "config.h"
+#include <errno.h>
 #include <capstone/capstone.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -38,6 +39,7 @@ struct evfmt {                  /* one event of perf's event list, as printed */
 
 struct rb_text {
 	FILE *out;
+	int werr;                   /* the errno of the first failed write (0: none) */
 	int disasm, switches, gaps, ns, hide_chain;
 	const char *symfs;
 	struct rb_machine *m;       /* the session's, for the objects' files (set at begin) */
@@ -61,20 +63,24 @@ struct rb_text {
  */
 struct line {
 	FILE *o;
+	int *werr;               /* the errno of the first write that failed, kept for the message */
 	char *p;
 	char b[8192];
 };
 
 /* (not an initializer: that would clear the buffer, a cost on every line) */
-static void line_init(struct line *l, FILE *o)
+static void line_init(struct line *l, FILE *o, int *werr)
 {
 	l->o = o;
+	l->werr = werr;
 	l->p = l->b;
 }
 
 static void l_flush(struct line *l)
 {
-	fwrite_unlocked(l->b, 1, (size_t)(l->p - l->b), l->o);
+	size_t n = (size_t)(l->p - l->b);
+	if (fwrite_unlocked(l->b, 1, n, l->o) < n && !*l->werr)
+		*l->werr = errno ? errno : EIO;
 	l->p = l->b;
 }
 
@@ -398,7 +404,7 @@ static int script_sample(void *ctx, const struct rb_sample_ev *ev)
 	if (!fl)
 		return 0;
 	struct line l;
-	line_init(&l, sc->out);
+	line_init(&l, sc->out, &sc->werr);
 	int has_chain = !sc->hide_chain && (e->sample_type & PD_SAMPLE_CALLCHAIN);
 	l_start(sc, &l, fl, ev->thread->comm->name, ev->thread->pid, ev->thread->tid,
 		(int32_t)ev->cpu, ev->time, has_chain && (fl & RB_F_IP));
@@ -507,7 +513,7 @@ static int script_branch(void *ctx, const struct rb_trace_ev *ev)
 	if (!fl)
 		return 0;
 	struct line l;
-	line_init(&l, sc->out);
+	line_init(&l, sc->out, &sc->werr);
 	l_start(sc, &l, fl, ev->thread->comm->name, ev->thread->pid, ev->thread->tid,
 		ev->cpu, ev->time, 0);
 	l_event(sc, &l, fl, e, ev->kind == RB_EV_INSTRUCTION ? ev->insn_count : 1, ev->flags);
@@ -544,7 +550,7 @@ static int script_switch(void *ctx, const struct rb_switch_ev *sw)
 {
 	struct rb_text *sc = ctx;
 	struct line l;
-	line_init(&l, sc->out);
+	line_init(&l, sc->out, &sc->werr);
 	const struct evfmt *e = recorded(sc, sw->evsel >= 0 ? sw->evsel : 0);
 	if (e) {
 		char unknown[24];
@@ -713,7 +719,16 @@ int rb_text_failed(const struct rb_text *t)
 
 int rb_text_finish(struct rb_text *t)
 {
-	return fflush(t->out) ? -1 : 0;
+	if (!fflush(t->out))
+		return 0;
+	if (!t->werr)
+		t->werr = errno ? errno : EIO;
+	return -1;
+}
+
+int rb_text_write_errno(const struct rb_text *t)
+{
+	return t->werr ? t->werr : EIO;
 }
 
 void rb_text_free(struct rb_text *t)

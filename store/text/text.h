@@ -69,6 +69,9 @@ int rb_text_failed(const struct rb_text *t);
 /* Flushes @out. Returns 0, or -1 when writing failed. */
 int rb_text_finish(struct rb_text *t);
 
+/* Why writing failed: the errno of the first write that did (EIO when none was known). */
+int rb_text_write_errno(const struct rb_text *t);
+
 /* Frees @t (NULL is allowed); @out stays open. */
 void rb_text_free(struct rb_text *t);
 

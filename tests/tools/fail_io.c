@@ -3,13 +3,17 @@
  * in the environment, the N-th output call counted from main() fails, as a
  * full or failing disk makes it fail; every other call goes to glibc.
  *
- * Counted: write, pwrite, pwrite64, writev, pwritev, fsync, fdatasync,
- * ftruncate, fallocate, posix_fallocate on regular files (what a disk holds:
- * not pipes, terminals or devices, and so never the standard output the
- * program reports on), and rename, renameat.
- * These are what SQLite's VFS, the AUX spool and rbrecord's writer call
- * through the dynamic linker. stdio writes to FILE streams do not pass
- * here (glibc calls its internal write); /dev/full tests those.
+ * Counted: write, pwrite, pwrite64, writev, pwritev, splice and
+ * copy_file_range into a file, fsync, fdatasync, ftruncate, fallocate,
+ * posix_fallocate on regular files (what a disk holds: not pipes, terminals
+ * or devices, and so never the standard output the program reports on
+ * unless it is redirected to a file), and rename, renameat.
+ * These are what SQLite's VFS, the AUX spool and rbrecord's writers call
+ * through the dynamic linker. glibc's stdio calls its internal write, so
+ * the shim puts its own write under the streams that reach a file: a
+ * stream fopen opens for writing, and stdout when it is a regular file,
+ * become fopencookie streams whose writes are the counted write above (a
+ * short one retried, as glibc's file streams retry).
  *
  *   RB_FAIL_IO=N          the N-th counted call fails (0 or unset: none)
  *   RB_FAIL_IO_ERRNO=EIO  the error (ENOSPC by default; EIO, EFBIG, EDQUOT)
@@ -29,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -59,10 +64,20 @@ static void read_env(void)
 }
 
 /* 1: this call fails (errno is set); 2: this write is cut short; 0: it goes through */
-static int should_fail(int fd, int is_write)
+/* A regular file on a disk: not the kernel's files that look regular (tracefs, sysfs, procfs, debugfs). */
+static int on_disk(int fd)
 {
 	struct stat sb;
-	if (fd >= 0 && (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)))
+	struct statfs fs;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || fstatfs(fd, &fs) < 0)
+		return 0;
+	return fs.f_type != 0x74726163 /* tracefs */ && fs.f_type != 0x62656572 /* sysfs */ &&
+	       fs.f_type != 0x9fa0 /* proc */ && fs.f_type != 0x64626720 /* debugfs */;
+}
+
+static int should_fail(int fd, int is_write)
+{
+	if (fd >= 0 && !on_disk(fd))
 		return 0;
 	if (fail_at < 0)
 		read_env();
@@ -205,6 +220,115 @@ int renameat(int d1, const char *from, int d2, const char *to)
 		real = next("renameat");
 	return should_fail(-1, 0) ? -1 : real(d1, from, d2, to);
 }
+
+ssize_t splice(int in, loff_t *in_off, int out, loff_t *out_off, size_t n, unsigned flags)
+{
+	static ssize_t (*real)(int, loff_t *, int, loff_t *, size_t, unsigned);
+	if (!real)
+		real = next("splice");
+	int f = should_fail(out, 1);
+	return f == 1 ? -1 : real(in, in_off, out, out_off, f == 2 ? half(n) : n, flags);
+}
+
+ssize_t copy_file_range(int in, loff_t *in_off, int out, loff_t *out_off, size_t n, unsigned flags)
+{
+	static ssize_t (*real)(int, loff_t *, int, loff_t *, size_t, unsigned);
+	if (!real)
+		real = next("copy_file_range");
+	int f = should_fail(out, 1);
+	return f == 1 ? -1 : real(in, in_off, out, out_off, f == 2 ? half(n) : n, flags);
+}
+
+/* stdio over the counted write: the cookie is the file descriptor's stream (NULL: stdout, fd 1) */
+struct cookie {
+	FILE *orig;
+	int fd;
+};
+
+static ssize_t cookie_write(void *c, const char *p, size_t n)
+{
+	struct cookie *k = c;
+	size_t done = 0;
+	while (done < n) {
+		ssize_t w = write(k->fd, p + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return done ? (ssize_t)done : -1;
+		done += (size_t)w;
+	}
+	return (ssize_t)done;
+}
+
+static ssize_t cookie_read(void *c, char *p, size_t n)
+{
+	return read(((struct cookie *)c)->fd, p, n);
+}
+
+static int cookie_seek(void *c, off64_t *off, int whence)
+{
+	off64_t r = lseek64(((struct cookie *)c)->fd, *off, whence);
+	if (r < 0)
+		return -1;
+	*off = r;
+	return 0;
+}
+
+static int cookie_close(void *c)
+{
+	struct cookie *k = c;
+	static int (*real_fclose)(FILE *);
+	if (!real_fclose)
+		real_fclose = next("fclose");
+	int rc = k->orig ? real_fclose(k->orig) : 0;
+	free(k);
+	return rc;
+}
+
+static const cookie_io_functions_t cookie_io = { cookie_read, cookie_write, cookie_seek, cookie_close };
+
+static FILE *counted_stream(FILE *orig, int fd, const char *mode)
+{
+	if (!on_disk(fd))
+		return orig;
+	struct cookie *k = malloc(sizeof(*k));
+	FILE *f = k ? fopencookie(k, mode, cookie_io) : NULL;
+	if (!f) {
+		free(k);
+		return orig;
+	}
+	k->orig = orig;
+	k->fd = fd;
+	return f;
+}
+
+static FILE *open_counted(const char *name, const char *path, const char *mode)
+{
+	FILE *(*real)(const char *, const char *) = (FILE * (*)(const char *, const char *)) next(name);
+	FILE *f = real(path, mode);
+	if (!f || !strpbrk(mode, "wa+"))
+		return f;
+	return counted_stream(f, fileno(f), mode);
+}
+
+FILE *fopen(const char *path, const char *mode)
+{
+	return open_counted("fopen", path, mode);
+}
+
+FILE *fopen64(const char *path, const char *mode)
+{
+	return open_counted("fopen64", path, mode);
+}
+
+/* stdout, when it is a file, through the counted write from main() on */
+static void count_stdout(void)
+{
+	FILE *f = counted_stream(NULL, STDOUT_FILENO, "w");
+	if (f)
+		stdout = f;
+}
+#define PRELOAD_AT_MAIN count_stdout
 
 #define PRELOAD_LOG_ENV "RB_FAIL_IO_LOG"
 #include "preload_main.h"

@@ -5,7 +5,8 @@
  * program's), and at exit appends the count of calls it saw to the file
  * named by the shim's LOG variable (PRELOAD_LOG_ENV), so that a loop knows
  * when N has passed the last call. Include once, after defining `static int
- * armed` and `static long calls`.
+ * armed` and `static long calls` (and PRELOAD_AT_MAIN, a function to run
+ * just before main, if the shim has one).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -18,6 +19,9 @@ static main_fn real_main;
 
 static int counted_main(int argc, char **argv, char **envp)
 {
+#ifdef PRELOAD_AT_MAIN
+	PRELOAD_AT_MAIN();              /* the shim's own set-up, before the program runs */
+#endif
 	__atomic_store_n(&armed, 1, __ATOMIC_RELAXED);
 	return real_main(argc, argv, envp);
 }
