@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -356,6 +357,46 @@ int kernel_build_id(uint8_t id[20])
 	return rc;
 }
 
+int vdso_build_id(uint8_t id[20])
+{
+	const uint8_t *base = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return 0;
+#if UINTPTR_MAX > 0xffffffffu
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)base;
+	const Elf64_Phdr *ph;
+#else
+	const Elf32_Ehdr *eh = (const Elf32_Ehdr *)base;
+	const Elf32_Phdr *ph;
+#endif
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_phentsize != sizeof(*ph) || eh->e_phnum > 64)
+		return 0;
+	ph = (const void *)(base + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_NOTE && ph[i].p_filesz < 65536) {
+			int rc = rb_elf_note_build_id(base + ph[i].p_offset, ph[i].p_filesz, RB_ELF_NATIVE_MSB, id, 20);
+			if (rc > 0)
+				return rc;
+		}
+	return 0;
+}
+
+const void *vdso_image(size_t *len)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	unsigned long lo, hi;
+	const void *at = NULL;
+	while (f && !at && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 && hi > lo) {
+			at = (const void *)lo;
+			*len = hi - lo;
+		}
+	if (f)
+		fclose(f);
+	return at;
+}
+
 int features__build_ids(struct pd_writer *w, char *const *paths, size_t n, struct rec_err *e)
 {
 	struct pd_buf b = { 0 };
@@ -367,6 +408,8 @@ int features__build_ids(struct pd_writer *w, char *const *paths, size_t n, struc
 	for (size_t i = 0; i < n; i++)
 		if (paths[i][0] == '/' && strlen(paths[i]) < 4000 && (len = elf_build_id(paths[i], id)) > 0)
 			build_id_entry(&b, PD_MISC_USER, id, len, paths[i]);
+		else if (!strcmp(paths[i], "[vdso]") && (len = vdso_build_id(id)) > 0)
+			build_id_entry(&b, PD_MISC_USER, id, len, paths[i]);   /* perf lists it, hit or not */
 	if (!b.len)
 		return 0;
 	return set_buf(w, PD_FEAT_BUILD_ID, &b, e);

@@ -80,15 +80,16 @@ static int add_link(struct archive *a, const char *name, const char *target, str
 	return rc ? rec_fail(e, EIO, "archive link %s: %s", name, archive_error_string(a)) : 0;
 }
 
-/* One object: <dir>/<id>/<leaf> and .build-id/xx/yyyy -> ../../<dir>/<id>. */
+/* One object: <dir>/<id>/<leaf> (the file @src, or @n bytes at @data) and .build-id/xx/yyyy -> ../../<dir>/<id>. */
 static int add_object(struct archive *a, const char *dir, const char *hex, const char *leaf,
-		      const char *src, struct rec_err *e)
+		      const char *src, const void *data, size_t n, struct rec_err *e)
 {
 	char name[8192], link[128], target[8192];
 	snprintf(name, sizeof(name), "%s/%s/%s", dir, hex, leaf);
 	snprintf(link, sizeof(link), ".build-id/%.2s/%s", hex, hex + 2);
 	snprintf(target, sizeof(target), "../../%s/%s", dir, hex);
-	return add_file(a, name, src, e) < 0 || add_link(a, link, target, e) < 0 ? -1 : 0;
+	int rc = src ? add_file(a, name, src, e) : add_bytes(a, name, data, n, e);
+	return rc < 0 || add_link(a, link, target, e) < 0 ? -1 : 0;
 }
 
 struct pack_ctx { struct archive *a; struct archive_stats *st; struct rec_err *e; int failed; };
@@ -105,10 +106,15 @@ static void pack_object(void *ctx, uint16_t misc, int32_t pid, const uint8_t *id
 		sprintf(hex + 2 * i, "%02x", id[i]);
 	uint8_t now[20];
 	int rc;
+	const void *image;
+	size_t n;
 	if (!strcmp(name, "[kernel.kallsyms]") && kernel_build_id(now) == (int)len && !memcmp(now, id, len))
-		rc = add_object(c->a, "[kernel.kallsyms]", hex, "kallsyms", "/proc/kallsyms", c->e);
+		rc = add_object(c->a, "[kernel.kallsyms]", hex, "kallsyms", "/proc/kallsyms", NULL, 0, c->e);
 	else if (name[0] == '/' && elf_build_id(name, now) == (int)len && !memcmp(now, id, len))
-		rc = add_object(c->a, name + 1, hex, "elf", name, c->e);
+		rc = add_object(c->a, name + 1, hex, "elf", name, NULL, 0, c->e);
+	else if (!strcmp(name, "[vdso]") && vdso_build_id(now) == (int)len && !memcmp(now, id, len) &&
+		 (image = vdso_image(&n)))
+		rc = add_object(c->a, "[vdso]", hex, "vdso", NULL, image, n, c->e);
 	else {
 		c->st->missing++;   /* gone, rebuilt, or not the running kernel */
 		return;

@@ -490,9 +490,27 @@ static int probe_format_lost(void)
 	return 1;
 }
 
+/*
+ * perf's answer to a thread of -p / -u that exits between the listing and
+ * the open (ESRCH): the thread leaves the list, the events opened so far are
+ * closed, and the opening starts again over the threads left.
+ */
+static void drop_thread(struct record *s, int t)
+{
+	for (size_t k = 0; k < s->nr_fds; k++)
+		if (s->fds[k] >= 0) {
+			close(s->fds[k]);
+			s->fds[k] = -1;
+		}
+	memmove(&s->tids[t], &s->tids[t + 1], (size_t)(s->nr_tids - t - 1) * sizeof(*s->tids));
+	s->nr_tids--;
+	s->nr_fds = (size_t)s->nr_cpus * (size_t)s->nr_tids * s->evl->n;
+}
+
 static int open_events(struct record *s, struct rec_err *e)
 {
 	s->fmt_lost = probe_format_lost();
+again:
 	for (int c = 0; c < s->nr_cpus; c++)
 		for (int t = 0; t < s->nr_tids; t++)
 			for (size_t i = 0; i < s->evl->n; i++) {
@@ -512,6 +530,10 @@ static int open_events(struct record *s, struct rec_err *e)
 					ev->attr.exclude_kernel = ev->attr.exclude_hv = 1;
 					config_attr(s, i, &a);
 					fd = perf_event_open_flags(&a, pid, s->cpus[c], group_fd, flags);
+				}
+				if (fd < 0 && errno == ESRCH && s->nr_tids > 1 && !in_cgroup) {
+					drop_thread(s, t);
+					goto again;
 				}
 				if (fd < 0)
 					return open_error(s, i, s->cpus[c], s->tids[t], errno, e);

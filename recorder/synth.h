@@ -56,5 +56,12 @@ int features__sample_time(struct pd_writer *w, uint64_t first, uint64_t last, st
 int elf_build_id(const char *path, uint8_t id[20]);
 /* The running kernel's build-id (length, or <= 0). */
 int kernel_build_id(uint8_t id[20]);
+/*
+ * The vDSO the kernel maps into every native process, as mapped into this
+ * one (the same code): its build id (0 if none), and its bytes (NULL if not
+ * found), which perf keeps as [vdso]/ID/vdso.
+ */
+int vdso_build_id(uint8_t id[20]);
+const void *vdso_image(size_t *len);
 
 #endif
