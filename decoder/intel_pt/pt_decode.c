@@ -146,13 +146,18 @@ static int dec_event(const struct rb_pt *pt, void *d, struct pt_event *ev)
 /*
  * The quick pass (no code read): libipt's query decoder takes the branch
  * packets as they come, a TNT bit or a TIP at a time, without knowing which
- * instruction each belongs to, up to the next event or the next change of
- * its time (so that windows and the sideband see time move as with the
- * block decoder). What it returns is a block of no instructions.
+ * instruction each belongs to, up to the next event or a change of its
+ * time (looked at every SKIM_STEP packets: windows and the sideband see time
+ * move, a little more coarsely than with the block decoder, and events,
+ * the only things it reports, are met exactly). What it returns is a block
+ * of no instructions.
  */
+#define SKIM_STEP 64
+
 static int qry_skim(struct qry *q, struct pt_block *b)
 {
 	memset(b, 0, sizeof(*b));
+	unsigned k = 0;
 	uint64_t t0 = 0, t;
 	uint32_t lm, lc;
 	pt_qry_time(q->d, &t0, &lm, &lc);
@@ -169,7 +174,8 @@ static int qry_skim(struct qry *q, struct pt_block *b)
 		}
 		if (st < 0)
 			return st;
-		if (pt_qry_time(q->d, &t, &lm, &lc) >= 0 && t != t0)
+		/* the time looked at every SKIM_STEP packets: windows and sideband need it only so often */
+		if (++k % SKIM_STEP == 0 && pt_qry_time(q->d, &t, &lm, &lc) >= 0 && t != t0)
 			return st;
 	}
 }
