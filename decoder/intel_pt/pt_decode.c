@@ -55,6 +55,7 @@ struct qry {
 	struct pt_query_decoder *d;
 	struct pt_event ev;
 	int have_ev, ev_status;
+	uint64_t seg_tsc;
 };
 
 struct pt_query_decoder *qry_of(void *d)
@@ -158,15 +159,27 @@ static int qry_skim(struct qry *q, struct pt_block *b)
 {
 	memset(b, 0, sizeof(*b));
 	unsigned k = 0;
-	uint64_t t0 = 0, t;
+	uint64_t t, cur = 0, prev = 0;
 	uint32_t lm, lc;
-	pt_qry_time(q->d, &t0, &lm, &lc);
+	pt_qry_time(q->d, &cur, &lm, &lc);
 	for (;;) {
 		int taken, st = pt_qry_cond_branch(q->d, &taken);
 		if (st == -pte_bad_query) {
 			uint64_t ip;
 			st = pt_qry_indirect_branch(q->d, &ip);
 		}
+		/*
+		 * where a skim that returned at every change of the time would
+		 * have begun its last call: the time before this packet's change,
+		 * if it made one, else the current one (the block decoder's
+		 * "decoded up to" time, which dates losses and run ends)
+		 */
+		int changed = pt_qry_time(q->d, &t, &lm, &lc) >= 0 && t != cur;
+		if (changed) {
+			prev = cur;
+			cur = t;
+		}
+		q->seg_tsc = changed && st >= 0 && !(st & pts_event_pending) ? cur : changed ? prev : cur;
 		if (st >= 0 && (st & pts_event_pending)) {
 			q->ev_status = pt_qry_event(q->d, &q->ev, sizeof(q->ev));
 			q->have_ev = q->ev_status >= 0;
@@ -174,10 +187,16 @@ static int qry_skim(struct qry *q, struct pt_block *b)
 		}
 		if (st < 0)
 			return st;
-		/* the time looked at every SKIM_STEP packets: windows and sideband need it only so often */
-		if (++k % SKIM_STEP == 0 && pt_qry_time(q->d, &t, &lm, &lc) >= 0 && t != t0)
+		/* back to the caller every SKIM_STEP packets, when the time moved: windows and sideband */
+		if (++k >= SKIM_STEP && changed)
 			return st;
 	}
+}
+
+/* The quick pass's "decoded up to" time (TSC) after its last skim (see qry_skim). */
+static uint64_t qry_seg_tsc(void *d)
+{
+	return ((struct qry *)d)->seg_tsc;
 }
 
 static int dec_next(const struct rb_pt *pt, void *d, struct pt_block *b)
@@ -1008,6 +1027,11 @@ int rb_pt_step(struct rb_pt *pt, struct ptq *q, uint64_t window)
 			struct pt_block b;
 			q->done_time = q->time;
 			st = dec_next(pt, q->dec, &b);
+			if (pt->qry_dec && qry_seg_tsc(q->dec)) {
+				uint64_t t = tsc_to_perf(pt, qry_seg_tsc(q->dec));
+				if (t > q->done_time)
+					q->done_time = t;
+			}
 			if (st >= 0) {
 				update_time(pt, q);
 				if (on_block(pt, q, &b))
