@@ -1387,7 +1387,8 @@ void record__stats(const struct record *s, struct rec_stats *st)
 	st->itrace_start = s->counts.itrace_start;
 	st->aux_hw_id = s->counts.hw_id;
 	st->snapshots = s->snapshots;
-	st->bytes = s->bytes_done + (s->w ? pd_writer_data_size(s->w) : 0);
+	if (s->w)   /* after record__finish: st.bytes as it set it */
+		st->bytes = s->bytes_done + pd_writer_data_size(s->w);
 }
 
 void record__ring_info(const struct record *s, size_t i, int *cpu, int *tid, int *fd, size_t *bytes)
