@@ -929,6 +929,9 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	c->o.branch_opt = c->branch_opt;
 	if (c->so.enabled && !strcmp(c->o.output, "-"))
 		return rec_fail(e, EINVAL, "--switch-output renames and starts files: it needs -o FILE, not - (pipe mode)");
+	if (c->so.enabled && c->archive)
+		return rec_fail(e, EINVAL, "--archive packs one OUTPUT: it excludes --switch-output (pack each "
+				"OUTPUT.<timestamp> with rbrecord archive FILE OUT)");
 	if (c->so.enabled)
 		c->o.no_buildid = 1;   /* perf: --switch-output implies --no-buildid, switches stay cheap */
 	if (c->ft.nr_events && !strcmp(c->o.output, "-"))
