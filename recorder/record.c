@@ -93,6 +93,10 @@ struct record {
 	struct aux_ctx { struct record *s; size_t key; } *aux_ctx;   /* ops context per ring */
 	struct aux_counts counts;    /* over the kernel's AUX, ITRACE_START, AUX_OUTPUT_HW_ID records */
 	uint64_t snapshots;
+	int argc;                    /* the command line, for the CMDLINE feature of each new file */
+	char **argv;
+	int rotated;                 /* --switch-output started a new file: the workload runs already */
+	uint64_t bytes_done;         /* data bytes of the files --switch-output finished */
 };
 
 /* ------------------------------------------------------------ paths */
@@ -1020,7 +1024,8 @@ static int synthesize(struct record *s, struct rec_err *e)
 		for (int u = 0; u < t; u++)
 			dup |= s->tids[u] == tgid;
 		if (!dup)
-			rc = s->o.enable_on_exec ? synth__workload(&sy, tgid) : synth__process(&sy, tgid);
+			/* a new file of --switch-output: the command has exec'd, read it from /proc as perf does */
+			rc = s->o.enable_on_exec && !s->rotated ? synth__workload(&sy, tgid) : synth__process(&sy, tgid);
 	}
 	if (!rc)
 		rc = synth__finished(&sy, PD_RECORD_FINISHED_INIT);
@@ -1031,6 +1036,8 @@ static int synthesize(struct record *s, struct rec_err *e)
 
 int record__start(struct record *s, int argc, char **argv, struct rec_err *e)
 {
+	s->argc = argc;
+	s->argv = argv;
 	if (add_evsels(s, e) < 0 || set_static_features(s, argc, argv, e) < 0)
 		return -1;
 	return synthesize(s, e);
@@ -1290,6 +1297,8 @@ int record__finish(struct record *s, struct rec_err *e)
 
 	/* stop the events first so the last drain sees everything they will ever write */
 	ioctl_leaders(s, PERF_EVENT_IOC_DISABLE, &ignore);
+	if (!s->w)
+		return 0;
 	if (!s->st.disk_full && (s->o.overwrite || (s->o.snapshot && s->o.snapshot_on_exit)))
 		rc = snapshot(s, 1, e);
 	if (!rc && !s->st.disk_full)
@@ -1300,14 +1309,78 @@ int record__finish(struct record *s, struct rec_err *e)
 		close(s->reserve_fd);   /* give the space back: the writer still has to finish the file */
 		s->reserve_fd = -1;
 	}
+	if (!s->w)   /* --switch-output could not start a new file: nothing in progress */
+		return rc;
 	if (!s->pipe && end_features(s, rc < 0 ? &ignore : e) < 0 && rc == 0)
 		rc = -1;
-	s->st.bytes = pd_writer_data_size(s->w);
+	s->st.bytes = s->bytes_done + pd_writer_data_size(s->w);
 	int crc = pd_writer_close(s->w, &pe);
 	s->w = NULL;
 	if (crc < 0 && rc == 0)
 		rc = rec_fail(e, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
 	return rc;
+}
+
+/* ----------------------------------------------------- switch output */
+
+uint64_t record__file_size(const struct record *s)
+{
+	return s->w ? pd_writer_data_size(s->w) : 0;
+}
+
+/*
+ * perf's record__switch_output: the file in progress gets its end features
+ * and header (a complete perf.data) and the name @rotated; a new file at the
+ * output path starts with the same attrs and features and the synthesized
+ * state again (time conversion, id index, kernel and module maps, thread and
+ * CPU maps, the processes), so that each file reads on its own. The caller
+ * drained the rings just before: every record is in exactly one file.
+ */
+int record__rotate(struct record *s, const char *rotated, struct rec_err *e)
+{
+	struct pd_writer_opts wo;
+	struct pd_error pe;
+	int rc = 0;
+
+	if (!s->w || s->pipe)
+		return rec_fail(e, EINVAL, "no file to switch");
+	if (s->st.disk_full)
+		return write_error(s, e);
+	if (end_features(s, e) < 0)
+		rc = -1;
+	if (s->st.disk_full && s->reserve_fd >= 0) {
+		close(s->reserve_fd);   /* the header still has to be written */
+		s->reserve_fd = -1;
+	}
+	s->bytes_done += pd_writer_data_size(s->w);
+	int crc = pd_writer_close(s->w, &pe);
+	s->w = NULL;
+	if (crc < 0) {
+		if (pe.code == PD_ERR_NOSPC)
+			s->st.disk_full = 1;
+		if (rc == 0)
+			rc = rec_fail(e, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
+	}
+	/* even unfinished, the file keeps its own name: the next one would overwrite it */
+	if (rename(s->o.output, rotated) < 0) {
+		int err = errno;
+		if (rc == 0)
+			rc = rec_fail(e, err, "%s: cannot rename it %s: %s", s->o.output, rotated, strerror(err));
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	s->have_time = 0;
+	pathset_free(&s->paths);
+	pd_writer_opts_init(&wo);
+	if (pd_writer_open(&s->w, s->o.output, &wo, &pe) < 0) {
+		s->w = NULL;
+		return rec_fail(e, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
+	}
+	s->rotated = 1;
+	if (add_evsels(s, e) < 0 || set_static_features(s, s->argc, s->argv, e) < 0 || synthesize(s, e) < 0)
+		return -1;
+	return 0;
 }
 
 void record__stats(const struct record *s, struct rec_stats *st)
@@ -1336,8 +1409,8 @@ void record__stats(const struct record *s, struct rec_stats *st)
 	st->itrace_start = s->counts.itrace_start;
 	st->aux_hw_id = s->counts.hw_id;
 	st->snapshots = s->snapshots;
-	if (s->w)
-		st->bytes = pd_writer_data_size(s->w);
+	if (s->w)   /* after record__finish: st.bytes as it set it */
+		st->bytes = s->bytes_done + pd_writer_data_size(s->w);
 }
 
 void record__ring_info(const struct record *s, size_t i, int *cpu, int *tid, int *fd, size_t *bytes)
