@@ -1145,8 +1145,12 @@ int main(int argc, char **argv)
 		cli_free(&c);
 		return 1;
 	}
-	if (c.verbose)
+	if (c.verbose) {
 		show_rings(s);
+		/* perf record -vv's words: the flush threshold after its limit, the zstd level */
+		fprintf(stderr, "rbrecord: mmap flush: %zu\n", c.o.mmap_flush ? c.o.mmap_flush : 1);
+		fprintf(stderr, "rbrecord: comp level: %d\n", c.o.comp_level);
+	}
 	if (cmd) {
 		int err = start_command(&child);
 		if (err) {
