@@ -1304,8 +1304,13 @@ static int end_features(struct record *s, struct rec_err *e)
 		return -1;
 	if (s->z && compressed_feature(s, e) < 0)
 		return -1;
-	/* -B, and -z: perf leaves the BUILD_ID feature out (it does not read back compressed data for it) */
-	if (s->o.no_buildid || s->z)
+	/*
+	 * -B: no BUILD_ID feature. perf record also leaves it out with -z, for it
+	 * finds the objects by reading its data back; rbrecord noted them as they
+	 * went by, so a compressed recording keeps its build ids (--archive and
+	 * rbdecode --symdir need them).
+	 */
+	if (s->o.no_buildid)
 		return 0;
 	list = malloc((s->paths.n ? s->paths.n : 1) * sizeof(*list));
 	if (!list)
