@@ -1196,9 +1196,9 @@ int record__drain(struct record *s, struct rec_err *e)
 	for (size_t i = 0; i < s->nr_rings; i++) {
 		if (s->rings[i]->overwrite)
 			continue;   /* backward rings are read on snapshots */
-		if (ring_below_flush(s, s->rings[i]))
-			continue;
-		long n = ring__consume(s->rings[i], ring_record, s);
+		long n = 0;
+		if (!ring_below_flush(s, s->rings[i]))   /* the AUX area is read either way, as perf does */
+			n = ring__consume(s->rings[i], ring_record, s);
 		if (n < 0 || ring_done(s) < 0)
 			return write_error(s, e);
 		total += n;
