@@ -27,7 +27,7 @@ static const struct cli_command commands[] = {
 	  "header summary (as perf report --header-only) and record counts\n"
 	  "(as perf report --stats); FILE may be '-' for a pipe-mode stream" },
 	{ "export", cmd_export, "FILE -o OUT.db [--force] " SELECT "\n"
-	  "         [--ftrace TRACE.DAT] [--itrace b|iN|p|w] [--calls]",
+	  "         [--ftrace TRACE.DAT] [--itrace b|iN|p|w] [--calls] [--quick]",
 	  "decode into SQLite with perf's export-to-sqlite schema, plus gaps (the command word\n"
 	  "may be left out: rbdecode -o OUT.db FILE); FILE.trace.dat beside FILE (rbrecord --ftrace),\n"
 	  "or FILE itself as a trace.dat, into ftrace_events; hardware trace as call paths and branch\n"
@@ -40,8 +40,8 @@ static const struct cli_command commands[] = {
 	  "script (6.1) prints them; -F/--fields as perf's (comm,tid,pid,time,cpu,event,ip,sym,\n"
 	  "symoff,dso,addr,period,flags,synth; TYPE:LIST, +FIELD, -FIELD), --ns nanosecond times,\n"
 	  "-G/--hide-call-graph" },
-	{ "gaps", cmd_gaps, "[--json] [--itrace b|iN|p|w] " SELECT " FILE", "every reported loss" },
-	{ "coverage", cmd_coverage, "[--time S,E] [--json] [--symfs DIR] [--symdir DIR] [--vmlinux F | --kcore DIR] FILE",
+	{ "gaps", cmd_gaps, "[--json] [--quick] [--itrace b|iN|p|w] " SELECT " FILE", "every reported loss" },
+	{ "coverage", cmd_coverage, "[--time S,E] [--json] [--quick] [--symfs DIR] [--symdir DIR] [--vmlinux F | --kcore DIR] FILE",
 	  "per CPU, the fraction of the window the AUX trace covers (data present and not in a gap)" },
 	{ "elements", cmd_elements, "[--pkt-mon | --packets] [--src-addr-n] [--dstream-format] [--multi-session]\n"
 	  "         [--buffer NAME] SNAPSHOT_DIR | [--symfs DIR] [--symdir DIR] [--vmlinux F | --kcore DIR] [-C CPUS] PERF.DATA",

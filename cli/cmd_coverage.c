@@ -202,7 +202,7 @@ int cmd_coverage(int argc, char **argv)
 		{ "time", required_argument, NULL, 't' }, { "json", no_argument, NULL, 'j' },
 		CLI_OPT_SYMFS, CLI_OPT_SYMDIR,
 		{ "vmlinux", required_argument, NULL, 'V' }, { "kcore", required_argument, NULL, 'K' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "quick", no_argument, NULL, 'Q' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct rb_session_opts so;
 	uint64_t ws = 0, we = 0;
@@ -218,6 +218,7 @@ int cmd_coverage(int argc, char **argv)
 			}
 			break;
 		case 'j': json = 1; break;
+		case 'Q': so.quick = 1; break;     /* the trace's losses from its packets alone */
 		case 's': case 'Y': case 'V': case 'K':    /* the trace is decoded: its losses count */
 			if (cli_session_option(c, optarg, &so) < 0)
 				return EXIT_USAGE;

@@ -215,6 +215,9 @@ static void export_usage(FILE *f)
 		"                        are written in every mode (the database grows with the program)\n"
 		"      --calls           hardware trace: also a calls row per call (perf's export 'calls')\n"
 		"      --calls-only      --calls without samples rows per branch, even with --itrace=b\n"
+		"      --quick           the quick pass: the trace index, the gaps and the AUX buffers from\n"
+		"                        the Intel PT packets alone, no code walked (no branches, call paths\n"
+		"                        or calls): find the window first, then export it whole with --time\n"
 		"                        (--itrace=b --calls: the rows perf's export-to-sqlite.py writes)\n"
 		"  -j, --jobs N          decode AUX trace queues on N threads (same output for every N)\n"
 		"      --ftrace FILE     also load this trace.dat (default: FILE.trace.dat beside FILE if it exists);\n"
@@ -320,7 +323,8 @@ int cmd_export(int argc, char **argv)
 		{ "itrace", required_argument, NULL, 'I' }, { "jobs", required_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ "ftrace", required_argument, NULL, 'F' }, { "calls-only", no_argument, NULL, 'L' },
-		{ "calls", no_argument, NULL, 'A' }, { "pg", required_argument, NULL, 'P' }, { NULL, 0, NULL, 0 },
+		{ "calls", no_argument, NULL, 'A' }, { "pg", required_argument, NULL, 'P' },
+		{ "quick", no_argument, NULL, 'Q' }, { NULL, 0, NULL, 0 },
 	};
 	const char *ftrace = NULL, *pg = NULL;
 	struct rb_session_opts so;
@@ -345,6 +349,7 @@ int cmd_export(int argc, char **argv)
 		case 'L': calls_only = sto.call_rows = 1; break;
 		case 'A': sto.call_rows = 1; break;
 		case 'P': pg = optarg; break;
+		case 'Q': so.quick = 1; break;
 		case 'h': export_usage(stdout); return EXIT_OK;
 		default: export_usage(stderr); return EXIT_USAGE;
 		}
@@ -369,7 +374,14 @@ int cmd_export(int argc, char **argv)
 	 * (then, as perf's --itrace=iN, there are none, and no calls, unless
 	 * --calls asks for them); a samples row each only with b.
 	 */
+	if (so.quick && ((itrace && (!so.no_branches || so.insn_period || so.ptwrites || so.pwr_events)) ||
+			 sto.call_rows)) {
+		cli_error("--quick reads the trace's packets only, without the code: it gives no branches, calls, "
+			  "instruction samples, power or PTWRITE events (leave out --itrace and --calls)");
+		return EXIT_USAGE;
+	}
 	sto.branch_rows = itrace && !so.no_branches && !calls_only;
+	sto.quick = so.quick;
 	if (sto.call_rows)
 		so.no_branches = 0;
 	so.path = cli_perf_data_dir(argv[optind], &so);
@@ -483,7 +495,8 @@ static void note_paths(struct rb_store *st, const char *source, const struct rb_
 	if (len)
 		rb_store_note_text(st, "symdir", dirs);
 	/* what was decoded, so that the trace can be decoded again the same way (row ids included) */
-	rb_store_note(st, "itrace_branches", !so->no_branches);
+	rb_store_note(st, "itrace_branches", !so->no_branches && !so->quick);
+	rb_store_note(st, "quick_pass", (uint64_t)so->quick);
 	rb_store_note(st, "itrace_insn_period", so->insn_period);
 	rb_store_note(st, "itrace_ptwrites", (uint64_t)so->ptwrites);
 	rb_store_note(st, "itrace_pwr_events", (uint64_t)so->pwr_events);

@@ -27,7 +27,7 @@ static int run_text(int argc, char **argv, int gaps_mode)
 		{ "disasm", no_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
 		{ "show-switch-events", no_argument, NULL, 'w' }, CLI_SELECT_OPTIONS,
 		{ "fields", required_argument, NULL, 'F' }, { "ns", no_argument, NULL, 'N' },
-		{ "hide-call-graph", no_argument, NULL, 'G' },
+		{ "hide-call-graph", no_argument, NULL, 'G' }, { "quick", no_argument, NULL, 'Q' },
 		{ "itrace", required_argument, NULL, 'I' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct rb_text_opts to = { .gaps = gaps_mode };
@@ -49,6 +49,11 @@ static int run_text(int argc, char **argv, int gaps_mode)
 				return EXIT_USAGE;
 			}
 			fields[nr_fields++] = optarg;
+			break;
+		case 'Q':
+			if (!gaps_mode)
+				return cli_usage("script", '?');
+			so.quick = 1;
 			break;
 		case 'N': to.ns = 1; break;
 		case 'G': to.hide_callchain = 1; break;

@@ -10,6 +10,7 @@ rbrecord_SOURCES = \
 	%D%/tracing.h %D%/tracing.c \
 	%D%/ftrace.h %D%/ftrace.c %D%/tdat_write.h %D%/tdat_write.c \
 	%D%/record.h %D%/record.c %D%/zcomp.h %D%/zcomp.c \
+	%D%/switchout.h %D%/switchout.c \
 	%D%/pmuinfo.h %D%/pmuinfo.c \
 	%D%/rbrecord.c
 rbrecord_LDADD = $(ELF_LIBS) $(PERFDATA_LIBS)

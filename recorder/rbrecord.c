@@ -28,13 +28,14 @@
 #include "pmuinfo.h"
 #include "ftrace.h"
 #include "zcomp.h"
+#include "switchout.h"
 
-static volatile sig_atomic_t stop_requested, child_exited, snapshot_requested;
+static volatile sig_atomic_t stop_requested, child_exited, snapshot_requested, switch_requested;
 static int pending_snapshot_acks;   /* control 'snapshot' commands to acknowledge once taken */
 
 static void on_stop(int sig) { stop_requested = sig; }
 static void on_child(int sig) { child_exited = 1; }
-static void on_usr2(int sig) { snapshot_requested = 1; }
+static void on_usr2(int sig) { snapshot_requested = switch_requested = 1; }
 
 static void usage(FILE *f)
 {
@@ -81,6 +82,9 @@ static void usage(FILE *f)
 		"                        ('filter 0x400000/0x1000@/bin/ls', start, stop, tracestop) or a tracepoint filter\n"
 		"      --control fifo:CTL[,ACK] | fd:CTL[,ACK]\n"
 		"                        commands 'snapshot', 'enable', 'disable', 'stop', 'ping'; 'ack' on ACK\n"
+		"      --switch-output[=signal|SIZE|TIME]  finish OUTPUT as OUTPUT.<timestamp> and start a new one\n"
+		"                        on SIGUSR2 (default), at SIZE bytes written (B, K, M, G) or every TIME (s, m, h, d)\n"
+		"      --switch-max-files N  keep only the newest N of those files\n"
 		"  -k, --clockid CLOCK   monotonic, monotonic_raw, realtime, boottime, tai, or a number\n"
 		"  -z, --compression-level[=N]  zstd-compressed records (PERF_RECORD_COMPRESSED), level N 1..22\n"
 		"                        (default 1; -z5 or --compression-level=5)\n"
@@ -710,6 +714,7 @@ struct cli {
 	const char *cgroup;           /* -G NAME */
 	char *cgroup_mnt;             /* the perf_event cgroup hierarchy (-G, --all-cgroups) */
 	char branch_opt[160];         /* "-b" or "-j SPEC", for messages */
+	struct switch_out so;         /* --switch-output, --switch-max-files */
 };
 
 /* Everything parse_args allocated. */
@@ -722,6 +727,7 @@ static void cli_free(struct cli *c)
 	free(c->pids);
 	free(c->tids);
 	free(c->cgroup_mnt);
+	switch_out__free(&c->so);
 	if (c->o.cgroup_fd >= 0)
 		close(c->o.cgroup_fd);
 }
@@ -731,7 +737,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE, OPT_FILTER,
 	       OPT_CONTROL, OPT_CALL_GRAPH, OPT_FTRACE = 300, OPT_FTRACE_BUF, OPT_FTRACE_FILTER, OPT_FTRACE_NOTRACE,
 	       OPT_SWITCH_EVENTS = 400, OPT_SAMPLE_CPU, OPT_USER_REGS, OPT_NO_INHERIT, OPT_NAMESPACES, OPT_ALL_CGROUPS,
-	       OPT_BUILDID_ALL, OPT_MMAP_FLUSH = 500 };
+	       OPT_BUILDID_ALL, OPT_SWITCH_OUTPUT = 500, OPT_SWITCH_MAX_FILES, OPT_MMAP_FLUSH = 600 };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
 		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
@@ -761,6 +767,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		{ "buildid-all", no_argument, NULL, OPT_BUILDID_ALL },
 		{ "compression-level", optional_argument, NULL, 'z' },
 		{ "mmap-flush", required_argument, NULL, OPT_MMAP_FLUSH },
+		{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
+		{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
 #ifdef HAVE_LIBARCHIVE
 		{ "archive", required_argument, NULL, OPT_ARCHIVE },
 #endif
@@ -906,6 +914,16 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 						"64K)", optarg);
 			break;
 		case OPT_OVERWRITE: c->o.overwrite = 1; break;
+		case OPT_SWITCH_OUTPUT:
+			if (switch_out__parse(&c->so, optarg) < 0)
+				return rec_fail(e, EINVAL, "--switch-output=%s: expected signal, a size (a number with B, K, "
+						"M or G) or a time (a number with s, m, h or d)", optarg);
+			break;
+		case OPT_SWITCH_MAX_FILES:
+			if (switch_out__max_files(&c->so, optarg) < 0)
+				return rec_fail(e, EINVAL, "--switch-max-files=%s: expected a number of files >= 0 "
+						"(0: keep them all)", optarg);
+			break;
 		case 'k':
 			if ((c->o.clockid = parse_clockid(optarg)) < 0)
 				return rec_fail(e, EINVAL, "-k %s: unknown clock", optarg);
@@ -966,6 +984,13 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	size_t flush_max = (c->o.mmap_pages + 1) * (size_t)sysconf(_SC_PAGESIZE) / 4;
 	if (c->o.mmap_flush > flush_max)
 		c->o.mmap_flush = flush_max;
+	if (c->so.enabled && !strcmp(c->o.output, "-"))
+		return rec_fail(e, EINVAL, "--switch-output renames and starts files: it needs -o FILE, not - (pipe mode)");
+	if (c->so.enabled && c->archive)
+		return rec_fail(e, EINVAL, "--archive packs one OUTPUT: it excludes --switch-output (pack each "
+				"OUTPUT.<timestamp> with rbrecord archive FILE OUT)");
+	if (c->so.enabled)
+		c->o.no_buildid = 1;   /* perf: --switch-output implies --no-buildid, switches stay cheap */
 	if (c->ft.nr_events && !strcmp(c->o.output, "-"))
 		return rec_fail(e, EINVAL, "--ftrace writes OUTPUT.trace.dat beside the perf.data: it needs -o FILE, not -");
 	return 0;
@@ -1167,6 +1192,7 @@ int main(int argc, char **argv)
 		enable_at.tv_nsec -= 1000000000;
 	}
 	int delayed = c.o.delay_ms > 0;
+	switch_out__start(&c.so);
 	while (!stop_requested && !failed) {
 		int wait_ms = 250;
 		if (delayed) {
@@ -1193,7 +1219,7 @@ int main(int argc, char **argv)
 			child_exited = 0;
 		}
 		int ctl_ready = 0;
-		int rc = record__poll_extra(s, delayed ? wait_ms : 250, ctl_fd, &ctl_ready);
+		int rc = record__poll_extra(s, switch_out__wait_ms(&c.so, delayed ? wait_ms : 250), ctl_fd, &ctl_ready);
 		if (rc < 0 && rc != -EINTR) {
 			fprintf(stderr, "rbrecord: poll failed: %s\n", strerror(-rc));
 			failed = 1;
@@ -1211,6 +1237,10 @@ int main(int argc, char **argv)
 			snapshot_requested = 0;
 			rc = record__snapshot(s, &e);
 		}
+		int usr2 = switch_requested;
+		switch_requested = 0;
+		if (rc == 0 && switch_out__due(&c.so, s, usr2))
+			rc = switch_out__dump(&c.so, s, c.o.output, 0, c.quiet, &e);
 		for (; pending_snapshot_acks > 0; pending_snapshot_acks--)
 			if (ack_fd >= 0 && write(ack_fd, "ack\n", 4) < 0)
 				break;
@@ -1257,12 +1287,20 @@ int main(int argc, char **argv)
 		failed = 1;
 		write_failed |= disk_error(e.err);
 	}
+	/* perf: the last file gets its timestamp name too */
+	if (c.so.enabled && access(c.o.output, F_OK) == 0 && switch_out__dump(&c.so, s, c.o.output, 1, c.quiet, &e) < 0) {
+		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		failed = 1;
+		write_failed |= disk_error(e.err);
+	}
+	write_failed |= c.so.enabled && st.disk_full;
 	if (!c.quiet) {
 		fprintf(stderr, "rbrecord: captured %llu samples, lost %llu\n", (unsigned long long)st.samples,
 			/* LOST records and the final per-event totals (LOST_SAMPLES) count the same samples */
 			(unsigned long long)(st.lost_samples > st.lost ? st.lost_samples : st.lost));
-		fprintf(stderr, "rbrecord: wrote %.3f MB to %s (%llu records, %llu LOST records)\n",
+		fprintf(stderr, "rbrecord: wrote %.3f MB to %s%s (%llu records, %llu LOST records)\n",
 			(double)st.bytes / 1e6, strcmp(c.o.output, "-") ? c.o.output : "<stdout>",
+			c.so.enabled ? ".<timestamp> files" : "",
 			(unsigned long long)st.records, (unsigned long long)st.lost_records);
 		if (st.aux)
 			fprintf(stderr, "rbrecord: AUX (%s, %zu KiB per ring): %llu bytes in %llu AUXTRACE records; "
@@ -1284,7 +1322,10 @@ int main(int argc, char **argv)
 				"before a snapshot\n", (unsigned long long)st.snap_aux_bytes,
 				(unsigned long long)st.snap_wrapped, (unsigned long long)st.snap_overwritten);
 	}
-	if (st.disk_full)
+	if (st.disk_full && c.so.enabled)
+		fprintf(stderr, "rbrecord: the output could not grow: the %s.<timestamp> files written are complete and "
+			"readable, the last one up to where the disk was full\n", c.o.output);
+	else if (st.disk_full)
 		fprintf(stderr, "rbrecord: the output could not grow: %s keeps what was written before%s\n", c.o.output,
 			frc < 0 ? " (finishing it failed too: read it best effort)" : " and is complete and readable");
 	record__free(s);

@@ -102,6 +102,11 @@ struct record {
 	uint64_t snapshots;
 	struct zcomp *z;             /* -z: the session's zstd stream, NULL without -z */
 	int final;                   /* the last drain: --mmap-flush no longer holds anything back */
+	uint64_t z_in0, z_out0;      /* -z: compressor totals when the current file began (--switch-output) */
+	int argc;                    /* the command line, for the CMDLINE feature of each new file */
+	char **argv;
+	int rotated;                 /* --switch-output started a new file: the workload runs already */
+	uint64_t bytes_done;         /* data bytes of the files --switch-output finished */
 };
 
 /* ------------------------------------------------------------ paths */
@@ -980,6 +985,8 @@ static int compressed_feature(struct record *s, struct rec_err *e)
 	struct pd_error pe;
 
 	zcomp__totals(s->z, &in, &out);
+	in -= s->z_in0;   /* this file's share */
+	out -= s->z_out0;
 	if (in && out)
 		v[3] = (uint32_t)((double)in / (double)out + 0.5);
 	v[4] = (uint32_t)((s->o.mmap_pages + 1) * (size_t)sysconf(_SC_PAGESIZE));
@@ -1084,7 +1091,8 @@ static int synthesize(struct record *s, struct rec_err *e)
 		for (int u = 0; u < t; u++)
 			dup |= s->tids[u] == tgid;
 		if (!dup)
-			rc = s->o.enable_on_exec ? synth__workload(&sy, tgid) : synth__process(&sy, tgid);
+			/* a new file of --switch-output: the command has exec'd, read it from /proc as perf does */
+			rc = s->o.enable_on_exec && !s->rotated ? synth__workload(&sy, tgid) : synth__process(&sy, tgid);
 	}
 	if (!rc)
 		rc = synth__finished(&sy, PD_RECORD_FINISHED_INIT);
@@ -1095,6 +1103,8 @@ static int synthesize(struct record *s, struct rec_err *e)
 
 int record__start(struct record *s, int argc, char **argv, struct rec_err *e)
 {
+	s->argc = argc;
+	s->argv = argv;
 	if (add_evsels(s, e) < 0 || set_static_features(s, argc, argv, e) < 0)
 		return -1;
 	return synthesize(s, e);
@@ -1366,6 +1376,8 @@ int record__finish(struct record *s, struct rec_err *e)
 
 	/* stop the events first so the last drain sees everything they will ever write */
 	ioctl_leaders(s, PERF_EVENT_IOC_DISABLE, &ignore);
+	if (!s->w)
+		return 0;
 	if (!s->st.disk_full && (s->o.overwrite || (s->o.snapshot && s->o.snapshot_on_exit)))
 		rc = snapshot(s, 1, e);
 	s->final = 1;
@@ -1377,14 +1389,82 @@ int record__finish(struct record *s, struct rec_err *e)
 		close(s->reserve_fd);   /* give the space back: the writer still has to finish the file */
 		s->reserve_fd = -1;
 	}
+	if (!s->w)   /* --switch-output could not start a new file: nothing in progress */
+		return rc;
 	if (!s->pipe && end_features(s, rc < 0 ? &ignore : e) < 0 && rc == 0)
 		rc = -1;
-	s->st.bytes = pd_writer_data_size(s->w);
+	s->st.bytes = s->bytes_done + pd_writer_data_size(s->w);
 	int crc = pd_writer_close(s->w, &pe);
 	s->w = NULL;
 	if (crc < 0 && rc == 0)
 		rc = rec_fail(e, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
 	return rc;
+}
+
+/* ----------------------------------------------------- switch output */
+
+uint64_t record__file_size(const struct record *s)
+{
+	return s->w ? pd_writer_data_size(s->w) : 0;
+}
+
+/*
+ * perf's record__switch_output: the file in progress gets its end features
+ * and header (a complete perf.data) and the name @rotated; a new file at the
+ * output path starts with the same attrs and features and the synthesized
+ * state again (time conversion, id index, kernel and module maps, thread and
+ * CPU maps, the processes), so that each file reads on its own. The caller
+ * drained the rings just before: every record is in exactly one file.
+ */
+int record__rotate(struct record *s, const char *rotated, struct rec_err *e)
+{
+	struct pd_writer_opts wo;
+	struct pd_error pe;
+	int rc = 0;
+
+	if (!s->w || s->pipe)
+		return rec_fail(e, EINVAL, "no file to switch");
+	if (s->st.disk_full)
+		return write_error(s, e);
+	if (end_features(s, e) < 0)
+		rc = -1;
+	if (s->st.disk_full && s->reserve_fd >= 0) {
+		close(s->reserve_fd);   /* the header still has to be written */
+		s->reserve_fd = -1;
+	}
+	s->bytes_done += pd_writer_data_size(s->w);
+	int crc = pd_writer_close(s->w, &pe);
+	s->w = NULL;
+	if (crc < 0) {
+		if (pe.code == PD_ERR_NOSPC)
+			s->st.disk_full = 1;
+		if (rc == 0)
+			rc = rec_fail(e, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
+	}
+	/* even unfinished, the file keeps its own name: the next one would overwrite it */
+	if (rename(s->o.output, rotated) < 0) {
+		int err = errno;
+		if (rc == 0)
+			rc = rec_fail(e, err, "%s: cannot rename it %s: %s", s->o.output, rotated, strerror(err));
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	s->have_time = 0;
+	pathset_free(&s->paths);
+	if (s->z) {   /* -z: the new file's reader starts a new zstd stream */
+		zcomp__restart(s->z);
+		zcomp__totals(s->z, &s->z_in0, &s->z_out0);
+	}
+	pd_writer_opts_init(&wo);
+	if (pd_writer_open(&s->w, s->o.output, &wo, &pe) < 0) {
+		s->w = NULL;
+		return rec_fail(e, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
+	}
+	s->rotated = 1;
+	if (add_evsels(s, e) < 0 || set_static_features(s, s->argc, s->argv, e) < 0 || synthesize(s, e) < 0)
+		return -1;
+	return 0;
 }
 
 void record__stats(const struct record *s, struct rec_stats *st)
@@ -1413,8 +1493,8 @@ void record__stats(const struct record *s, struct rec_stats *st)
 	st->itrace_start = s->counts.itrace_start;
 	st->aux_hw_id = s->counts.hw_id;
 	st->snapshots = s->snapshots;
-	if (s->w)
-		st->bytes = pd_writer_data_size(s->w);
+	if (s->w)   /* after record__finish: st.bytes as it set it */
+		st->bytes = s->bytes_done + pd_writer_data_size(s->w);
 	zcomp__totals(s->z, &st->comp_in, &st->comp_out);
 }
 

@@ -98,6 +98,14 @@ int record__set_enabled(struct record *s, int on, struct rec_err *e);
 /* Final drain (forward rings) or snapshot (overwrite), end features, close the file. 0 or -1. */
 int record__finish(struct record *s, struct rec_err *e);
 void record__free(struct record *s);
+/*
+ * --switch-output: finish the file in progress (a complete perf.data), rename
+ * it @rotated, start a new one at the output path. Drain first. 0 or -1 (the
+ * new file could not be started; record__finish still closes what there is).
+ */
+int record__rotate(struct record *s, const char *rotated, struct rec_err *e);
+/* Data bytes written to the file in progress (--switch-output SIZE). */
+uint64_t record__file_size(const struct record *s);
 
 struct rec_stats {
 	uint64_t samples;           /* SAMPLE records written */

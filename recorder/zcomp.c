@@ -84,6 +84,11 @@ int zcomp__flush(struct zcomp *z, zcomp_emit_fn emit, void *ctx, struct rec_err 
 	return 0;
 }
 
+void zcomp__restart(struct zcomp *z)
+{
+	ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_only);
+}
+
 void zcomp__free(struct zcomp *z)
 {
 	if (!z)
@@ -106,6 +111,10 @@ int zcomp__new(struct zcomp **out, int level, size_t cap, struct rec_err *e)
 int zcomp__flush(struct zcomp *z, zcomp_emit_fn emit, void *ctx, struct rec_err *e)
 {
 	return 0;
+}
+
+void zcomp__restart(struct zcomp *z)
+{
 }
 
 void zcomp__free(struct zcomp *z)

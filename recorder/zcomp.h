@@ -29,6 +29,8 @@ int zcomp__available(void);
 int zcomp__new(struct zcomp **out, int level, size_t cap, struct rec_err *e);
 int zcomp__add(struct zcomp *z, const void *rec, zcomp_emit_fn emit, void *ctx, struct rec_err *e);
 int zcomp__flush(struct zcomp *z, zcomp_emit_fn emit, void *ctx, struct rec_err *e);
+/* A new file (--switch-output): a new zstd frame, its reader starts afresh. Nothing may be staged. */
+void zcomp__restart(struct zcomp *z);
 /* Bytes given to the compressor, bytes of COMPRESSED records (headers included) written. */
 void zcomp__totals(const struct zcomp *z, uint64_t *in, uint64_t *out);
 void zcomp__free(struct zcomp *z);

@@ -24,6 +24,7 @@ SHELL_TESTS = \
 	tests/alloc_fail_exit.test \
 	tests/io_fail.test \
 	tests/io_fail_outputs.test \
+	tests/quick.test \
 	tests/export_sqlite.test \
 	tests/archive.test \
 	tests/script_gaps.test \

@@ -230,6 +230,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	memset(&af, 0, sizeof(af));
 	if (pt->have_cpu && pt_cpu_errata(&er, &pt->cpu) >= 0 && er.skl014 && rb_pt_filters_config(&pt->filt, &af))
 		pt->insn_dec = 1;
+	pt->qry_dec = env->quick;
 	if (pt->nr_priv > P_TIME_ZERO && pt->priv[P_TIME_MULT] &&
 	    (pt->nr_priv <= P_CAP_USER_TIME_ZERO || pt->priv[P_CAP_USER_TIME_ZERO])) {
 		pt->time_shift = pt->priv[P_TIME_SHIFT];

@@ -35,6 +35,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include "pt_internal.h"
 
 /* ------------------------------------------------------------ decoding */
@@ -45,16 +46,39 @@
  * every instruction). An instruction is returned as a block of one, with
  * its bytes, so that what follows does not care which decoder ran.
  */
+/*
+ * The quick pass's decoder: libipt's query decoder, and the event the skim
+ * fetched ahead (as libipt's block decoder fetches an event before it says
+ * one is pending, which moves its time past the event's packets).
+ */
+struct qry {
+	struct pt_query_decoder *d;
+	struct pt_event ev;
+	int have_ev, ev_status;
+	uint64_t seg_tsc;
+};
+
+struct pt_query_decoder *qry_of(void *d)
+{
+	return ((struct qry *)d)->d;
+}
+
 void dec_free(const struct rb_pt *pt, void *d)
 {
-	if (pt->insn_dec)
+	if (pt->qry_dec) {
+		pt_qry_free_decoder(qry_of(d));
+		free(d);
+	} else if (pt->insn_dec) {
 		pt_insn_free_decoder(d);
-	else
+	} else {
 		pt_blk_free_decoder(d);
+	}
 }
 
 void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img)
 {
+	if (pt->qry_dec)
+		return;                 /* the quick pass reads no code */
 	if (pt->insn_dec)
 		pt_insn_set_image(d, img);
 	else
@@ -63,32 +87,122 @@ void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img)
 
 void *dec_alloc(const struct rb_pt *pt, const struct pt_config *c)
 {
+	if (pt->qry_dec) {
+		struct qry *q = calloc(1, sizeof(*q));
+		if (q && !(q->d = pt_qry_alloc_decoder(c))) {
+			free(q);
+			q = NULL;
+		}
+		return q;
+	}
 	return pt->insn_dec ? (void *)pt_insn_alloc_decoder(c) : (void *)pt_blk_alloc_decoder(c);
 }
 
 int dec_sync_set(const struct rb_pt *pt, void *d, uint64_t off)
 {
+	if (pt->qry_dec) {
+		uint64_t ip;
+		((struct qry *)d)->have_ev = 0;
+		return pt_qry_sync_set(qry_of(d), &ip, off);
+	}
 	return pt->insn_dec ? pt_insn_sync_set(d, off) : pt_blk_sync_set(d, off);
+}
+
+int dec_time_lost(const struct rb_pt *pt, void *d, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
+{
+	if (pt->qry_dec)
+		return pt_qry_time(qry_of(d), tsc, lost_mtc, lost_cyc);
+	return pt->insn_dec ? pt_insn_time(d, tsc, lost_mtc, lost_cyc) : pt_blk_time(d, tsc, lost_mtc, lost_cyc);
 }
 
 static int dec_time(const struct rb_pt *pt, void *d, uint64_t *tsc)
 {
 	uint32_t lost_mtc, lost_cyc;
-	return pt->insn_dec ? pt_insn_time(d, tsc, &lost_mtc, &lost_cyc) : pt_blk_time(d, tsc, &lost_mtc, &lost_cyc);
+	return dec_time_lost(pt, d, tsc, &lost_mtc, &lost_cyc);
 }
 
 static int dec_sync_forward(const struct rb_pt *pt, void *d)
 {
+	if (pt->qry_dec) {
+		uint64_t ip;
+		((struct qry *)d)->have_ev = 0;
+		return pt_qry_sync_forward(qry_of(d), &ip);
+	}
 	return pt->insn_dec ? pt_insn_sync_forward(d) : pt_blk_sync_forward(d);
 }
 
 static int dec_event(const struct rb_pt *pt, void *d, struct pt_event *ev)
 {
+	if (pt->qry_dec) {
+		struct qry *q = d;
+		if (!q->have_ev)
+			return pt_qry_event(q->d, ev, sizeof(*ev));
+		q->have_ev = 0;
+		*ev = q->ev;
+		return q->ev_status;
+	}
 	return pt->insn_dec ? pt_insn_event(d, ev, sizeof(*ev)) : pt_blk_event(d, ev, sizeof(*ev));
+}
+
+/*
+ * The quick pass (no code read): libipt's query decoder takes the branch
+ * packets as they come, a TNT bit or a TIP at a time, without knowing which
+ * instruction each belongs to, up to the next event or a change of its
+ * time (looked at every SKIM_STEP packets: windows and the sideband see time
+ * move, a little more coarsely than with the block decoder, and events,
+ * the only things it reports, are met exactly). What it returns is a block
+ * of no instructions.
+ */
+#define SKIM_STEP 64
+
+static int qry_skim(struct qry *q, struct pt_block *b)
+{
+	memset(b, 0, sizeof(*b));
+	unsigned k = 0;
+	uint64_t t, cur = 0, prev = 0;
+	uint32_t lm, lc;
+	pt_qry_time(q->d, &cur, &lm, &lc);
+	for (;;) {
+		int taken, st = pt_qry_cond_branch(q->d, &taken);
+		if (st == -pte_bad_query) {
+			uint64_t ip;
+			st = pt_qry_indirect_branch(q->d, &ip);
+		}
+		/*
+		 * where a skim that returned at every change of the time would
+		 * have begun its last call: the time before this packet's change,
+		 * if it made one, else the current one (the block decoder's
+		 * "decoded up to" time, which dates losses and run ends)
+		 */
+		int changed = pt_qry_time(q->d, &t, &lm, &lc) >= 0 && t != cur;
+		if (changed) {
+			prev = cur;
+			cur = t;
+		}
+		q->seg_tsc = changed && st >= 0 && !(st & pts_event_pending) ? cur : changed ? prev : cur;
+		if (st >= 0 && (st & pts_event_pending)) {
+			q->ev_status = pt_qry_event(q->d, &q->ev, sizeof(q->ev));
+			q->have_ev = q->ev_status >= 0;
+			return q->have_ev ? st : q->ev_status;
+		}
+		if (st < 0)
+			return st;
+		/* back to the caller every SKIM_STEP packets, when the time moved: windows and sideband */
+		if (++k >= SKIM_STEP && changed)
+			return st;
+	}
+}
+
+/* The quick pass's "decoded up to" time (TSC) after its last skim (see qry_skim). */
+static uint64_t qry_seg_tsc(void *d)
+{
+	return ((struct qry *)d)->seg_tsc;
 }
 
 static int dec_next(const struct rb_pt *pt, void *d, struct pt_block *b)
 {
+	if (pt->qry_dec)
+		return qry_skim(d, b);          /* d: a struct qry */
 	if (!pt->insn_dec)
 		return pt_blk_next(d, b, sizeof(*b));      /* libipt zeroes the block first, errors included */
 	memset(b, 0, sizeof(*b));
@@ -161,7 +275,7 @@ void run_config(const struct rb_pt *pt, const struct ptq *q, const struct run *r
 	if (pt->nr_priv > P_MAX_NONTURBO_RATIO)
 		c->nom_freq = (uint8_t)pt->priv[P_MAX_NONTURBO_RATIO];
 	rb_pt_filters_config(&pt->filt, &c->addr_filter);
-	if (!pt->insn_dec) {            /* the same bits mean other things to the instruction decoder */
+	if (!pt->insn_dec && !pt->qry_dec) {   /* the same bits mean other things to the other decoders */
 		c->flags.variant.block.end_on_call = 1;
 		c->flags.variant.block.end_on_jump = 1;
 	}
@@ -176,7 +290,7 @@ int start_clock(struct rb_pt *pt, struct ptq *q, const struct pt_config *c)
 {
 	q->clk_known = 0;
 	q->time_known = 0;
-	if (!pt->env.trace)
+	if (!pt->env.trace || pt->qry_dec)    /* the quick pass makes no branches for it to date */
 		return 0;
 	struct ptclock_config cc = { .mtc_shift = c->mtc_freq, .tsc_ctc_n = c->cpuid_0x15_ebx,
 				     .tsc_ctc_d = c->cpuid_0x15_eax, .max_nonturbo = c->nom_freq };
@@ -913,6 +1027,11 @@ int rb_pt_step(struct rb_pt *pt, struct ptq *q, uint64_t window)
 			struct pt_block b;
 			q->done_time = q->time;
 			st = dec_next(pt, q->dec, &b);
+			if (pt->qry_dec && qry_seg_tsc(q->dec)) {
+				uint64_t t = tsc_to_perf(pt, qry_seg_tsc(q->dec));
+				if (t > q->done_time)
+					q->done_time = t;
+			}
 			if (st >= 0) {
 				update_time(pt, q);
 				if (on_block(pt, q, &b))

@@ -130,6 +130,8 @@ int emit(struct rb_pt *pt, struct ptq *q, const struct held *h)
 
 int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags, uint64_t time)
 {
+	if (pt->qry_dec)           /* the quick pass walks no code: the branches it would see are not all */
+		return 0;
 	if (!pt->env.trace) {      /* nobody takes events (gaps, info): only their number, as emit counts */
 		q->since = 0;
 		if (!q->unproven)

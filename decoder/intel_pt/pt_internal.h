@@ -147,7 +147,8 @@ struct ptq {
 	size_t nr_chunks, cap_chunks;
 	struct run *runs;
 	size_t nr_runs, cur_run;
-	void *dec;                       /* pt_block_decoder, or pt_insn_decoder when instructions are sampled */
+	void *dec;                       /* pt_block_decoder, or pt_insn_decoder when instructions are
+					    sampled, or pt_query_decoder in the quick pass */
 	enum qstate state;
 	int status;                      /* libipt status bits of the last call */
 	uint64_t tsc;                    /* newest decoder time, TSC */
@@ -274,6 +275,8 @@ struct rb_pt {
 	uint64_t insn_period;            /* instruction samples every N instructions (0: none) */
 	int insn_dec;                    /* libipt's instruction decoder (samples, or erratum SKL014 with
 					    address filters: see rb_pt_open), else its block decoder */
+	int qry_dec;                     /* the quick pass: libipt's query decoder, no code read (before
+					    insn_dec: see dec_next) */
 	struct pd_event_attr attr;       /* the intel_pt evsel's (when have_config) */
 	char mods[16];                   /* perf's name modifiers from the intel_pt event (":u", ":k", "") */
 	int user_only;                   /* the trace excludes the kernel: a thread can change only while
@@ -386,6 +389,8 @@ void dec_free(const struct rb_pt *pt, void *d);
 void dec_set_image(const struct rb_pt *pt, void *d, struct pt_image *img);
 void *dec_alloc(const struct rb_pt *pt, const struct pt_config *c);
 int dec_sync_set(const struct rb_pt *pt, void *d, uint64_t off);
+struct pt_query_decoder *qry_of(void *d);   /* the quick pass's decoder (pt->qry_dec) */
+int dec_time_lost(const struct rb_pt *pt, void *d, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc);
 void run_config(const struct rb_pt *pt, const struct ptq *q, const struct run *run, uint64_t from,
 		struct pt_config *c);
 int start_clock(struct rb_pt *pt, struct ptq *q, const struct pt_config *c);
@@ -395,7 +400,9 @@ int rb_pt_step(struct rb_pt *pt, struct ptq *q, uint64_t window);
 static inline uint64_t dec_offset(const struct rb_pt *pt, void *d, int sync)
 {
 	uint64_t off = 0;
-	if (pt->insn_dec)
+	if (pt->qry_dec)
+		(sync ? pt_qry_get_sync_offset : pt_qry_get_offset)(qry_of(d), &off);
+	else if (pt->insn_dec)
 		(sync ? pt_insn_get_sync_offset : pt_insn_get_offset)(d, &off);
 	else
 		(sync ? pt_blk_get_sync_offset : pt_blk_get_offset)(d, &off);

@@ -81,10 +81,7 @@ static void handoff_of(const struct rb_pt *pt, struct ptq *q, uint64_t from, uin
 		h->clk_base = q->clk_base;
 		h->clk_time = q->clk_time;
 	}
-	if (pt->insn_dec)
-		pt_insn_time(q->dec, &h->tsc, &h->lost_mtc, &h->lost_cyc);
-	else
-		pt_blk_time(q->dec, &h->tsc, &h->lost_mtc, &h->lost_cyc);
+	dec_time_lost(pt, q->dec, &h->tsc, &h->lost_mtc, &h->lost_cyc);
 }
 
 static int handoff_same_place(const struct handoff *a, const struct handoff *b)

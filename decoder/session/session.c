@@ -563,7 +563,8 @@ static void setup_env(struct sess *s, const char *name)
 	v->symfs = o->machine.symfs;
 	v->buildid_dir = o->machine.buildid_dir;
 	v->no_aux_decode = o->no_aux_decode;
-	v->no_branches = o->no_branches;
+	v->no_branches = o->no_branches || o->quick;
+	v->quick = o->quick;
 	v->insn_period = o->insn_period;
 	v->jobs = o->jobs;
 	v->ptwrites = o->ptwrites;

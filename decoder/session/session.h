@@ -254,6 +254,8 @@ struct rb_session_opts {
 	void *warn_ctx;
 	int no_aux_decode;               /* do not decode AUX trace (branches), only account for it */
 	int no_branches;                 /* decode AUX trace but deliver no branch events (--itrace without b) */
+	int quick;                       /* the quick pass: the trace's packets only (index, lost trace,
+					    times), no code walked and no branches (Intel PT; --quick) */
 	uint64_t insn_period;            /* instruction samples every N instructions (--itrace=iN); 0: none */
 	int jobs;                        /* AUX trace decoding threads (-j N); the output does not depend on it */
 	int ptwrites, pwr_events;        /* PTWRITE (--itrace=w) and power events (--itrace=p) */

@@ -4,6 +4,8 @@
 # fixture's verified run repeated; one queue, and 4 CPUs), each beside its
 # reference in the same run, the way a user runs them (wall time, output to a
 # file, peak memory from the kernel's max RSS):
+#  - the quick pass (rbdecode FILE -o DB --quick: index, gaps, AUX buffers
+#    from the packets alone) against the default export of the same trace;
 #  - default export (rbdecode FILE -o DB): wall time against the bare libipt
 #    block-decoder loop over the same bytes (pt_bare.c, the limit), database
 #    size against the trace's, peak memory as the trace grows 4x;
@@ -85,6 +87,10 @@ for size, cpus, thr in ((mb, "1", ""), (4 * mb, "1", ""), (4 * mb, "4", ""), (4 
     else:
         line("%s: default export, wall" % name, "%.1f s" % wall, 1.0, "-")
     line("%s: database size" % name, "%.0f MB (trace %.0f MB)" % (dbsize / 1e6, tsize / 1e6), dbsize / tsize, "<= 1")
+    qwall, qpeak = timed([rb, data, "--symfs", fx, "-q", "--quick", "-o", db])
+    os.unlink(db)
+    line("%s: quick pass (--quick), wall" % name, "%.1f s, %.0f MB (default export %.1f s)" % (qwall, qpeak, wall),
+         qwall / wall, "<= 0.2")
     line("%s: peak memory of the export" % name, "%.0f MB" % peak, peak / 256.0, "<= 1 of 256 MB")
     line("%s: aggregate + index rows per branch" % name, "%d rows for %d branches" % (agg, branches),
          agg / max(branches, 1), "grows with the program")

@@ -69,6 +69,12 @@ int rb_recording_open(sqlite3 *db, struct rb_recording *r, char **err)
 		return SQLITE_ERROR;
 	}
 	free(want_hex);
+	if (stat_u64(db, "quick_pass", 0)) {
+		*err = sqlite3_mprintf("rbtrace: the database was made by the quick pass (rbdecode --quick): it "
+				       "holds no objects of the decoded code for the lazy tables to name; export the "
+				       "window you want whole (rbdecode %s -o OUT.db --time START,END) and query that", path);
+		return SQLITE_ERROR;
+	}
 	struct rb_session_opts *so = &r->so;
 	so->path = path;
 	so->machine.symfs = keep(r, stat_text(db, "symfs"));

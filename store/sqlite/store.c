@@ -1256,7 +1256,7 @@ void rb_store_note(struct rb_store *st, const char *name, uint64_t value)
 /* Trace made calls, and none was stored (drop_empty). */
 static int calls_dropped(const struct rb_store *st)
 {
-	return !st->o.call_rows && st->rows[RB_T_PATH_STAT];
+	return !st->o.call_rows && (st->rows[RB_T_PATH_STAT] || (st->o.quick && st->rows[RB_T_SYNC]));
 }
 
 static void drop_empty(struct rb_store *st)

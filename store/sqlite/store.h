@@ -33,6 +33,8 @@ struct rb_store_opts {
 	 */
 	int branch_rows;
 	int call_rows;
+	int quick;                    /* the quick pass (--quick): the trace's code was not walked, so its
+					 calls are not known (no calls table, as when they are not stored) */
 	/*
 	 * Not NULL: the rows go to this writer (another database) instead of
 	 * a SQLite file at @path, which is then only the name in messages. The
