@@ -27,6 +27,7 @@
 #endif
 #include "pmuinfo.h"
 #include "ftrace.h"
+#include "zcomp.h"
 #include "switchout.h"
 
 static volatile sig_atomic_t stop_requested, child_exited, snapshot_requested, switch_requested;
@@ -85,6 +86,10 @@ static void usage(FILE *f)
 		"                        on SIGUSR2 (default), at SIZE bytes written (B, K, M, G) or every TIME (s, m, h, d)\n"
 		"      --switch-max-files N  keep only the newest N of those files\n"
 		"  -k, --clockid CLOCK   monotonic, monotonic_raw, realtime, boottime, tai, or a number\n"
+		"  -z, --compression-level[=N]  zstd-compressed records (PERF_RECORD_COMPRESSED), level N 1..22\n"
+		"                        (default 1; -z5 or --compression-level=5)\n"
+		"      --mmap-flush N    drain a ring only once it holds N bytes (B, K, M, G; default 1, at most\n"
+		"                        a quarter of the ring)\n"
 		"  -q, --quiet           no summary\n"
 		"  -v, --verbose         show the events' attrs and the rings\n"
 		"      --dry-run         parse the events, show their attrs, record nothing\n"
@@ -423,6 +428,39 @@ static int parse_pages(const char *s, size_t *pages, size_t *aux_pages)
 	return *rest ? -1 : 0;
 }
 
+/* -z[N], --compression-level[=N]: perf's levels, 1 (its default) to 22. */
+static int parse_comp_level(const char *s, int *level)
+{
+	char *end;
+
+	if (!s) {
+		*level = 1;
+		return 0;
+	}
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > ZCOMP_LEVEL_MAX)
+		return -1;
+	*level = (int)v;
+	return 0;
+}
+
+/* --mmap-flush=N[B|K|M|G]: bytes (perf's parse_tag_value tags); 0 is perf's default, 1. */
+static int parse_mmap_flush(const char *s, size_t *out)
+{
+	unsigned long long v;
+	const char *rest;
+
+	if (parse_size(s, &rest, 1, &v) < 0)
+		return -1;
+	if (*rest == 'B' || *rest == 'b')
+		rest++;
+	if (*rest || v > SIZE_MAX / 2)
+		return -1;
+	*out = v ? (size_t)v : 1;
+	return 0;
+}
+
 /* -S[e][SIZE] */
 static int parse_snapshot(const char *s, struct rec_opts *o)
 {
@@ -699,7 +737,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE, OPT_FILTER,
 	       OPT_CONTROL, OPT_CALL_GRAPH, OPT_FTRACE = 300, OPT_FTRACE_BUF, OPT_FTRACE_FILTER, OPT_FTRACE_NOTRACE,
 	       OPT_SWITCH_EVENTS = 400, OPT_SAMPLE_CPU, OPT_USER_REGS, OPT_NO_INHERIT, OPT_NAMESPACES, OPT_ALL_CGROUPS,
-	       OPT_BUILDID_ALL, OPT_SWITCH_OUTPUT = 500, OPT_SWITCH_MAX_FILES };
+	       OPT_BUILDID_ALL, OPT_SWITCH_OUTPUT = 500, OPT_SWITCH_MAX_FILES, OPT_MMAP_FLUSH = 600 };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
 		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
@@ -727,6 +765,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
 		{ "no-buildid-cache", no_argument, NULL, 'N' }, { "no-buildid", no_argument, NULL, 'B' },
 		{ "buildid-all", no_argument, NULL, OPT_BUILDID_ALL },
+		{ "compression-level", optional_argument, NULL, 'z' },
+		{ "mmap-flush", required_argument, NULL, OPT_MMAP_FLUSH },
 		{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
 		{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
 #ifdef HAVE_LIBARCHIVE
@@ -736,7 +776,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	};
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "+e:o:aC:p:t:c:F:m:k:qvhgS::bj:TdWI::D:u:G:NB", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+e:o:aC:p:t:c:F:m:k:qvhgS::bj:TdWI::D:u:G:NBz::", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'e':
 			if (events__parse(&c->evl, optarg, e) < 0)
@@ -860,6 +900,19 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		case OPT_NAMESPACES: c->o.namespaces = 1; break;
 		case OPT_ALL_CGROUPS: c->o.all_cgroups = 1; break;
 		case 'B': c->o.no_buildid = 1; break;
+		case 'z':
+			if (parse_comp_level(optarg, &c->o.comp_level) < 0)
+				return rec_fail(e, EINVAL, "--compression-level=%s (-z%s): expected a zstd level from 1 to %d",
+						optarg, optarg, ZCOMP_LEVEL_MAX);
+			if (!zcomp__available())
+				return rec_fail(e, ENOTSUP, "-z: this rbrecord was built without libzstd (Debian's "
+						"libzstd-dev, or configure --without-zstd): it cannot compress");
+			break;
+		case OPT_MMAP_FLUSH:
+			if (parse_mmap_flush(optarg, &c->o.mmap_flush) < 0)
+				return rec_fail(e, EINVAL, "--mmap-flush=%s: expected a byte count (B, K, M or G after it: "
+						"64K)", optarg);
+			break;
 		case OPT_OVERWRITE: c->o.overwrite = 1; break;
 		case OPT_SWITCH_OUTPUT:
 			if (switch_out__parse(&c->so, optarg) < 0)
@@ -927,6 +980,10 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 			return rec_fail(e, errno, "-G %s: no access to cgroup %s: %s", c->cgroup, path, strerror(errno));
 	}
 	c->o.branch_opt = c->branch_opt;
+	/* --mmap-flush: perf's limit, a quarter of a ring's mapping (with its control page) */
+	size_t flush_max = (c->o.mmap_pages + 1) * (size_t)sysconf(_SC_PAGESIZE) / 4;
+	if (c->o.mmap_flush > flush_max)
+		c->o.mmap_flush = flush_max;
 	if (c->so.enabled && !strcmp(c->o.output, "-"))
 		return rec_fail(e, EINVAL, "--switch-output renames and starts files: it needs -o FILE, not - (pipe mode)");
 	if (c->so.enabled && c->archive)
@@ -1113,8 +1170,12 @@ int main(int argc, char **argv)
 		cli_free(&c);
 		return 1;
 	}
-	if (c.verbose)
+	if (c.verbose) {
 		show_rings(s);
+		/* perf record -vv's words: the flush threshold after its limit, the zstd level */
+		fprintf(stderr, "rbrecord: mmap flush: %zu\n", c.o.mmap_flush ? c.o.mmap_flush : 1);
+		fprintf(stderr, "rbrecord: comp level: %d\n", c.o.comp_level);
+	}
 	if (cmd) {
 		int err = start_command(&child);
 		if (err) {
@@ -1249,6 +1310,10 @@ int main(int argc, char **argv)
 				(unsigned long long)st.aux_records, (unsigned long long)st.aux_truncated,
 				(unsigned long long)st.aux_partial, (unsigned long long)st.aux_collision,
 				(unsigned long long)st.itrace_start, (unsigned long long)st.aux_hw_id);
+		if (c.o.comp_level)
+			fprintf(stderr, "rbrecord: compressed %.3f MB of records into %.3f MB (zstd level %d, ratio %.3f)\n",
+				(double)st.comp_in / 1e6, (double)st.comp_out / 1e6, c.o.comp_level,
+				st.comp_out ? (double)st.comp_in / (double)st.comp_out : 0.0);
 		if (c.o.snapshot || c.o.overwrite)
 			fprintf(stderr, "rbrecord: %llu snapshots%s", (unsigned long long)st.snapshots,
 				c.o.snapshot ? "" : "\n");

@@ -24,6 +24,12 @@
  * unnamed file in the output's directory, is released so that the writer
  * can still write the feature sections and the header.
  *
+ * With -z the records drained from each ring are compressed together into
+ * PERF_RECORD_COMPRESSED records (recorder/zcomp.c); what rbrecord
+ * synthesizes, FINISHED_ROUND and AUX data stay plain, as in perf's files.
+ * --mmap-flush leaves a ring that holds fewer bytes for a later pass (not
+ * at the end).
+ *
  * Workload: 1 to a few hundred rings, up to tens of MB/s. Never prints.
  */
 #include "config.h"
@@ -44,6 +50,7 @@
 #include "record.h"
 #include "synth.h"
 #include "tracing.h"
+#include "zcomp.h"
 
 /*
  * PERIOD only with a frequency: with a fixed period the kernel samples every
@@ -93,6 +100,9 @@ struct record {
 	struct aux_ctx { struct record *s; size_t key; } *aux_ctx;   /* ops context per ring */
 	struct aux_counts counts;    /* over the kernel's AUX, ITRACE_START, AUX_OUTPUT_HW_ID records */
 	uint64_t snapshots;
+	struct zcomp *z;             /* -z: the session's zstd stream, NULL without -z */
+	int final;                   /* the last drain: --mmap-flush no longer holds anything back */
+	uint64_t z_in0, z_out0;      /* -z: compressor totals when the current file began (--switch-output) */
 	int argc;                    /* the command line, for the CMDLINE feature of each new file */
 	char **argv;
 	int rotated;                 /* --switch-output started a new file: the workload runs already */
@@ -188,7 +198,8 @@ static void note_record(struct record *s, const uint8_t *rec)
 	}
 }
 
-static int write_rec(void *ctx, const void *rec)
+/* A record as it is, not counted (-z: a COMPRESSED record, whose records were noted when staged). */
+static int write_as_is(void *ctx, const void *rec)
 {
 	struct record *s = ctx;
 	struct pd_error pe;
@@ -200,13 +211,42 @@ static int write_rec(void *ctx, const void *rec)
 			rec_fail(&s->werr, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
 		return -1;
 	}
-	note_record(s, rec);
+	return 0;
+}
+
+static int write_rec(void *ctx, const void *rec)
+{
+	if (write_as_is(ctx, rec) < 0)
+		return -1;
+	note_record(ctx, rec);
 	return 0;
 }
 
 static int ring_record(void *ctx, struct ring *r, const struct perf_event_header *h)
 {
-	return write_rec(ctx, h);
+	struct record *s = ctx;
+
+	if (!s->z)
+		return write_rec(ctx, h);
+	if (zcomp__add(s->z, h, write_as_is, s, &s->werr) < 0)
+		return -1;
+	note_record(s, (const uint8_t *)h);
+	return 0;
+}
+
+/* -z: after a ring's pass, its staged records into COMPRESSED records. */
+static int ring_done(struct record *s)
+{
+	return s->z ? zcomp__flush(s->z, write_as_is, s, &s->werr) : 0;
+}
+
+/* --mmap-flush: fewer bytes than that in a forward ring wait for a later pass. */
+static int ring_below_flush(const struct record *s, const struct ring *r)
+{
+	if (s->final || s->o.mmap_flush <= 1)
+		return 0;
+	uint64_t head = __atomic_load_n(&r->pc->data_head, __ATOMIC_ACQUIRE);
+	return head - r->pc->data_tail < s->o.mmap_flush;
 }
 
 /* One AUXTRACE record and its payload, straight from the AUX area to the writer. */
@@ -863,6 +903,8 @@ int record__open(struct record **out, const struct rec_opts *o, struct ev_list *
 		s->fds[i] = -1;
 	if (open_events(s, e) < 0 || apply_filters(s, e) < 0 || map_rings(s, e) < 0)
 		goto err_out;
+	if (o->comp_level && zcomp__new(&s->z, o->comp_level, o->mmap_pages * (size_t)sysconf(_SC_PAGESIZE), e) < 0)
+		goto err_out;
 	s->pipe = !strcmp(o->output, "-");
 	pd_writer_opts_init(&wo);
 	wo.pipe_mode = s->pipe;
@@ -930,6 +972,29 @@ static int set_tracing_data(struct record *s, struct rec_err *e)
 	return rc;
 }
 
+/*
+ * -z: HEADER_COMPRESSED as perf record fills it: version (perf leaves it 0),
+ * type 1 (zstd), level, ratio (bytes compressed over COMPRESSED bytes, rounded),
+ * and the size of a ring's mapping (control page and data), which tells a
+ * reader how much one ring's records decompress to at most.
+ */
+static int compressed_feature(struct record *s, struct rec_err *e)
+{
+	uint64_t in, out;
+	uint32_t v[5] = { 0, 1, (uint32_t)s->o.comp_level, 0, 0 };
+	struct pd_error pe;
+
+	zcomp__totals(s->z, &in, &out);
+	in -= s->z_in0;   /* this file's share */
+	out -= s->z_out0;
+	if (in && out)
+		v[3] = (uint32_t)((double)in / (double)out + 0.5);
+	v[4] = (uint32_t)((s->o.mmap_pages + 1) * (size_t)sysconf(_SC_PAGESIZE));
+	if (pd_writer_set_feature(s->w, PD_FEAT_COMPRESSED, v, sizeof(v), &pe) < 0)
+		return rec_fail(e, EIO, "feature %s: %s", pd_feature_name(PD_FEAT_COMPRESSED), pe.msg);
+	return 0;
+}
+
 static int set_static_features(struct record *s, int argc, char **argv, struct rec_err *e)
 {
 	struct feat_group g[64];
@@ -945,6 +1010,8 @@ static int set_static_features(struct record *s, int argc, char **argv, struct r
 		ng++;
 	}
 	if (features__static(s->w, argc, argv, g, ng, s->o.clockid, e) < 0)
+		return -1;
+	if (s->z && s->pipe && compressed_feature(s, e) < 0)   /* pipe mode: before any record, no ratio yet */
 		return -1;
 	return set_tracing_data(s, e);
 }
@@ -1139,8 +1206,10 @@ int record__drain(struct record *s, struct rec_err *e)
 	for (size_t i = 0; i < s->nr_rings; i++) {
 		if (s->rings[i]->overwrite)
 			continue;   /* backward rings are read on snapshots */
-		long n = ring__consume(s->rings[i], ring_record, s);
-		if (n < 0)
+		long n = 0;
+		if (!ring_below_flush(s, s->rings[i]))   /* the AUX area is read either way, as perf does */
+			n = ring__consume(s->rings[i], ring_record, s);
+		if (n < 0 || ring_done(s) < 0)
 			return write_error(s, e);
 		total += n;
 		/* then the trace its AUX records announced (full-trace mode) */
@@ -1213,6 +1282,8 @@ static int snapshot(struct record *s, int stopped, struct rec_err *e)
 		if (!s->rings[i]->overwrite)
 			continue;
 		long n = ring__snapshot(s->rings[i], ring_record, s, e);
+		if (n >= 0 && ring_done(s) < 0)
+			n = -1;
 		if (n < 0) {
 			if (aux && !stopped)
 				aux_snapshot_end(s, e);
@@ -1241,7 +1312,15 @@ static int end_features(struct record *s, struct rec_err *e)
 
 	if (s->have_time && features__sample_time(s->w, s->first_time, s->last_time, e) < 0)
 		return -1;
-	if (s->o.no_buildid)   /* -B: perf leaves the BUILD_ID feature out */
+	if (s->z && compressed_feature(s, e) < 0)
+		return -1;
+	/*
+	 * -B: no BUILD_ID feature. perf record also leaves it out with -z, for it
+	 * finds the objects by reading its data back; rbrecord noted them as they
+	 * went by, so a compressed recording keeps its build ids (--archive and
+	 * rbdecode --symdir need them).
+	 */
+	if (s->o.no_buildid)
 		return 0;
 	list = malloc((s->paths.n ? s->paths.n : 1) * sizeof(*list));
 	if (!list)
@@ -1301,6 +1380,7 @@ int record__finish(struct record *s, struct rec_err *e)
 		return 0;
 	if (!s->st.disk_full && (s->o.overwrite || (s->o.snapshot && s->o.snapshot_on_exit)))
 		rc = snapshot(s, 1, e);
+	s->final = 1;
 	if (!rc && !s->st.disk_full)
 		rc = record__drain(s, e);   /* the rest of the forward rings (-S: their AUX records) */
 	if (rc == 0 && !s->st.disk_full && s->fmt_lost)
@@ -1372,6 +1452,10 @@ int record__rotate(struct record *s, const char *rotated, struct rec_err *e)
 		return rc;
 	s->have_time = 0;
 	pathset_free(&s->paths);
+	if (s->z) {   /* -z: the new file's reader starts a new zstd stream */
+		zcomp__restart(s->z);
+		zcomp__totals(s->z, &s->z_in0, &s->z_out0);
+	}
 	pd_writer_opts_init(&wo);
 	if (pd_writer_open(&s->w, s->o.output, &wo, &pe) < 0) {
 		s->w = NULL;
@@ -1411,6 +1495,7 @@ void record__stats(const struct record *s, struct rec_stats *st)
 	st->snapshots = s->snapshots;
 	if (s->w)   /* after record__finish: st.bytes as it set it */
 		st->bytes = s->bytes_done + pd_writer_data_size(s->w);
+	zcomp__totals(s->z, &st->comp_in, &st->comp_out);
 }
 
 void record__ring_info(const struct record *s, size_t i, int *cpu, int *tid, int *fd, size_t *bytes)
@@ -1448,5 +1533,6 @@ void record__free(struct record *s)
 	if (s->reserve_fd >= 0)
 		close(s->reserve_fd);
 	pathset_free(&s->paths);
+	zcomp__free(s->z);
 	free(s);
 }

@@ -68,6 +68,8 @@ struct rec_opts {
 	int all_cgroups;            /* --all-cgroups: cgroup ids in samples, CGROUP records */
 	const char *cgroup_mnt;     /* the perf_event cgroup hierarchy's mount (-G, --all-cgroups) */
 	int no_buildid;             /* -B: no BUILD_ID feature */
+	int comp_level;             /* -z: zstd level of PERF_RECORD_COMPRESSED records (0: none) */
+	size_t mmap_flush;          /* --mmap-flush: least bytes a ring holds before it is drained (0, 1: any) */
 };
 
 struct record;
@@ -112,6 +114,7 @@ struct rec_stats {
 	uint64_t lost_samples;      /* LOST_SAMPLES totals: every sample an event lost, read at the end */
 	uint64_t records;           /* all records written (kernel and synthesized) */
 	uint64_t bytes;             /* data bytes written */
+	uint64_t comp_in, comp_out; /* -z: bytes compressed, COMPRESSED record bytes they became */
 	size_t nr_rings, nr_fds;
 	int disk_full;              /* the recording stopped on ENOSPC */
 	/* AUX areas */

@@ -12,6 +12,7 @@ REC_TESTS = \
 	tests/rec_archive.test \
 	tests/rec_callgraph.test \
 	tests/rec_options.test \
+	tests/rec_compress.test \
 	tests/rec_switch_output.test
 TESTS += $(REC_TESTS)
 EXTRA_DIST += $(REC_TESTS)
