@@ -2,9 +2,10 @@
  * pg.c - see pg.h. Workload: one recording's export (thousands to millions
  * of rows) into a server database that holds many recordings. The rows come
  * from the SQLite store's row producer (store.c) through the table writer
- * interface; this file only stores them, as COPY text, in the one
- * transaction that also inserted the recording's row: the samples (the
- * table that grows with the recording) straight to the server while the
+ * interface; this file only stores them, as binary COPY (no text for the
+ * server to parse), in the one transaction that also inserted the
+ * recording's row: the samples (the table that grows with the recording)
+ * straight to the server while the
  * session decodes, so that the server parses them on another core; every
  * other table to a spool file, sent with COPY at the end; then the keys
  * and indexes are added (the first time) after the load, as perf's
@@ -177,11 +178,10 @@ struct rb_pg {
 	struct rb_table_writer w;
 	PGconn *conn;
 	int64_t recording_id;
-	FILE *spool[RB_T_COUNT];      /* each table's COPY text, recording_id first; NULL until a row comes */
+	FILE *spool[RB_T_COUNT];      /* each table's COPY rows (binary), recording_id first; NULL until a row comes */
 	int live;                     /* COPY samples is open on the connection: its rows go straight there */
-	char *line;                   /* one row's COPY text being made */
+	char *line;                   /* one row's COPY data being made */
 	size_t line_len, line_cap;
-	char rid[24];                 /* recording_id as text */
 	struct stat_row { char *name, *value; } *stats;   /* decode_stats, a later name replacing an earlier */
 	size_t nr_stats, cap_stats;
 	int in_tx;                    /* the load's transaction is open */
@@ -270,51 +270,97 @@ static int line_room(struct rb_pg *pg, size_t n)
 	return 0;
 }
 
-/* An integer in decimal (COPY text), without printf's cost per value. */
-static void line_int(struct rb_pg *pg, int64_t v)
-{
-	char tmp[24];
-	int n = 0;
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-	do
-		tmp[n++] = (char)('0' + u % 10);
-	while (u /= 10);
-	char *p = pg->line + pg->line_len;
-	if (v < 0)
-		*p++ = '-';
-	while (n)
-		*p++ = tmp[--n];
-	pg->line_len = (size_t)(p - pg->line);
-}
+/*
+ * Rows go as binary COPY (PostgreSQL's "PGCOPY" format: no text for the
+ * server to parse): per row the field count, then each field's length and
+ * bytes, integers in network byte order. Each column's type comes from its
+ * definition in TABLES (bigint, integer, boolean, else text).
+ */
+enum { COL_TEXT, COL_INT8, COL_INT4, COL_BOOL };
+#define MAX_COLS 32
 
-/* A text value: backslash, tab, newline and carriage return escaped. */
-static int line_text(struct rb_pg *pg, const char *s)
+static unsigned char col_types[NR_TABLES][MAX_COLS];
+static int col_types_known;
+
+static void parse_col_types(void)
 {
-	if (line_room(pg, 2 * strlen(s)))
-		return -1;
-	char *p = pg->line + pg->line_len;
-	for (; *s; s++) {
-		switch (*s) {
-		case '\\': *p++ = '\\'; *p++ = '\\'; break;
-		case '\t': *p++ = '\\'; *p++ = 't'; break;
-		case '\n': *p++ = '\\'; *p++ = 'n'; break;
-		case '\r': *p++ = '\\'; *p++ = 'r'; break;
-		default: *p++ = *s;
+	for (size_t i = 0; i < NR_TABLES; i++) {
+		size_t k = 0;
+		for (const char *p = TABLES[i].cols; *p && k < MAX_COLS; k++) {
+			const char *type = p + strcspn(p, " ") + 1;
+			col_types[i][k] = !strncmp(type, "bigint", 6) ? COL_INT8 : !strncmp(type, "integer", 7) ? COL_INT4
+					  : !strncmp(type, "boolean", 7) ? COL_BOOL : COL_TEXT;
+			const char *c = strchr(p, ',');
+			if (!c)
+				break;
+			p = c + 1 + strspn(c + 1, " ");
 		}
 	}
-	pg->line_len = (size_t)(p - pg->line);
+	col_types_known = 1;
+}
+
+static inline void put_be(struct rb_pg *pg, uint64_t v, int bytes)
+{
+	for (int b = bytes - 1; b >= 0; b--)
+		pg->line[pg->line_len++] = (char)(v >> (8 * b));
+}
+
+/* A text field: its length and bytes. */
+static int put_text(struct rb_pg *pg, const char *s)
+{
+	size_t n = strlen(s);
+	if (n > INT32_MAX || line_room(pg, 4 + n))
+		return -1;
+	put_be(pg, n, 4);
+	memcpy(pg->line + pg->line_len, s, n);
+	pg->line_len += n;
 	return 0;
 }
 
-/* Start a row: its recording_id, and room for @n more bytes. */
-static int line_begin(struct rb_pg *pg, size_t n)
+/* Start a row of @n values after its recording_id, with room for the fixed-size ones. */
+static int row_begin(struct rb_pg *pg, int n)
 {
-	size_t k = strlen(pg->rid);
 	pg->line_len = 0;
-	if (line_room(pg, k + n))
+	if (line_room(pg, 2 + 12 + 12 * (size_t)n))
 		return -1;
-	memcpy(pg->line, pg->rid, k);
-	pg->line_len = k;
+	put_be(pg, (uint64_t)(n + 1), 2);
+	put_be(pg, 8, 4);
+	put_be(pg, (uint64_t)pg->recording_id, 8);
+	return 0;
+}
+
+/* Value @v of column @col of table @ti into the row being made. */
+static int put_value(struct rb_pg *pg, size_t ti, int col, const struct rb_tval *v, const char *table)
+{
+	int type = col < MAX_COLS ? col_types[ti][col] : COL_TEXT;
+	char num[24];
+	if (type == COL_TEXT)
+		return put_text(pg, v->text ? v->s : (snprintf(num, sizeof(num), "%" PRId64, v->i), num));
+	int64_t i = v->i;
+	if (v->text) {              /* a number given as text: the server would parse it */
+		char *end;
+		errno = 0;
+		i = strtoll(v->s, &end, 10);
+		if (end == v->s || *end || errno)
+			return pg_fail(pg, table, "internal: a value that is not a number for a number column");
+	}
+	if (line_room(pg, 12))
+		return -1;
+	if (type == COL_INT8) {
+		put_be(pg, 8, 4);
+		put_be(pg, (uint64_t)i, 8);
+	} else if (type == COL_INT4) {
+		if (i < INT32_MIN || i > INT32_MAX) {
+			char msg[160];
+			snprintf(msg, sizeof(msg), "value %" PRId64 " out of range for type integer (column %d)", i, col + 1);
+			return pg_fail(pg, table, msg);
+		}
+		put_be(pg, 4, 4);
+		put_be(pg, (uint64_t)(uint32_t)(int32_t)i, 4);
+	} else {
+		put_be(pg, 1, 4);
+		pg->line[pg->line_len++] = i != 0;
+	}
 	return 0;
 }
 
@@ -361,21 +407,18 @@ static int pg_row(void *ctx, enum rb_table t, const struct rb_tval *v, int n)
 		       : n == 2 ? stat_row(pg, v) : pg_fail(pg, "decode_stats", "internal: not 2 values");
 	if ((unsigned)t >= RB_T_COUNT)
 		return pg_fail(pg, "row", "internal: no such table");
-	/* the row: recording_id, then each value after a tab; 21 bytes hold any integer and its tab */
-	if (line_begin(pg, 22 * (size_t)n + 1))
+	/* the row: recording_id, then each value as its column's type */
+	const struct pg_table *tab = table_of(t);
+	if (!tab)
+		return pg_fail(pg, "row", "internal: no such table");
+	if (!col_types_known)
+		parse_col_types();
+	size_t ti = (size_t)(tab - TABLES);
+	if (row_begin(pg, n))
 		return -1;
-	for (int i = 0; i < n; i++) {
-		if (line_room(pg, 22))
+	for (int i = 0; i < n; i++)
+		if (put_value(pg, ti, i, &v[i], tab->name))
 			return -1;
-		pg->line[pg->line_len++] = '\t';
-		if (!v[i].text)
-			line_int(pg, v[i].i);
-		else if (line_text(pg, v[i].s))
-			return -1;
-	}
-	if (line_room(pg, 1))
-		return -1;
-	pg->line[pg->line_len++] = '\n';
 	if (t == RB_T_SAMPLE && pg->live)
 		return PQputCopyData(pg->conn, pg->line, (int)pg->line_len) == 1 ? 0
 		       : pg_fail(pg, "samples", server_msg(pg->conn));
@@ -408,18 +451,24 @@ static int copy_start(struct rb_pg *pg, const struct pg_table *t)
 {
 	char cols[1024], sql[1200];
 	column_list(t, cols, sizeof(cols));
-	snprintf(sql, sizeof(sql), "COPY %s (%s) FROM STDIN", t->name, cols);
+	snprintf(sql, sizeof(sql), "COPY %s (%s) FROM STDIN (FORMAT binary)", t->name, cols);
 	PGresult *r = PQexec(pg->conn, sql);
 	int st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
 	PQclear(r);
-	return st == PGRES_COPY_IN ? 0 : pg_fail(pg, t->name, server_msg(pg->conn));
+	if (st != PGRES_COPY_IN)
+		return pg_fail(pg, t->name, server_msg(pg->conn));
+	/* the binary format's header: signature, flags, no extension */
+	static const char header[19] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
+	return PQputCopyData(pg->conn, header, (int)sizeof(header)) == 1 ? 0 : pg_fail(pg, t->name, server_msg(pg->conn));
 }
 
 /* End the open COPY @t (@ok 0: something failed sending it already). */
 static int copy_end(struct rb_pg *pg, const struct pg_table *t, int ok)
 {
 	PGresult *r;
-	ok = PQputCopyEnd(pg->conn, NULL) == 1 && ok;
+	static const char trailer[2] = { '\377', '\377' };      /* the binary format's end: field count -1 */
+	ok = ok && PQputCopyData(pg->conn, trailer, 2) == 1;
+	ok = PQputCopyEnd(pg->conn, ok ? NULL : "rbdecode could not send the rows") == 1 && ok;
 	int good = ok;
 	while ((r = PQgetResult(pg->conn))) {
 		if (PQresultStatus(r) != PGRES_COMMAND_OK)
@@ -462,19 +511,9 @@ static int copy_stats(struct rb_pg *pg)
 		return -1;
 	int ok = 1;
 	for (size_t i = 0; i < pg->nr_stats && ok; i++) {
-		ok = !line_begin(pg, 3);
-		if (ok) {
-			pg->line[pg->line_len++] = '\t';
-			ok = !line_text(pg, pg->stats[i].name) && !line_room(pg, 1);
-		}
-		if (ok) {
-			pg->line[pg->line_len++] = '\t';
-			ok = !line_text(pg, pg->stats[i].value) && !line_room(pg, 1);
-		}
-		if (ok) {
-			pg->line[pg->line_len++] = '\n';
+		ok = !row_begin(pg, 2) && !put_text(pg, pg->stats[i].name) && !put_text(pg, pg->stats[i].value);
+		if (ok)
 			ok = PQputCopyData(pg->conn, pg->line, (int)pg->line_len) == 1;
-		}
 	}
 	return copy_end(pg, t, ok);
 }
@@ -682,7 +721,6 @@ static int add_recording(struct rb_pg *pg, const struct rb_pg_recording *rec, in
 	if (!ok || pg->failed)
 		return pg_fail(pg, "recordings", server_msg(pg->conn));
 	pg->recording_id = strtoll(id, NULL, 10);
-	snprintf(pg->rid, sizeof(pg->rid), "%" PRId64, pg->recording_id);
 	/* the samples go to the server as they come (the other tables at the end) */
 	if (copy_start(pg, table_of(RB_T_SAMPLE)))
 		return -1;
