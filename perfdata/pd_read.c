@@ -722,6 +722,17 @@ int pd_reader_open(struct pd_reader **out, const char *path,
 		return pd_fail(err, PD_ERR_INVAL, PD_NO_OFFSET, -1, "no input path");
 	if (!strcmp(path, "-"))
 		return pd_reader_open_fd(out, 0, "<stdin>", 0, opts, err);
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {     /* a perf.data folder (--kcore, --threads) */
+		size_t n = strlen(path) + sizeof("/data");
+		char *data = malloc(n);
+		if (!data)
+			return pd_fail(err, PD_ERR_NOMEM, PD_NO_OFFSET, -1, "out of memory");
+		snprintf(data, n, "%s/data", path);
+		int rc = pd_reader_open_as(out, data, data, opts, err);
+		free(data);
+		return rc;
+	}
 	return pd_reader_open_as(out, path, path, opts, err);
 }
 

@@ -11,6 +11,7 @@ rbrecord_SOURCES = \
 	%D%/ftrace.h %D%/ftrace.c %D%/tdat_write.h %D%/tdat_write.c \
 	%D%/record.h %D%/record.c \
 	%D%/pmuinfo.h %D%/pmuinfo.c \
+	%D%/kcore.h %D%/kcore.c \
 	%D%/rbrecord.c
 rbrecord_LDADD = $(ELF_LIBS) $(PERFDATA_LIBS)
 # --enable-static-recorder: one file to copy to a target machine

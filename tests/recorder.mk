@@ -11,7 +11,8 @@ REC_TESTS = \
 	tests/rec_events.test \
 	tests/rec_archive.test \
 	tests/rec_callgraph.test \
-	tests/rec_options.test
+	tests/rec_options.test \
+	tests/rec_dirformat.test
 TESTS += $(REC_TESTS)
 EXTRA_DIST += $(REC_TESTS)
 
