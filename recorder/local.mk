@@ -11,9 +11,9 @@ rbrecord_SOURCES = \
 	%D%/ftrace.h %D%/ftrace.c %D%/tdat_write.h %D%/tdat_write.c \
 	%D%/record.h %D%/record.c \
 	%D%/pmuinfo.h %D%/pmuinfo.c \
-	%D%/kcore.h %D%/kcore.c \
+	%D%/kcore.h %D%/kcore.c %D%/threads.h %D%/threads.c \
 	%D%/rbrecord.c
-rbrecord_LDADD = $(ELF_LIBS) $(PERFDATA_LIBS)
+rbrecord_LDADD = $(ELF_LIBS) $(PERFDATA_LIBS) -lpthread
 # --enable-static-recorder: one file to copy to a target machine
 rbrecord_LDFLAGS = $(AM_LDFLAGS) $(RB_STATIC_LDFLAGS)
 if HAVE_LIBARCHIVE

@@ -44,6 +44,8 @@ static void usage(FILE *f)
 		"  -e, --event EV        event(s): cpu-clock, cycles, L1-dcache-load-misses, sched:sched_switch,\n"
 		"                        r01c4, pmu/term=v,.../, {a,b}; modifiers :u :k :h :p (repeatable)\n"
 		"  -o, --output FILE     output file (default perf.data; - for a pipe-mode stream on stdout)\n"
+		"      --threads[=SPEC]  a perf.data folder: rings read by several threads into FILE/data.N; SPEC\n"
+		"                        cpu (default), core, package, numa or masks CPUS[/AFFINITY]:...\n"
 		"      --kcore           a perf.data folder: FILE/data and FILE/kcore_dir (kallsyms, modules and\n"
 		"                        the kernel's and modules' code from /proc/kcore; root)\n"
 		"  -a, --all-cpus        system-wide on every online CPU\n"
@@ -699,7 +701,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE, OPT_FILTER,
 	       OPT_CONTROL, OPT_CALL_GRAPH, OPT_FTRACE = 300, OPT_FTRACE_BUF, OPT_FTRACE_FILTER, OPT_FTRACE_NOTRACE,
 	       OPT_SWITCH_EVENTS = 400, OPT_SAMPLE_CPU, OPT_USER_REGS, OPT_NO_INHERIT, OPT_NAMESPACES, OPT_ALL_CGROUPS,
-	       OPT_BUILDID_ALL, OPT_KCORE = 500 };
+	       OPT_BUILDID_ALL, OPT_KCORE = 500, OPT_THREADS };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
 		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
@@ -727,7 +729,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		{ "all-cgroups", no_argument, NULL, OPT_ALL_CGROUPS },
 		{ "no-buildid-cache", no_argument, NULL, 'N' }, { "no-buildid", no_argument, NULL, 'B' },
 		{ "buildid-all", no_argument, NULL, OPT_BUILDID_ALL },
-		{ "kcore", no_argument, NULL, OPT_KCORE },
+		{ "kcore", no_argument, NULL, OPT_KCORE }, { "threads", optional_argument, NULL, OPT_THREADS },
 #ifdef HAVE_LIBARCHIVE
 		{ "archive", required_argument, NULL, OPT_ARCHIVE },
 #endif
@@ -744,6 +746,10 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		case 'o': c->o.output = optarg; break;
 		case OPT_ARCHIVE: c->archive = optarg; break;
 		case OPT_KCORE: c->kcore = 1; break;
+		case OPT_THREADS:
+			c->o.threads = 1;
+			c->o.threads_spec = optarg;
+			break;
 		case 'a': c->all_cpus = 1; break;
 		case 'C': c->o.cpu_list = optarg; break;
 		case 'p':
@@ -919,6 +925,11 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	c->o.branch_opt = c->branch_opt;
 	if (c->ft.nr_events && !strcmp(c->o.output, "-"))
 		return rec_fail(e, EINVAL, "--ftrace writes OUTPUT.trace.dat beside the perf.data: it needs -o FILE, not -");
+	if (c->o.threads && !strcmp(c->o.output, "-"))   /* perf's words */
+		return rec_fail(e, EINVAL, "--threads: parallel trace streaming is not available in pipe mode (-o -)");
+	if (c->o.threads && c->per_thread)
+		return rec_fail(e, EINVAL, "--threads: the --per-thread option is mutually exclusive to parallel "
+				"streaming mode");
 	if (c->kcore && !strcmp(c->o.output, "-"))
 		return rec_fail(e, EINVAL, "--kcore writes a perf.data folder (OUTPUT/data, OUTPUT/kcore_dir): it needs "
 				"-o DIR, not -");
@@ -977,11 +988,12 @@ static int choose_mode(struct cli *c, int have_cmd, pid_t child, struct rec_err 
 }
 
 /*
- * --kcore: -o names a perf.data folder whose kcore_dir is copied before the
- * events open (from /proc, or $RBRECORD_KCORE_FROM holding kcore, kallsyms
- * and modules); the recording goes to OUTPUT/data.
+ * --kcore, --threads: -o names a perf.data folder; with --kcore its
+ * kcore_dir is copied before the events open (from /proc, or
+ * $RBRECORD_KCORE_FROM holding kcore, kallsyms and modules). The recording
+ * goes to OUTPUT/data (and OUTPUT/data.N with --threads).
  */
-static int kcore_output(struct cli *c, struct rec_err *e)
+static int dir_output(struct cli *c, struct rec_err *e)
 {
 	const char *from = getenv("RBRECORD_KCORE_FROM");
 	char kc[4096];
@@ -990,19 +1002,21 @@ static int kcore_output(struct cli *c, struct rec_err *e)
 	if (!from || !*from)
 		from = "/proc";
 	snprintf(kc, sizeof(kc), "%s/kcore", from);
-	int fd = open(kc, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	int fd = c->kcore ? open(kc, O_RDONLY | O_CLOEXEC) : -2;
+	if (fd == -1)
 		return rec_fail(e, errno, "--kcore: %s cannot be read: %s (it needs root and a kernel with "
 				"CONFIG_PROC_KCORE)", kc, strerror(errno));
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (!(c->dir_data = malloc(n)))
 		return rec_fail(e, ENOMEM, "out of memory");
 	if (perf_dir_prepare(c->o.output, e) < 0)
 		return -1;
 	snprintf(c->dir_data, n, "%s/kcore_dir", c->o.output);
-	if (kcore_copy(from, c->dir_data, e) < 0)
+	if (c->kcore && kcore_copy(from, c->dir_data, e) < 0)
 		return -1;
 	snprintf(c->dir_data, n, "%s/data", c->o.output);
+	c->o.dir = c->o.output;
 	c->o.output = c->dir_data;
 	return 0;
 }
@@ -1083,7 +1097,7 @@ int main(int argc, char **argv)
 		cli_free(&c);
 		return 0;
 	}
-	if (c.kcore && kcore_output(&c, &e) < 0) {
+	if ((c.kcore || c.o.threads) && dir_output(&c, &e) < 0) {
 		fprintf(stderr, "rbrecord: %s\n", e.msg);
 		cli_free(&c);
 		return 1;

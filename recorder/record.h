@@ -68,6 +68,9 @@ struct rec_opts {
 	int all_cgroups;            /* --all-cgroups: cgroup ids in samples, CGROUP records */
 	const char *cgroup_mnt;     /* the perf_event cgroup hierarchy's mount (-G, --all-cgroups) */
 	int no_buildid;             /* -B: no BUILD_ID feature */
+	int threads;                /* --threads: rings drained by several threads into OUTPUT/data.N */
+	const char *threads_spec;   /* --threads=SPEC (NULL: one thread per CPU) */
+	const char *dir;            /* the perf.data folder (--threads, --kcore) holding output */
 };
 
 struct record;
@@ -104,6 +107,7 @@ struct rec_stats {
 	uint64_t lost_samples;      /* LOST_SAMPLES totals: every sample an event lost, read at the end */
 	uint64_t records;           /* all records written (kernel and synthesized) */
 	uint64_t bytes;             /* data bytes written */
+	size_t nr_threads;          /* --threads: reader threads (data.N files) */
 	size_t nr_rings, nr_fds;
 	int disk_full;              /* the recording stopped on ENOSPC */
 	/* AUX areas */
