@@ -927,6 +927,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		return rec_fail(e, EINVAL, "--ftrace writes OUTPUT.trace.dat beside the perf.data: it needs -o FILE, not -");
 	if (c->o.threads && !strcmp(c->o.output, "-"))   /* perf's words */
 		return rec_fail(e, EINVAL, "--threads: parallel trace streaming is not available in pipe mode (-o -)");
+	if (c->o.threads && c->archive)
+		return rec_fail(e, EINVAL, "--archive packs one perf.data file: not with --threads (its data.N files)");
 	if (c->o.threads && c->per_thread)
 		return rec_fail(e, EINVAL, "--threads: the --per-thread option is mutually exclusive to parallel "
 				"streaming mode");
