@@ -78,6 +78,7 @@ struct pd_reader {
 #endif
 	char **dfiles;         /* perf.data folder (DIR_FORMAT): its data.N files, N = 0.. (NULL: missing) */
 	size_t nr_dfiles, next_dfile;
+	int in_dfile;          /* reading a data.N (raw records, no data section) */
 };
 
 void pd_reader_opts_init(struct pd_reader_opts *o)
@@ -1196,7 +1197,7 @@ truncated:
 	return pd_fail(err, PD_ERR_TRUNCATED, off, -1,
 		       "%s: the file ends inside the record at offset %llu (%zu bytes left%s)", r->name,
 		       (unsigned long long)off, avail,
-		       r->data_end != UINT64_MAX ? ", data section promised more" : "");
+		       r->data_end != UINT64_MAX && !r->in_dfile ? ", data section promised more" : "");
 }
 
 /* Go on with the folder's next data.N file. 0, 1 when none is left, or an error. */
@@ -1243,6 +1244,7 @@ static int next_dir_file(struct pd_reader *r, struct pd_error *err)
 	r->pos = r->end = 0;
 	r->eof = 0;
 	r->mapped = 1;
+	r->in_dfile = 1;
 	return 0;
 }
 
