@@ -15,7 +15,8 @@
  * A perf.data folder (perf record --kcore, --threads) is read through its
  * data file; with the DIR_FORMAT feature (version 1) the records of its
  * data.N files (raw records, no header) follow those of data, file after
- * file in N order. They are not merged here: perf writes no FINISHED_ROUND
+ * file in the order readdir lists them, as perf reads them (records of the
+ * same time then come in perf's order). They are not merged here: perf writes no FINISHED_ROUND
  * in them, so a reader that orders by time (the session's queue, as perf's
  * ordered_events) sorts them all at the end. A data.N missing between two
  * present, or one cut inside a record, is an error naming the file once
@@ -78,6 +79,10 @@ struct pd_reader {
 #endif
 	char **dfiles;         /* perf.data folder (DIR_FORMAT): its data.N files, N = 0.. (NULL: missing) */
 	size_t nr_dfiles, next_dfile;
+	size_t *dorder;        /* the N of each, in the folder's listing order (perf reads them so) */
+	size_t nr_dorder;
+	struct pd_error derr;  /* a cut data.N: said once the other files are read */
+	int derr_rc;
 	int in_dfile;          /* reading a data.N (raw records, no data section) */
 };
 
@@ -782,6 +787,15 @@ static int list_dir_files(struct pd_reader *r, const char *path, struct pd_error
 		unsigned long n = strtoul(de->d_name + 5, &end, 10);
 		if (*end || n > 65535)
 			continue;
+		size_t *o = realloc(r->dorder, (r->nr_dorder + 1) * sizeof(*o));
+		if (!o) {
+			rc = pd_fail(err, PD_ERR_NOMEM, PD_NO_OFFSET, -1, "out of memory");
+			break;
+		}
+		r->dorder = o;
+		if (n < r->nr_dfiles && r->dfiles[n])
+			continue;
+		r->dorder[r->nr_dorder++] = n;
 		if (n >= r->nr_dfiles) {
 			char **v = realloc(r->dfiles, (n + 1) * sizeof(*v));
 			if (!v) {
@@ -836,6 +850,7 @@ void pd_reader_free(struct pd_reader *r)
 	for (size_t i = 0; i < r->nr_dfiles; i++)
 		free(r->dfiles[i]);
 	free(r->dfiles);
+	free(r->dorder);
 	unmap(r);
 	free(r->rbuf);
 	free(r->name);
@@ -1203,9 +1218,7 @@ truncated:
 /* Go on with the folder's next data.N file. 0, 1 when none is left, or an error. */
 static int next_dir_file(struct pd_reader *r, struct pd_error *err)
 {
-	while (r->next_dfile < r->nr_dfiles && !r->dfiles[r->next_dfile])
-		r->next_dfile++;
-	if (r->next_dfile == r->nr_dfiles) {
+	if (r->next_dfile == r->nr_dorder) {
 		for (size_t i = 0; i < r->nr_dfiles; i++)
 			if (!r->dfiles[i]) {
 				const char *last = r->dfiles[r->nr_dfiles - 1], *slash = strrchr(last, '/');
@@ -1216,7 +1229,7 @@ static int next_dir_file(struct pd_reader *r, struct pd_error *err)
 			}
 		return 1;
 	}
-	const char *path = r->dfiles[r->next_dfile++];
+	const char *path = r->dfiles[r->dorder[r->next_dfile++]];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
@@ -1252,10 +1265,26 @@ int pd_reader_next(struct pd_reader *r, struct pd_record *rec, struct pd_error *
 {
 	for (;;) {
 		int rc = next_in_file(r, rec, err);
-		if (rc != 0 || !r->nr_dfiles)
+		if (rc > 0 || !r->nr_dorder)
 			return rc;
-		if ((rc = next_dir_file(r, err)) != 0)
+		if (rc < 0) {
+			if (!r->in_dfile || rc != PD_ERR_TRUNCATED)
+				return rc;
+			if (!r->derr_rc) {     /* a cut data.N: the others are read first */
+				r->derr = *err;
+				r->derr_rc = rc;
+			}
+			r->payload_left = 0;
+			pd_error_clear(err);
+		}
+		if ((rc = next_dir_file(r, err)) != 0) {
+			if (rc > 0 && r->derr_rc) {
+				*err = r->derr;
+				rc = r->derr_rc;
+				r->derr_rc = 0;
+			}
 			return rc < 0 ? rc : 0;
+		}
 	}
 }
 
