@@ -11,10 +11,22 @@
  * whose records are handed out next. Payloads outside header.size (AUXTRACE
  * trace data, TRACING_DATA) are read on request or skipped (lseek when the
  * input is seekable), so memory does not depend on the file's size.
+ *
+ * A perf.data folder (perf record --kcore, --threads) is read through its
+ * data file; with the DIR_FORMAT feature (version 1) the records of its
+ * data.N files (raw records, no header) follow those of data, file after
+ * file in the order readdir lists them, as perf reads them (records of the
+ * same time then come in perf's order). They are not merged here: perf writes no FINISHED_ROUND
+ * in them, so a reader that orders by time (the session's queue, as perf's
+ * ordered_events) sorts them all at the end. A data.N missing between two
+ * present, or one cut inside a record, is an error naming the file once
+ * the others have been read.
  */
 #include "config.h"
 #include <byteswap.h>
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -65,6 +77,13 @@ struct pd_reader {
 #ifdef HAVE_ZSTD
 	ZSTD_DCtx *zctx;
 #endif
+	char **dfiles;         /* perf.data folder (DIR_FORMAT): its data.N files, N = 0.. (NULL: missing) */
+	size_t nr_dfiles, next_dfile;
+	size_t *dorder;        /* the N of each, in the folder's listing order (perf reads them so) */
+	size_t nr_dorder;
+	struct pd_error derr;  /* a cut data.N: said once the other files are read */
+	int derr_rc;
+	int in_dfile;          /* reading a data.N (raw records, no data section) */
 };
 
 void pd_reader_opts_init(struct pd_reader_opts *o)
@@ -722,7 +741,80 @@ int pd_reader_open(struct pd_reader **out, const char *path,
 		return pd_fail(err, PD_ERR_INVAL, PD_NO_OFFSET, -1, "no input path");
 	if (!strcmp(path, "-"))
 		return pd_reader_open_fd(out, 0, "<stdin>", 0, opts, err);
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {     /* a perf.data folder (--kcore, --threads) */
+		size_t n = strlen(path) + sizeof("/data");
+		char *data = malloc(n);
+		if (!data)
+			return pd_fail(err, PD_ERR_NOMEM, PD_NO_OFFSET, -1, "out of memory");
+		snprintf(data, n, "%s/data", path);
+		int rc = access(data, F_OK) == 0 ? pd_reader_open_as(out, data, data, opts, err) : 1;
+		free(data);
+		if (rc <= 0)
+			return rc;
+	}
 	return pd_reader_open_as(out, path, path, opts, err);
+}
+
+/* DIR_FORMAT: list the data.N files beside @path (the folder's data file). */
+static int list_dir_files(struct pd_reader *r, const char *path, struct pd_error *err)
+{
+	const struct feat_slot *f = &r->feat[PD_FEAT_DIR_FORMAT];
+	if (!f->present || r->info.pipe_mode)
+		return 0;
+	uint64_t version = f->size >= 8 ? ld64(f->data) : 0;
+	if (version != 1)
+		return pd_fail(err, PD_ERR_UNSUPPORTED, f->offset, -1,
+			       "%s: perf.data folder of format version %llu (only 1 is known)", r->name,
+			       (unsigned long long)version);
+	const char *slash = strrchr(path, '/');
+	size_t dlen = slash ? (size_t)(slash - path) : 1;
+	char *dir = slash ? strndup(path, dlen ? dlen : 1) : strdup(".");
+	DIR *d = dir ? opendir(dir) : NULL;
+	if (!d) {
+		int e = errno;
+		free(dir);
+		return dir ? pd_fail(err, PD_ERR_IO, PD_NO_OFFSET, -1, "%s: cannot list the perf.data folder: %s",
+				     r->name, strerror(e))
+			   : pd_fail(err, PD_ERR_NOMEM, PD_NO_OFFSET, -1, "out of memory");
+	}
+	struct dirent *de;
+	int rc = 0;
+	while (!rc && (de = readdir(d))) {
+		char *end;
+		if (strncmp(de->d_name, "data.", 5) || !de->d_name[5] || de->d_name[5] == '-')
+			continue;
+		unsigned long n = strtoul(de->d_name + 5, &end, 10);
+		if (*end || n > 65535)
+			continue;
+		size_t *o = realloc(r->dorder, (r->nr_dorder + 1) * sizeof(*o));
+		if (!o) {
+			rc = pd_fail(err, PD_ERR_NOMEM, PD_NO_OFFSET, -1, "out of memory");
+			break;
+		}
+		r->dorder = o;
+		if (n < r->nr_dfiles && r->dfiles[n])
+			continue;
+		r->dorder[r->nr_dorder++] = n;
+		if (n >= r->nr_dfiles) {
+			char **v = realloc(r->dfiles, (n + 1) * sizeof(*v));
+			if (!v) {
+				rc = pd_fail(err, PD_ERR_NOMEM, PD_NO_OFFSET, -1, "out of memory");
+				break;
+			}
+			memset(v + r->nr_dfiles, 0, (n + 1 - r->nr_dfiles) * sizeof(*v));
+			r->dfiles = v;
+			r->nr_dfiles = n + 1;
+		}
+		size_t len = strlen(dir) + strlen(de->d_name) + 2;
+		if (!(r->dfiles[n] = malloc(len)))
+			rc = pd_fail(err, PD_ERR_NOMEM, PD_NO_OFFSET, -1, "out of memory");
+		else
+			snprintf(r->dfiles[n], len, "%s/%s", dir, de->d_name);
+	}
+	closedir(d);
+	free(dir);
+	return rc;
 }
 
 int pd_reader_open_as(struct pd_reader **out, const char *path, const char *name,
@@ -733,7 +825,12 @@ int pd_reader_open_as(struct pd_reader **out, const char *path, const char *name
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return pd_fail(err, PD_ERR_IO, PD_NO_OFFSET, -1, "%s: cannot open: %s", name, strerror(errno));
-	return pd_reader_open_fd(out, fd, name, 1, opts, err);
+	int rc = pd_reader_open_fd(out, fd, name, 1, opts, err);
+	if (rc == 0 && (rc = list_dir_files(*out, path, err)) < 0) {
+		pd_reader_free(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 void pd_reader_free(struct pd_reader *r)
@@ -750,6 +847,10 @@ void pd_reader_free(struct pd_reader *r)
 #endif
 	free(r->dbuf);
 	free(r->jbuf);
+	for (size_t i = 0; i < r->nr_dfiles; i++)
+		free(r->dfiles[i]);
+	free(r->dfiles);
+	free(r->dorder);
 	unmap(r);
 	free(r->rbuf);
 	free(r->name);
@@ -1023,7 +1124,7 @@ static int next_joined(struct pd_reader *r, struct pd_record *rec, uint64_t firs
 	return rc < 0 ? rc : 1;
 }
 
-int pd_reader_next(struct pd_reader *r, struct pd_record *rec, struct pd_error *err)
+static int next_in_file(struct pd_reader *r, struct pd_record *rec, struct pd_error *err)
 {
 	int rc;
 	if (r->payload_left) {
@@ -1111,7 +1212,80 @@ truncated:
 	return pd_fail(err, PD_ERR_TRUNCATED, off, -1,
 		       "%s: the file ends inside the record at offset %llu (%zu bytes left%s)", r->name,
 		       (unsigned long long)off, avail,
-		       r->data_end != UINT64_MAX ? ", data section promised more" : "");
+		       r->data_end != UINT64_MAX && !r->in_dfile ? ", data section promised more" : "");
+}
+
+/* Go on with the folder's next data.N file. 0, 1 when none is left, or an error. */
+static int next_dir_file(struct pd_reader *r, struct pd_error *err)
+{
+	if (r->next_dfile == r->nr_dorder) {
+		for (size_t i = 0; i < r->nr_dfiles; i++)
+			if (!r->dfiles[i]) {
+				const char *last = r->dfiles[r->nr_dfiles - 1], *slash = strrchr(last, '/');
+				r->nr_dfiles = 0;     /* said once */
+				return pd_fail(err, PD_ERR_TRUNCATED, PD_NO_OFFSET, -1,
+					       "%.*s/data.%zu: missing from the perf.data folder (%s is there): its "
+					       "records are lost", (int)(slash - last), last, i, slash + 1);
+			}
+		return 1;
+	}
+	const char *path = r->dfiles[r->dorder[r->next_dfile++]];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return pd_fail(err, PD_ERR_IO, PD_NO_OFFSET, -1, "%s: cannot open: %s", path, strerror(errno));
+	}
+	char *name = strdup(path);
+	if (!name) {
+		close(fd);
+		return pd_fail(err, PD_ERR_NOMEM, PD_NO_OFFSET, -1, "out of memory");
+	}
+	if (r->own_fd)
+		close(r->fd);
+	unmap(r);
+	free(r->name);
+	r->name = name;
+	r->fd = fd;
+	r->own_fd = 1;
+	r->info.file_size = (uint64_t)st.st_size;
+	r->info.data_size_unknown = 0;
+	r->data_end = (uint64_t)st.st_size;
+	r->buf = r->rbuf;
+	r->buf_off = 0;
+	r->pos = r->end = 0;
+	r->eof = 0;
+	r->mapped = 1;
+	r->in_dfile = 1;
+	return 0;
+}
+
+int pd_reader_next(struct pd_reader *r, struct pd_record *rec, struct pd_error *err)
+{
+	for (;;) {
+		int rc = next_in_file(r, rec, err);
+		if (rc > 0 || !r->nr_dorder)
+			return rc;
+		if (rc < 0) {
+			if (!r->in_dfile || rc != PD_ERR_TRUNCATED)
+				return rc;
+			if (!r->derr_rc) {     /* a cut data.N: the others are read first */
+				r->derr = *err;
+				r->derr_rc = rc;
+			}
+			r->payload_left = 0;
+			pd_error_clear(err);
+		}
+		if ((rc = next_dir_file(r, err)) != 0) {
+			if (rc > 0 && r->derr_rc) {
+				*err = r->derr;
+				rc = r->derr_rc;
+				r->derr_rc = 0;
+			}
+			return rc < 0 ? rc : 0;
+		}
+	}
 }
 
 int64_t pd_reader_read_payload(struct pd_reader *r, void *buf, size_t len, struct pd_error *err)

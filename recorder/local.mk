@@ -12,8 +12,9 @@ rbrecord_SOURCES = \
 	%D%/record.h %D%/record.c %D%/zcomp.h %D%/zcomp.c \
 	%D%/switchout.h %D%/switchout.c \
 	%D%/pmuinfo.h %D%/pmuinfo.c \
+	%D%/kcore.h %D%/kcore.c %D%/threads.h %D%/threads.c \
 	%D%/rbrecord.c
-rbrecord_LDADD = $(ELF_LIBS) $(PERFDATA_LIBS)
+rbrecord_LDADD = $(ELF_LIBS) $(PERFDATA_LIBS) -lpthread
 # -z: zstd (PERFDATA_LIBS already links $(ZSTD_LIBS))
 rbrecord_CFLAGS = $(AM_CFLAGS) $(ZSTD_CFLAGS)
 # --enable-static-recorder: one file to copy to a target machine

@@ -29,6 +29,7 @@
 #include "ftrace.h"
 #include "zcomp.h"
 #include "switchout.h"
+#include "kcore.h"
 
 static volatile sig_atomic_t stop_requested, child_exited, snapshot_requested, switch_requested;
 static int pending_snapshot_acks;   /* control 'snapshot' commands to acknowledge once taken */
@@ -45,6 +46,10 @@ static void usage(FILE *f)
 		"  -e, --event EV        event(s): cpu-clock, cycles, L1-dcache-load-misses, sched:sched_switch,\n"
 		"                        r01c4, pmu/term=v,.../, {a,b}; modifiers :u :k :h :p (repeatable)\n"
 		"  -o, --output FILE     output file (default perf.data; - for a pipe-mode stream on stdout)\n"
+		"      --threads[=SPEC]  a perf.data folder: rings read by several threads into FILE/data.N; SPEC\n"
+		"                        cpu (default), core, package, numa or masks CPUS[/AFFINITY]:...\n"
+		"      --kcore           a perf.data folder: FILE/data and FILE/kcore_dir (kallsyms, modules and\n"
+		"                        the kernel's and modules' code from /proc/kcore; root)\n"
 		"  -a, --all-cpus        system-wide on every online CPU\n"
 		"  -C, --cpu LIST        only these CPUs (system-wide on them, or with -p / -t those threads)\n"
 		"  -p, --pid PID[,PID]   attach to processes (all their threads)\n"
@@ -708,6 +713,8 @@ struct cli {
 	int all_cpus, per_thread, quiet, verbose, pmu_info, json, dry_run;
 	int *pids, nr_pids, *tids, nr_tids;
 	const char *archive;          /* --archive OUT: pack the recording when it is done */
+	int kcore;                    /* --kcore: -o names a perf.data folder with a kcore_dir */
+	char *dir_data;               /* its data file */
 	struct ftrace_opts ft;        /* --ftrace: the ftrace ring beside the perf rings */
 	const char *uid;              /* -u: record this user's processes */
 	uid_t uid_v;
@@ -723,6 +730,7 @@ static void cli_free(struct cli *c)
 	events__free(&c->evl);
 	ftrace__opts_free(&c->ft);
 	free((void *)c->ft.output);
+	free(c->dir_data);
 	free((void *)c->o.tids);
 	free(c->pids);
 	free(c->tids);
@@ -737,7 +745,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 	enum { OPT_PER_THREAD = 256, OPT_OVERWRITE, OPT_PMU_INFO, OPT_JSON, OPT_DRY_RUN, OPT_ARCHIVE, OPT_FILTER,
 	       OPT_CONTROL, OPT_CALL_GRAPH, OPT_FTRACE = 300, OPT_FTRACE_BUF, OPT_FTRACE_FILTER, OPT_FTRACE_NOTRACE,
 	       OPT_SWITCH_EVENTS = 400, OPT_SAMPLE_CPU, OPT_USER_REGS, OPT_NO_INHERIT, OPT_NAMESPACES, OPT_ALL_CGROUPS,
-	       OPT_BUILDID_ALL, OPT_SWITCH_OUTPUT = 500, OPT_SWITCH_MAX_FILES, OPT_MMAP_FLUSH = 600 };
+	       OPT_BUILDID_ALL, OPT_SWITCH_OUTPUT = 500, OPT_SWITCH_MAX_FILES, OPT_MMAP_FLUSH = 600,
+	       OPT_KCORE = 700, OPT_THREADS };
 	static const struct option longopts[] = {
 		{ "event", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
 		{ "all-cpus", no_argument, NULL, 'a' }, { "cpu", required_argument, NULL, 'C' },
@@ -769,6 +778,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		{ "mmap-flush", required_argument, NULL, OPT_MMAP_FLUSH },
 		{ "switch-output", optional_argument, NULL, OPT_SWITCH_OUTPUT },
 		{ "switch-max-files", required_argument, NULL, OPT_SWITCH_MAX_FILES },
+		{ "kcore", no_argument, NULL, OPT_KCORE }, { "threads", optional_argument, NULL, OPT_THREADS },
 #ifdef HAVE_LIBARCHIVE
 		{ "archive", required_argument, NULL, OPT_ARCHIVE },
 #endif
@@ -784,6 +794,11 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 			break;
 		case 'o': c->o.output = optarg; break;
 		case OPT_ARCHIVE: c->archive = optarg; break;
+		case OPT_KCORE: c->kcore = 1; break;
+		case OPT_THREADS:
+			c->o.threads = 1;
+			c->o.threads_spec = optarg;
+			break;
 		case 'a': c->all_cpus = 1; break;
 		case 'C': c->o.cpu_list = optarg; break;
 		case 'p':
@@ -993,6 +1008,21 @@ static int parse_args(struct cli *c, int argc, char **argv, struct rec_err *e)
 		c->o.no_buildid = 1;   /* perf: --switch-output implies --no-buildid, switches stay cheap */
 	if (c->ft.nr_events && !strcmp(c->o.output, "-"))
 		return rec_fail(e, EINVAL, "--ftrace writes OUTPUT.trace.dat beside the perf.data: it needs -o FILE, not -");
+	if (c->o.threads && !strcmp(c->o.output, "-"))   /* perf's words */
+		return rec_fail(e, EINVAL, "--threads: parallel trace streaming is not available in pipe mode (-o -)");
+	if (c->o.threads && c->archive)
+		return rec_fail(e, EINVAL, "--archive packs one perf.data file: not with --threads (its data.N files)");
+	if (c->o.threads && c->per_thread)
+		return rec_fail(e, EINVAL, "--threads: the --per-thread option is mutually exclusive to parallel "
+				"streaming mode");
+	if (c->o.threads && c->o.comp_level)
+		return rec_fail(e, EINVAL, "-z: not with --threads (the readers write their data.N files plain)");
+	if ((c->o.threads || c->kcore) && c->so.enabled)
+		return rec_fail(e, EINVAL, "--switch-output rotates a perf.data file: not with --threads or --kcore "
+				"(a perf.data folder)");
+	if (c->kcore && !strcmp(c->o.output, "-"))
+		return rec_fail(e, EINVAL, "--kcore writes a perf.data folder (OUTPUT/data, OUTPUT/kcore_dir): it needs "
+				"-o DIR, not -");
 	return 0;
 }
 
@@ -1044,6 +1074,40 @@ static int choose_mode(struct cli *c, int have_cmd, pid_t child, struct rec_err 
 	c->o.enable_on_exec = have_cmd && !attach && c->o.mode != REC_MODE_ALL &&
 			      !(c->o.mode == REC_MODE_CPUS && !n);
 	c->o.system_wide_synth = !n;
+	return 0;
+}
+
+/*
+ * --kcore, --threads: -o names a perf.data folder; with --kcore its
+ * kcore_dir is copied before the events open (from /proc, or
+ * $RBRECORD_KCORE_FROM holding kcore, kallsyms and modules). The recording
+ * goes to OUTPUT/data (and OUTPUT/data.N with --threads).
+ */
+static int dir_output(struct cli *c, struct rec_err *e)
+{
+	const char *from = getenv("RBRECORD_KCORE_FROM");
+	char kc[4096];
+	size_t n = strlen(c->o.output) + sizeof("/kcore_dir");
+
+	if (!from || !*from)
+		from = "/proc";
+	snprintf(kc, sizeof(kc), "%s/kcore", from);
+	int fd = c->kcore ? open(kc, O_RDONLY | O_CLOEXEC) : -2;
+	if (fd == -1)
+		return rec_fail(e, errno, "--kcore: %s cannot be read: %s (it needs root and a kernel with "
+				"CONFIG_PROC_KCORE)", kc, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (!(c->dir_data = malloc(n)))
+		return rec_fail(e, ENOMEM, "out of memory");
+	if (perf_dir_prepare(c->o.output, e) < 0)
+		return -1;
+	snprintf(c->dir_data, n, "%s/kcore_dir", c->o.output);
+	if (c->kcore && kcore_copy(from, c->dir_data, e) < 0)
+		return -1;
+	snprintf(c->dir_data, n, "%s/data", c->o.output);
+	c->o.dir = c->o.output;
+	c->o.output = c->dir_data;
 	return 0;
 }
 
@@ -1122,6 +1186,11 @@ int main(int argc, char **argv)
 	if (c.dry_run) {
 		cli_free(&c);
 		return 0;
+	}
+	if ((c.kcore || c.o.threads) && dir_output(&c, &e) < 0) {
+		fprintf(stderr, "rbrecord: %s\n", e.msg);
+		cli_free(&c);
+		return 1;
 	}
 	char **cmd = optind < argc ? argv + optind : NULL;
 	int ctl_fd = -1, ack_fd = -1;

@@ -29,6 +29,10 @@
  * synthesizes, FINISHED_ROUND and AUX data stay plain, as in perf's files.
  * --mmap-flush leaves a ring that holds fewer bytes for a later pass (not
  * at the end).
+ * With --threads (a perf.data folder) the forward rings are drained by
+ * reader threads into OUTPUT/data.N (recorder/threads.c) and OUTPUT/data
+ * keeps the header, the synthesized records and the features, DIR_FORMAT
+ * among them; the main thread only watches for hang-ups and the control fd.
  *
  * Workload: 1 to a few hundred rings, up to tens of MB/s. Never prints.
  */
@@ -42,6 +46,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "pd.h"
@@ -49,6 +54,7 @@
 #include "auxring.h"
 #include "record.h"
 #include "synth.h"
+#include "threads.h"
 #include "tracing.h"
 #include "zcomp.h"
 
@@ -84,6 +90,7 @@ struct record {
 	struct pd_writer *w;
 	int pipe;
 	int reserve_fd;              /* space released on ENOSPC, -1 if none */
+	struct rthreads *thr;        /* --threads: the reader threads, NULL otherwise */
 	struct rec_stats st;
 	uint64_t first_time, last_time;
 	int have_time;
@@ -220,6 +227,11 @@ static int write_rec(void *ctx, const void *rec)
 		return -1;
 	note_record(ctx, rec);
 	return 0;
+}
+
+static void thread_note(void *ctx, const void *rec)
+{
+	note_record(ctx, rec);
 }
 
 static int ring_record(void *ctx, struct ring *r, const struct perf_event_header *h)
@@ -914,6 +926,15 @@ int record__open(struct record **out, const struct rec_opts *o, struct ev_list *
 	}
 	if (!s->pipe)
 		s->reserve_fd = take_reserve(o->output);
+	if (o->threads) {
+		if (s->aux_ev >= 0 || o->overwrite || o->snapshot) {
+			rec_fail(e, EINVAL, "--threads: not with %s yet", o->overwrite ? "--overwrite" :
+				 o->snapshot ? "-S" : "an AUX area event (intel_pt, cs_etm...)");
+			goto err_out;
+		}
+		if (rthreads_open(&s->thr, o->threads_spec, o->dir, s->rings, s->nr_rings, thread_note, s, e) < 0)
+			goto err_out;
+	}
 	*out = s;
 	return 0;
 err_out:
@@ -1107,7 +1128,21 @@ int record__start(struct record *s, int argc, char **argv, struct rec_err *e)
 	s->argv = argv;
 	if (add_evsels(s, e) < 0 || set_static_features(s, argc, argv, e) < 0)
 		return -1;
-	return synthesize(s, e);
+	if (s->thr) {   /* perf's HEADER_DIR_FORMAT: version 1, data.N files of raw records */
+		uint64_t version = 1;
+		struct pd_error pe;
+		if (pd_writer_set_feature(s->w, PD_FEAT_DIR_FORMAT, &version, sizeof(version), &pe) < 0)
+			return rec_fail(e, EIO, "%s", pe.msg);
+	}
+	if (synthesize(s, e) < 0)
+		return -1;
+	if (s->thr) {
+		struct pd_error pe;
+		if (pd_writer_flush(s->w, &pe) < 0)
+			return rec_fail(e, pe.code == PD_ERR_NOSPC ? ENOSPC : EIO, "%s", pe.msg);
+		return rthreads_start(s->thr, e);
+	}
+	return 0;
 }
 
 static int ioctl_leaders(struct record *s, unsigned long req, struct rec_err *e)
@@ -1156,10 +1191,35 @@ int record__poll(struct record *s, int ms)
 	return record__poll_extra(s, ms, -1, NULL);
 }
 
+/* --threads: the readers drain the rings; the main thread waits for hang-ups and @extra_fd only. */
+static int poll_hup(struct record *s, int ms, int extra_fd, int *extra_ready, size_t *hup)
+{
+	struct pollfd *pf = calloc(s->nr_rings + 1, sizeof(*pf));
+	size_t n = 0;
+	int rc;
+	if (!pf)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nr_rings; i++)
+		pf[n++] = (struct pollfd){ .fd = s->rings[i]->fd, .events = 0 };
+	if (extra_fd >= 0)
+		pf[n++] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
+	rc = poll(pf, n, ms);
+	if (rc < 0)
+		rc = -errno;
+	*hup = 0;
+	for (size_t i = 0; rc > 0 && i < s->nr_rings; i++)
+		*hup += (pf[i].revents & (POLLHUP | POLLERR)) != 0;
+	if (extra_ready)
+		*extra_ready = rc > 0 && extra_fd >= 0 && (pf[s->nr_rings].revents & POLLIN);
+	free(pf);
+	return rc;
+}
+
 int record__poll_extra(struct record *s, int ms, int extra_fd, int *extra_ready)
 {
 	size_t hup;
-	int rc = ring__poll_extra(s->rings, s->nr_rings, ms, &hup, extra_fd, extra_ready);
+	int rc = s->thr ? poll_hup(s, ms, extra_fd, extra_ready, &hup)
+			: ring__poll_extra(s->rings, s->nr_rings, ms, &hup, extra_fd, extra_ready);
 
 	if (rc >= 0 && hup == s->nr_rings && s->tids[0] != -1)
 		s->targets_gone = 1;   /* every thread we follow has exited */
@@ -1203,6 +1263,13 @@ int record__drain(struct record *s, struct rec_err *e)
 
 	if (s->st.disk_full)
 		return write_error(s, e);
+	if (s->thr) {   /* the reader threads drain the rings: report how they fare */
+		if (rthreads_error(s->thr, e) < 0) {
+			s->st.disk_full = e->err == ENOSPC || e->err == EDQUOT || e->err == EFBIG;
+			return -1;
+		}
+		return 0;
+	}
 	for (size_t i = 0; i < s->nr_rings; i++) {
 		if (s->rings[i]->overwrite)
 			continue;   /* backward rings are read on snapshots */
@@ -1381,8 +1448,14 @@ int record__finish(struct record *s, struct rec_err *e)
 	if (!s->st.disk_full && (s->o.overwrite || (s->o.snapshot && s->o.snapshot_on_exit)))
 		rc = snapshot(s, 1, e);
 	s->final = 1;
-	if (!rc && !s->st.disk_full)
+	if (s->thr) {   /* the readers' last pass, then their files are closed */
+		if (rthreads_stop(s->thr, e) < 0 && rc == 0) {
+			s->st.disk_full = e->err == ENOSPC || e->err == EDQUOT || e->err == EFBIG;
+			rc = -1;
+		}
+	} else if (!rc && !s->st.disk_full) {
 		rc = record__drain(s, e);   /* the rest of the forward rings (-S: their AUX records) */
+	}
 	if (rc == 0 && !s->st.disk_full && s->fmt_lost)
 		rc = lost_samples(s, e);
 	if (s->st.disk_full && s->reserve_fd >= 0) {
@@ -1393,7 +1466,7 @@ int record__finish(struct record *s, struct rec_err *e)
 		return rc;
 	if (!s->pipe && end_features(s, rc < 0 ? &ignore : e) < 0 && rc == 0)
 		rc = -1;
-	s->st.bytes = s->bytes_done + pd_writer_data_size(s->w);
+	s->st.bytes = s->bytes_done + pd_writer_data_size(s->w) + (s->thr ? rthreads_bytes(s->thr) : 0);
 	int crc = pd_writer_close(s->w, &pe);
 	s->w = NULL;
 	if (crc < 0 && rc == 0)
@@ -1470,6 +1543,7 @@ int record__rotate(struct record *s, const char *rotated, struct rec_err *e)
 void record__stats(const struct record *s, struct rec_stats *st)
 {
 	*st = s->st;
+	st->nr_threads = s->thr ? rthreads_count(s->thr) : 0;
 	st->nr_rings = s->nr_rings;
 	st->nr_fds = s->nr_fds;
 	st->aux = s->aux_ev >= 0;
@@ -1494,7 +1568,7 @@ void record__stats(const struct record *s, struct rec_stats *st)
 	st->aux_hw_id = s->counts.hw_id;
 	st->snapshots = s->snapshots;
 	if (s->w)   /* after record__finish: st.bytes as it set it */
-		st->bytes = s->bytes_done + pd_writer_data_size(s->w);
+		st->bytes = s->bytes_done + pd_writer_data_size(s->w) + (s->thr ? rthreads_bytes(s->thr) : 0);
 	zcomp__totals(s->z, &st->comp_in, &st->comp_out);
 }
 
@@ -1510,6 +1584,7 @@ void record__free(struct record *s)
 {
 	if (!s)
 		return;
+	rthreads_free(s->thr);     /* before the rings it reads */
 	for (size_t i = 0; s->aux_map && i < s->rings_cap; i++)
 		if (s->aux_map[i]) {
 			aux__fini(&s->aux[i]);

@@ -70,6 +70,9 @@ struct rec_opts {
 	int no_buildid;             /* -B: no BUILD_ID feature */
 	int comp_level;             /* -z: zstd level of PERF_RECORD_COMPRESSED records (0: none) */
 	size_t mmap_flush;          /* --mmap-flush: least bytes a ring holds before it is drained (0, 1: any) */
+	int threads;                /* --threads: rings drained by several threads into OUTPUT/data.N */
+	const char *threads_spec;   /* --threads=SPEC (NULL: one thread per CPU) */
+	const char *dir;            /* the perf.data folder (--threads, --kcore) holding output */
 };
 
 struct record;
@@ -115,6 +118,7 @@ struct rec_stats {
 	uint64_t records;           /* all records written (kernel and synthesized) */
 	uint64_t bytes;             /* data bytes written */
 	uint64_t comp_in, comp_out; /* -z: bytes compressed, COMPRESSED record bytes they became */
+	size_t nr_threads;          /* --threads: reader threads (data.N files) */
 	size_t nr_rings, nr_fds;
 	int disk_full;              /* the recording stopped on ENOSPC */
 	/* AUX areas */

@@ -13,7 +13,8 @@ REC_TESTS = \
 	tests/rec_callgraph.test \
 	tests/rec_options.test \
 	tests/rec_compress.test \
-	tests/rec_switch_output.test
+	tests/rec_switch_output.test \
+	tests/rec_dirformat.test
 TESTS += $(REC_TESTS)
 EXTRA_DIST += $(REC_TESTS)
 
