@@ -41,6 +41,8 @@ struct child_result {
 	char msg[1024];
 };
 
+int rb_archive_in_process;
+
 static void exit_at_once(int status, void *arg)
 {
 	(void)arg;
@@ -54,8 +56,6 @@ static void exit_at_once(int status, void *arg)
  * or -errno when no child could be started. With rb_archive_in_process,
  * @fn runs here.
  */
-int rb_archive_in_process;
-
 static int run_child(void (*fn)(void *, struct child_result *), void *ctx, struct child_result *r,
 		     char *why, size_t whylen)
 {
@@ -105,10 +105,11 @@ static int run_child(void (*fn)(void *, struct child_result *), void *ctx, struc
 	}
 	close(res[1]);
 	close(err[1]);
-	/* stderr first: the result (smaller than a pipe's buffer) never blocks the child */
 	/*
-	 * Its first 512 bytes are held back: libarchive's one fatal line is
-	 * read into the message; anything else (a sanitizer's report) is passed on.
+	 * Its stderr first (the result, smaller than a pipe's buffer, never
+	 * blocks the child). The first 512 bytes are held back: libarchive's
+	 * one fatal line goes into the message; anything else (a sanitizer's
+	 * report) is passed on.
 	 */
 	static const char fatal[] = "Fatal Internal Error in libarchive: ";
 	char text[512];
@@ -150,15 +151,19 @@ static int run_child(void (*fn)(void *, struct child_result *), void *ctx, struc
 		got += (size_t)k;
 	}
 	close(res[0]);
-	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	int st = 0, w;
+	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
 		;
+	if (w < 0)                           /* reaped elsewhere (SIGCHLD ignored by a host program) */
+		st = got == sizeof(*r) ? 0 : -1;
 	if (got == sizeof(*r) && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 		r->msg[sizeof(r->msg) - 1] = 0;
 		r->data_rel[sizeof(r->data_rel) - 1] = 0;
 		return 0;
 	}
-	if (WIFSIGNALED(st))
+	if (st == -1)
+		snprintf(why, whylen, "ended without a verdict");
+	else if (WIFSIGNALED(st))
 		snprintf(why, whylen, "died of signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
 	else
 		snprintf(why, whylen, "exited with status %d%s%s%s", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
@@ -500,15 +505,17 @@ static void unpack_entries(void *ctx, struct child_result *r)
 		static struct child_result again;
 		memset(&again, 0, sizeof(again));
 		if (nftw(c->dir, rm_below_cb, 32, FTW_DEPTH | FTW_PHYS) != 0) {
-			snprintf(again.msg, sizeof(again.msg), "%s: emptying %s to read it again: %s", c->path, c->dir, strerror(errno));
-			again.rc = errno == ENOMEM ? -ENOMEM : -1;
+			int e2 = errno;
+			snprintf(again.msg, sizeof(again.msg), "%s: emptying %s to read it again: %s", c->path, c->dir, strerror(e2));
+			again.rc = e2 == ENOMEM ? -ENOMEM : -1;
 		} else if (!unpack_once(c, root, &again)) {
 			;                           /* through, or a verdict of its own: that one stands */
 		} else if (strcmp(again.msg, r->msg)) {
+			/* the verdict first: the caller's buffer may cut the rest */
 			char second[sizeof(again.msg)];
 			memcpy(second, again.msg, sizeof(second));
 			snprintf(again.msg, sizeof(again.msg),
-				 "unpacking %s failed: \"%.400s\", then \"%.400s\" reading it again: out of memory or a libarchive failure",
+				 "unpacking %s failed, out of memory or a libarchive failure: it said \"%.150s\", then \"%.150s\" reading it again",
 				 c->path, r->msg, second);
 			again.rc = -ENOMEM;
 		} else {
