@@ -737,8 +737,12 @@ static int info_run(const char *path, int json, int header, int stats, const str
 			} else {
 				json_decref(out.arr);
 			}
-			if (json_dumpf(root, o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0)
+			if (!root || json_dumpf(root, o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0) {
+				/* jansson says -1 for a failed write and a failed allocation alike */
+				cli_error("%s", root && ferror(o) ? "writing the JSON report failed"
+								  : "out of memory writing the JSON report");
 				status = EXIT_INTERNAL;
+			}
 			fputc('\n', o);
 			json_decref(root);
 		} else {

@@ -5,6 +5,8 @@
  * archive is unpacked into a private temporary folder without trusting it:
  * absolute paths, "..", links that leave the folder, devices, absurd sizes
  * and decompression bombs are refused with an error naming the entry.
+ * libarchive runs in a child process, so that its crashes on failed
+ * allocations of its own are an error here (exit 4), not ours.
  */
 #ifndef RB_UNPACK_H
 #define RB_UNPACK_H
@@ -24,6 +26,12 @@ struct rb_unpacked {
 	char *perf_data;         /* the recording inside it */
 	char *buildid_dir;       /* folder holding .build-id/ (== dir) */
 };
+
+/*
+ * Nonzero: run libarchive in this process rather than in a forked child
+ * (the fuzz targets, whose coverage and crashes must stay their own).
+ */
+extern int rb_archive_in_process;
 
 /* 1 if @path looks like an archive libarchive can read (not a perf.data), else 0; -ENOMEM if memory ran out looking. */
 int rb_archive_detect(const char *path);

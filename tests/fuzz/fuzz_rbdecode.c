@@ -16,6 +16,7 @@
 #include "config.h"
 #include <dirent.h>
 #include <getopt.h>
+#include "decoder/session/unpack.h"
 #include "fuzz.h"
 
 int rbdecode_main(int argc, char **argv);
@@ -73,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!db[0])
 		setup();
+	rb_archive_in_process = 1;    /* libarchive's coverage and crashes are this target's */
 	int fd = fuzz_memfd(data, size);
 	if (fd < 0)
 		return 0;
