@@ -79,6 +79,7 @@ struct pd_reader {
 #endif
 	char **dfiles;         /* perf.data folder (DIR_FORMAT): its data.N files, N = 0.. (NULL: missing) */
 	size_t nr_dfiles, next_dfile;
+	int missing_said;      /* the first missing data.N was reported (once) */
 	size_t *dorder;        /* the N of each, in the folder's listing order (perf reads them so) */
 	size_t nr_dorder;
 	struct pd_error derr;  /* a cut data.N: said once the other files are read */
@@ -1219,10 +1220,10 @@ truncated:
 static int next_dir_file(struct pd_reader *r, struct pd_error *err)
 {
 	if (r->next_dfile == r->nr_dorder) {
-		for (size_t i = 0; i < r->nr_dfiles; i++)
+		for (size_t i = 0; i < r->nr_dfiles && !r->missing_said; i++)
 			if (!r->dfiles[i]) {
 				const char *last = r->dfiles[r->nr_dfiles - 1], *slash = strrchr(last, '/');
-				r->nr_dfiles = 0;     /* said once */
+				r->missing_said = 1;
 				return pd_fail(err, PD_ERR_TRUNCATED, PD_NO_OFFSET, -1,
 					       "%.*s/data.%zu: missing from the perf.data folder (%s is there): its "
 					       "records are lost", (int)(slash - last), last, i, slash + 1);
