@@ -50,7 +50,14 @@ RBTRACE_LIBS = $(DECODER_LIBS) $(PERFDATA_LIBS) $(LIBARCHIVE_LIBS) $(OPENCSD_LIB
 	$(ZSTD_LIBS) -lpthread
 rbtrace_so_SOURCES = $(RBTRACE_SOURCES)
 rbtrace_so_CFLAGS = $(AM_CFLAGS) -fPIC $(SQLITE_CFLAGS)
-rbtrace_so_LDFLAGS = $(AM_LDFLAGS) -shared -Wl,-z,defs -Wl,--version-script=$(srcdir)/%D%/rbtrace/rbtrace.map
+# every symbol resolved at link time (-z defs), except in the fuzz build: clang links no sanitizer
+# runtime into a shared object, so its instrumentation's symbols come from the program that loads it
+if ENABLE_FUZZ
+RBTRACE_ZDEFS =
+else
+RBTRACE_ZDEFS = -Wl,-z,defs
+endif
+rbtrace_so_LDFLAGS = $(AM_LDFLAGS) -shared $(RBTRACE_ZDEFS) -Wl,--version-script=$(srcdir)/%D%/rbtrace/rbtrace.map
 rbtrace_so_LDADD = $(RBTRACE_LIBS)
 EXTRA_rbtrace_so_DEPENDENCIES = $(srcdir)/%D%/rbtrace/rbtrace.map
 EXTRA_DIST += %D%/rbtrace/rbtrace.map
