@@ -456,17 +456,8 @@ static int flush_cpu(struct ftrace_rec *f, struct ftrace_cpu *fc, struct rec_err
 			continue;
 		if (n <= 0)
 			break;
-		size_t done = 0;
-		while (done < f->page_size) {      /* a short write goes on where it stopped */
-			errno = 0;
-			ssize_t w = write(fc->out, page + done, f->page_size - done);
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				break;
-			done += (size_t)w;
-		}
-		if (done < f->page_size) {
+		errno = 0;
+		if (tdat_write_all(fc->out, page, f->page_size) < 0) {    /* a short write goes on where it stopped */
 			rc = rec_fail(e, errno ? errno : EIO, "CPU %d: writing %s: %s", fc->cpu, fc->path,
 				      strerror(errno ? errno : EIO));
 			break;

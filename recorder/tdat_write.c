@@ -27,7 +27,7 @@ void tracedat_option_str(struct pd_buf *b, uint16_t id, const char *s)
 	tracedat_option(b, id, s, (uint32_t)strlen(s) + 1);
 }
 
-static int write_all(int fd, const void *p, size_t n)
+int tdat_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 	while (n) {
@@ -50,7 +50,7 @@ static int copy_file(int dst, int src, uint64_t len)
 		ssize_t k = copy_file_range(src, NULL, dst, NULL, len, 0);
 		if (k < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
 			k = read(src, buf, len < sizeof(buf) ? len : sizeof(buf));   /* plain copy */
-			if (k > 0 && write_all(dst, buf, (size_t)k) < 0)
+			if (k > 0 && tdat_write_all(dst, buf, (size_t)k) < 0)
 				return -1;
 		}
 		if (k < 0 && errno == EINTR)
@@ -114,7 +114,7 @@ int tracedat_write(const char *out, const struct pd_buf *meta, const struct pd_b
 		goto close_out;
 	}
 	static const char zeros[65536];
-	if (write_all(fd, h.data, h.len) < 0 || write_all(fd, zeros, (size_t)pad) < 0) {
+	if (tdat_write_all(fd, h.data, h.len) < 0 || tdat_write_all(fd, zeros, (size_t)pad) < 0) {
 		rec_fail(e, errno, "%s: write failed: %s", tmp, strerror(errno));
 		goto close_out;
 	}

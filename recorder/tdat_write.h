@@ -31,4 +31,7 @@ void tracedat_option_str(struct pd_buf *b, uint16_t id, const char *s);
 int tracedat_write(const char *out, const struct pd_buf *meta, const struct pd_buf *options, uint32_t page_size,
 		   int nr_cpus, const char *const *cpu_files, struct rec_err *e);
 
+/* Write all @n bytes at @p to @fd, going on after short writes and EINTR: 0, or -1 with errno set (0: no progress). */
+int tdat_write_all(int fd, const void *p, size_t n);
+
 #endif
