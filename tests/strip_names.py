@@ -7,13 +7,15 @@ EVENT_UPDATE records (78) are left out. File mode: the EVENT_DESC feature
 (its bit in the header and its entry in the feature table; the sections
 stay where they are). With --drop-tracing, the tracing data goes too (the
 TRACING_DATA record and its payload; in file mode the TRACING_DATA feature).
+With --drop-meta-info, simpleperf's META_INFO feature (129, whose
+event_type_info names the events) goes too.
 Little-endian files only (the ones perf writes here); anything it cannot
 follow stops it with a message naming the offset."""
 import struct
 import sys
 
 HEADER_TRACING_DATA, AUXTRACE, EVENT_UPDATE, HEADER_FEATURE = 66, 71, 78, 80
-FEAT_TRACING_DATA, FEAT_EVENT_DESC = 1, 12
+FEAT_TRACING_DATA, FEAT_EVENT_DESC, FEAT_SP_META_INFO = 1, 12, 129
 
 
 def pipe_mode(d, out, drop_feats, drop_tracing):
@@ -58,7 +60,8 @@ def main():
 	d = sys.stdin.buffer.read()
 	if len(d) < 16 or d[:8] != b'PERFILE2':
 		sys.exit('strip_names.py: not a little-endian perf.data (magic PERFILE2)')
-	drop_feats = {FEAT_EVENT_DESC} | ({FEAT_TRACING_DATA} if drop_tracing else set())
+	drop_feats = {FEAT_EVENT_DESC} | ({FEAT_TRACING_DATA} if drop_tracing else set()) | \
+		({FEAT_SP_META_INFO} if '--drop-meta-info' in sys.argv[1:] else set())
 	if struct.unpack_from('<Q', d, 8)[0] == 16:
 		pipe_mode(d, sys.stdout.buffer, drop_feats, drop_tracing)
 	elif len(d) >= 104:
