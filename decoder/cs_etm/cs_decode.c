@@ -616,7 +616,8 @@ static int build_tree(struct rb_cs_dec *d, const struct rb_cs_buffer *buf, struc
 	if (!rc && !d->opts.packets_only &&
 	    ocsd_dt_set_gen_elem_outfn(d->tree, on_element, d) != OCSD_OK)
 		rc = fail(err, RB_CS_ERR_DECODE, buf->path, "OpenCSD refused the element callback");
-	if (rc && rc != RB_CS_ERR_NOMEM && rb_ocsd_oom())   /* what OpenCSD refused for want of memory */
+	/* what OpenCSD refused for want of memory, an error or a source skipped with a warning */
+	if (rc != RB_CS_ERR_NOMEM && rb_ocsd_oom())
 		rc = fail(err, RB_CS_ERR_NOMEM, buf->path, "out of memory");
 	return rc;
 }
@@ -648,7 +649,8 @@ static int run_buffer(struct rb_cs_dec *d, const struct rb_cs_buffer *buf, struc
 	FILE *f = fopen(buf->path, "rb");
 
 	if (!f)
-		return fail(err, RB_CS_ERR_IO, buf->path, "cannot open trace buffer: %s", strerror(errno));
+		return errno == ENOMEM ? fail(err, RB_CS_ERR_NOMEM, buf->path, "out of memory") :
+		       fail(err, RB_CS_ERR_IO, buf->path, "cannot open trace buffer: %s", strerror(errno));
 	rb_ocsd_oom_clear();
 	while ((got = fread(block, 1, want, f)) > 0) {
 		if (feed(d, block, (uint32_t)got, &index)) {

@@ -16,6 +16,16 @@
  * in an unknown state, so it is neither used nor freed again) and says
  * what was not decoded. The same signals anywhere else go to the handler
  * that was there before (the default, or a sanitizer's).
+ *
+ * OpenCSD makes its registry of decoder types on first use with a
+ * new (std::nothrow) that it does not check: when that allocation fails,
+ * ocsd_dt_create_decoder calls through a null pointer (alloc_fail_exit.test
+ * found it). The registry's getter, exported by libopencsd and retrying the
+ * allocation while it is null, is asked first: null is OCSD_ERR_MEM.
+ * OpenCSD also catches every exception inside its packet processors and
+ * logs it as OCSD_ERR_FAIL, a bad_alloc included; a new-handler (operator
+ * new calls it when the allocation fails, before throwing) sets the flag
+ * first, so that memory running out is never read as a damaged trace.
  */
 #define RB_OCSD_GUARD_IMPL
 #include "config.h"
@@ -101,6 +111,42 @@ static ocsd_datapath_resp_t fatal_mem(ocsd_datapath_resp_t r)
 	return r;
 }
 
+/* libopencsd's registry of decoder types (ocsd_lib_dcd_register.h, not installed by Debian's package) */
+class OcsdLibDcdRegister {
+public:
+	static OcsdLibDcdRegister *getDecoderRegister();
+};
+
+/*
+ * operator new found no memory: say so, then do what would have been done
+ * (the handler that was there, or bad_alloc; NULL for a nothrow new).
+ * Installed with the first decode tree, so that a program loading the
+ * rbtrace extension keeps its own handler, called from ours.
+ */
+static std::new_handler prev_new_handler;
+static void on_no_memory()
+{
+	oom = 1;
+	if (prev_new_handler) {
+		prev_new_handler();
+		return;
+	}
+	throw std::bad_alloc();
+}
+static void install_new_handler(void)
+{
+	static int done;
+	if (!__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		prev_new_handler = std::set_new_handler(on_no_memory);
+}
+
+static dcd_tree_handle_t no_tree_is_mem(dcd_tree_handle_t h)
+{
+	if (h == C_API_INVALID_TREE_HANDLE)
+		oom = 1;
+	return h;
+}
+
 extern "C" {
 
 int rb_ocsd_oom(void) { return oom; }
@@ -108,7 +154,9 @@ void rb_ocsd_oom_clear(void) { oom = 0; }
 
 dcd_tree_handle_t rb_ocsd_create_dcd_tree(const ocsd_dcd_tree_src_t src_type, const uint32_t cfg_flags)
 {
-	GUARD(C_API_INVALID_TREE_HANDLE, ocsd_create_dcd_tree(src_type, cfg_flags))
+	install_new_handler();
+	/* with a valid source type and flags, OpenCSD returns no tree only when its new (std::nothrow) failed */
+	GUARD(C_API_INVALID_TREE_HANDLE, no_tree_is_mem(ocsd_create_dcd_tree(src_type, cfg_flags)))
 }
 
 static ocsd_datapath_resp_t process(const dcd_tree_handle_t h, const ocsd_datapath_op_t op,
@@ -147,7 +195,8 @@ ocsd_err_t rb_ocsd_dt_set_gen_elem_outfn(const dcd_tree_handle_t h, FnTraceElemI
 ocsd_err_t rb_ocsd_dt_create_decoder(const dcd_tree_handle_t h, const char *name, const int flags,
 				     const void *cfg, unsigned char *csid)
 {
-	GUARD(mem(OCSD_ERR_MEM), mem(ocsd_dt_create_decoder(h, name, flags, cfg, csid)))
+	GUARD(mem(OCSD_ERR_MEM), mem(!OcsdLibDcdRegister::getDecoderRegister() ? OCSD_ERR_MEM :
+				     ocsd_dt_create_decoder(h, name, flags, cfg, csid)))
 }
 
 ocsd_err_t rb_ocsd_dt_attach_packet_callback(const dcd_tree_handle_t h, const unsigned char csid,
