@@ -179,7 +179,7 @@ static int scan(struct info *in)
 
 /*
  * simpleperf's features: META_INFO's keys (event_type_info named the events
- * already) and FILE's symbol table per binary.
+ * already) and FILE's (or FILE2's) symbol table per binary.
  */
 static void meta_text(void *ctx, const char *key, const char *value)
 {
@@ -199,8 +199,9 @@ static void print_simpleperf(struct pd_reader *r, FILE *o)
 	size_t size;
 	if (pd_reader_feature(r, PD_FEAT_SP_META_INFO, &d, &size, NULL))
 		pd_sp_meta_each(d, size, meta_text, o);
-	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, NULL))
-		fprintf(o, "# simpleperf files : %zu\n", pd_sp_file_each(d, size, file_text, o));
+	/* a malformed entry is said by the objects' listing, which reads the tables */
+	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, NULL) || pd_reader_feature(r, PD_FEAT_SP_FILE2, &d, &size, NULL))
+		fprintf(o, "# simpleperf files : %zu\n", pd_sp_files(r, file_text, o, NULL));
 }
 
 
@@ -293,9 +294,9 @@ static void json_simpleperf(struct pd_reader *r, json_t *h)
 		pd_sp_meta_each(d, size, meta_json, m);
 		json_object_set_new(sp, "meta_info", m);
 	}
-	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, NULL)) {
+	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, NULL) || pd_reader_feature(r, PD_FEAT_SP_FILE2, &d, &size, NULL)) {
 		json_t *a = json_array();
-		pd_sp_file_each(d, size, file_json, a);
+		pd_sp_files(r, file_json, a, NULL);
 		json_object_set_new(sp, "files", a);
 	}
 	if (json_object_size(sp))
