@@ -95,11 +95,26 @@ static void add_file(void *ctx, const struct pd_sp_file *f)
 	ld->l = NULL;
 }
 
-int rb_sp_symbols_load(struct rb_machine *m, const struct pd_reader *r, struct pd_error *err)
+int rb_sp_symbols_from(struct rb_machine *m, unsigned feat, const uint8_t *data, size_t size, uint64_t base,
+		       struct pd_error *err)
 {
 	struct load ld = { .m = m };
-	pd_sp_files(r, add_file, &ld, err);
+	pd_sp_file_each(feat, data, size, base, add_file, &ld, err);
 	if (err && err->code == PD_ERR_NOMEM)
 		ld.nomem = 1;
 	return ld.nomem ? -ENOMEM : ld.given;
+}
+
+int rb_sp_symbols_load(struct rb_machine *m, const struct pd_reader *r, struct pd_error *err)
+{
+	const uint8_t *d;
+	size_t size;
+	uint64_t offset;
+	pd_error_clear(err);
+	/* FILE when both are there, as simpleperf reads them */
+	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, &offset))
+		return rb_sp_symbols_from(m, PD_FEAT_SP_FILE, d, size, offset, err);
+	if (pd_reader_feature(r, PD_FEAT_SP_FILE2, &d, &size, &offset))
+		return rb_sp_symbols_from(m, PD_FEAT_SP_FILE2, d, size, offset, err);
+	return 0;
 }

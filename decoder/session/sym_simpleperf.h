@@ -16,5 +16,8 @@
  * (err->code PD_ERR_FEATURE; 0 when the feature was whole or absent).
  */
 int rb_sp_symbols_load(struct rb_machine *m, const struct pd_reader *r, struct pd_error *err);
+/* The same for one payload of feature @feat (PD_FEAT_SP_FILE or PD_FEAT_SP_FILE2) at file offset @base. */
+int rb_sp_symbols_from(struct rb_machine *m, unsigned feat, const uint8_t *data, size_t size, uint64_t base,
+		       struct pd_error *err);
 
 #endif
