@@ -45,6 +45,7 @@ SHELL_TESTS = \
 	tests/perfetto.test \
 	tests/report.test \
 	tests/zoo.test \
+	tests/spsym.test \
 	tests/corpus.test \
 	tests/cli.test
 TESTS += tests/unit/test_perfdata
