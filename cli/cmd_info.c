@@ -639,6 +639,8 @@ static void object_out(void *ctx, const struct rb_session_object *ob)
 	hex_id(ob->dso->build_id, ob->dso->build_id_size, want);
 	hex_id(ob->hit.id, ob->hit.id_size, got);
 	int refused = ob->how == RB_SYMDIR_MISMATCH || ob->how == RB_SYMDIR_UNREADABLE;
+	/* symbols the recording carries for it (simpleperf's), which name it where no file does */
+	size_t recorded = rb_symtab_count(ob->dso->recorded ? ob->dso->recorded : ob->dso->syms_recorded ? ob->dso->syms : NULL);
 	if (out->arr) {
 		json_t *e = json_object();
 		json_object_set_new(e, "name", json_string(ob->dso->long_name));
@@ -651,11 +653,15 @@ static void object_out(void *ctx, const struct rb_session_object *ob)
 		json_object_set_new(e, "build_id_match", ob->how == RB_SYMDIR_BUILD_ID ? json_true()
 				    : ob->how == RB_SYMDIR_MISMATCH ? json_false() : json_null());
 		json_object_set_new(e, "status", json_string(match_text(ob->how)));
+		if (recorded)
+			json_object_set_new(e, "recorded_symbols", json_u64(recorded));
 		json_array_append_new(out->arr, e);
 		return;
 	}
 	fprintf(out->o, "# object %s : build-id %s : ", ob->dso->long_name, ob->dso->build_id_size ? want : "(none)");
-	if (!ob->where)
+	if (!ob->where && recorded)
+		fprintf(out->o, "not found : %zu symbols recorded\n", recorded);
+	else if (!ob->where)
 		fprintf(out->o, "not found\n");
 	else if (ob->how == RB_SYMDIR_MISMATCH)
 		fprintf(out->o, "%s has build-id %s: build-id differs, not used\n", ob->where, ob->hit.id_size ? got : "(none)");
