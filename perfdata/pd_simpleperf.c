@@ -207,10 +207,12 @@ static int pb_u64s(struct pb b, uint64_t *last, uint32_t *nr)
  * One FileFeature message (record_file.proto): 1 path, 2 type, 3 min_vaddr,
  * 4 symbols, and one of 5 dex_file, 6 elf_file, 7 kernel_module, which
  * simpleperf's reader requires for those types. Fields it does not know are
- * skipped, as protobuf does. @path gets a NUL-terminated copy of the path
- * (malloc'ed); NULL when well formed, else what is wrong.
+ * skipped, as protobuf does. The path is copied with its NUL into @buf
+ * (@bufsize bytes) when it fits, else into *@path (malloc'ed; f->path stays
+ * NULL when that fails). NULL when well formed, else what is wrong.
  */
-static const char *file_v2(const uint8_t *p, const uint8_t *end, struct pd_sp_file *f, char **path)
+static const char *file_v2(const uint8_t *p, const uint8_t *end, struct pd_sp_file *f, char *buf, size_t bufsize,
+			   char **path)
 {
 	struct pb b = { p, end };
 	struct pb_field fl;
@@ -257,11 +259,13 @@ static const char *file_v2(const uint8_t *p, const uint8_t *end, struct pd_sp_fi
 		f->offset_of_min_vaddr = value;
 	if (memchr(pp, 0, (size_t)(pend - pp)))
 		return "its path holds a NUL";
-	if (!(*path = malloc((size_t)(pend - pp) + 1)))
+	size_t len = (size_t)(pend - pp);
+	char *copy = len < bufsize ? buf : (*path = malloc(len + 1));
+	if (!copy)
 		return NULL;
-	memcpy(*path, pp, (size_t)(pend - pp));
-	(*path)[pend - pp] = 0;
-	f->path = *path;
+	memcpy(copy, pp, len);
+	copy[len] = 0;
+	f->path = copy;
 	return NULL;
 }
 
@@ -282,9 +286,10 @@ size_t pd_sp_file_each(unsigned feat, const uint8_t *d, size_t size, uint64_t ba
 			break;
 		}
 		struct pd_sp_file f = { .offset = offset, .offset_of_min_vaddr = PD_SP_NO_OFFSET };
-		char *path = NULL;
+		char *path = NULL, buf[4096];
 		const uint8_t *p = d + at + 4;
-		const char *why = feat == PD_FEAT_SP_FILE2 ? file_v2(p, p + len, &f, &path) : file_v1(p, p + len, &f);
+		const char *why = feat == PD_FEAT_SP_FILE2 ? file_v2(p, p + len, &f, buf, sizeof(buf), &path) :
+				  file_v1(p, p + len, &f);
 		if (why) {
 			bad_entry(err, feat, offset, why);
 			break;
