@@ -561,6 +561,18 @@ void pd_sp_file_symbols(const struct pd_sp_file *f, pd_sp_symbol_fn fn, void *ct
 const char *pd_sp_file_type_name(uint32_t type);   /* simpleperf's DsoType: "kernel", "elf", ... */
 const char *pd_sp_event_name(const uint8_t *meta, size_t size, uint32_t type, uint64_t config, char *buf,
 			     size_t n);
+/*
+ * Tracing data (pd_tracing.c): the TRACING_DATA feature, perf's pipe-mode
+ * record's payload or simpleperf's record. pd_tracing_each passes each
+ * event format's ID, system and name to @fn and each malformed field to
+ * @warn with its offset (@base: the offset of @data in the file) and a
+ * message naming it; a damaged count or size ends the walk. Returns the
+ * number of formats passed, or -1 when @data is not tracing data.
+ */
+typedef void (*pd_tracing_fn)(void *ctx, uint64_t id, const char *system, const char *name);
+typedef void (*pd_tracing_warn_fn)(void *ctx, uint64_t offset, const char *msg);
+long pd_tracing_each(const uint8_t *data, size_t size, uint64_t base, pd_tracing_fn fn, pd_tracing_warn_fn warn,
+		     void *ctx);
 /* Look up the PMU name for attr.type through PMU_MAPPINGS; NULL if unknown. */
 const char *pd_features_pmu_name(const struct pd_features *f, uint32_t type);
 

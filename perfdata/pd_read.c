@@ -40,12 +40,18 @@
 #define DEFAULT_BUF (4u << 20)
 #define MAP_WINDOW (32u << 20)    /* bytes of a regular file mapped at once */
 #define MAX_DECOMP (256u << 20)   /* refuse a compressed record that expands past this */
+#define MAX_TRACING (256u << 20)  /* tracing data read for its event names up to this size */
 
 struct feat_slot {
 	uint8_t *data;
 	size_t size;
 	uint64_t offset;
 	int present;
+};
+
+struct tp_name {
+	uint64_t id;           /* the format's ID: a tracepoint evsel's attr.config */
+	char *name;            /* "system:name" */
 };
 
 struct pd_reader {
@@ -85,6 +91,9 @@ struct pd_reader {
 	struct pd_error derr;  /* a cut data.N: said once the other files are read */
 	int derr_rc;
 	int in_dfile;          /* reading a data.N (raw records, no data section) */
+	struct tp_name *tpn;   /* the event formats of the tracing data: tracepoints' names */
+	size_t nr_tpn, cap_tpn;
+	int tracing_read;      /* the (first) tracing data was read for them, as perf reads it */
 };
 
 void pd_reader_opts_init(struct pd_reader_opts *o)
@@ -344,6 +353,62 @@ static void apply_event_desc(struct pd_reader *r, int given)
 bad:
 	warn(r, PD_ERR_FEATURE, f->offset, -1, "%s: event_desc feature at offset %llu is malformed; event names may be missing",
 	     r->name, (unsigned long long)f->offset);
+}
+
+/*
+ * perf names a tracepoint nothing else named "system:name" from the event
+ * formats of the tracing data (evsel__prepare_tracepoint_event): in pipe
+ * mode without EVENT_DESC (perf before 4.x, probe.data.stream) and in a
+ * file whose EVENT_DESC is missing or names nothing.
+ */
+static void apply_tracing_names(struct pd_reader *r)
+{
+	for (size_t i = 0; i < r->evl.n && r->nr_tpn; i++) {
+		const struct pd_evsel *es = &r->evl.v[i];
+		if (es->attr.type != PD_TYPE_TRACEPOINT || (es->name && es->name[0]))
+			continue;
+		for (size_t k = 0; k < r->nr_tpn; k++)
+			if (r->tpn[k].id == es->attr.config) {
+				pd_evlist_set_name(&r->evl, (int)i, r->tpn[k].name);
+				break;
+			}
+	}
+}
+
+static void tp_name_add(void *ctx, uint64_t id, const char *sys, const char *name)
+{
+	struct pd_reader *r = ctx;
+	if (r->nr_tpn == r->cap_tpn) {
+		size_t cap = r->cap_tpn ? 2 * r->cap_tpn : 64;
+		struct tp_name *v = realloc(r->tpn, cap * sizeof(*v));
+		if (!v)
+			return;    /* that event stays unnamed, as one the formats leave out */
+		r->tpn = v;
+		r->cap_tpn = cap;
+	}
+	size_t n = strlen(sys) + strlen(name) + 2;
+	char *s = malloc(n);
+	if (!s)
+		return;
+	snprintf(s, n, "%s:%s", sys, name);
+	r->tpn[r->nr_tpn++] = (struct tp_name){ id, s };
+}
+
+static void tp_warn(void *ctx, uint64_t off, const char *msg)
+{
+	struct pd_reader *r = ctx;
+	warn(r, PD_ERR_FEATURE, off, PD_RECORD_HEADER_TRACING_DATA, "%s: %s; tracepoints it does not name stay unnamed",
+	     r->name, msg);
+}
+
+/* The first tracing data of the recording (@size bytes at file offset @off): its event names. */
+static void read_tracing_names(struct pd_reader *r, const uint8_t *d, size_t size, uint64_t off)
+{
+	if (r->tracing_read)
+		return;
+	r->tracing_read = 1;
+	pd_tracing_each(d, size, off, tp_name_add, tp_warn, r);
+	apply_tracing_names(r);
 }
 
 /* simpleperf's META_INFO names the events perf would name from EVENT_DESC or its tracing data */
@@ -623,6 +688,9 @@ static int read_file_header(struct pd_reader *r, const uint8_t *h, struct pd_err
 	apply_event_desc(r, 1);
 	apply_sp_meta_info(r);
 	sp_name_modifiers(r);
+	if (r->feat[PD_FEAT_TRACING_DATA].present)
+		read_tracing_names(r, r->feat[PD_FEAT_TRACING_DATA].data, r->feat[PD_FEAT_TRACING_DATA].size,
+				   r->feat[PD_FEAT_TRACING_DATA].offset);
 	pd_evlist_default_names(&r->evl);
 	if (lseek(r->fd, (off_t)in->data_offset, SEEK_SET) < 0)
 		return io_fail(r, err, in->data_offset, "seek to data failed");
@@ -843,6 +911,9 @@ void pd_reader_free(struct pd_reader *r)
 	for (unsigned i = 0; i < PD_FEAT_BITS; i++)
 		free(r->feat[i].data);
 	pd_evlist_free(&r->evl);
+	for (size_t i = 0; i < r->nr_tpn; i++)
+		free(r->tpn[i].name);
+	free(r->tpn);
 #ifdef HAVE_ZSTD
 	ZSTD_freeDCtx(r->zctx);
 #endif
@@ -928,6 +999,7 @@ static int apply_user_record(struct pd_reader *r, struct pd_record *rec, struct 
 			return idx;
 		int rc = pd_evlist_add_ids(&r->evl, idx, d + 8 + asz, (rec->size - 8 - asz) / 8, err);
 		apply_event_desc(r, 0); /* an EVENT_DESC seen earlier may name it (perf's does not) */
+		apply_tracing_names(r);
 		pd_evlist_default_names(&r->evl);
 		return rc;
 	}
@@ -1007,6 +1079,9 @@ static int finish_record(struct pd_reader *r, struct pd_record *rec, struct pd_e
 		rec->payload_size = ld64(rec->data + 8);
 	else if (rec->type == PD_RECORD_HEADER_TRACING_DATA && rec->size >= 12 && !sp_tracing_data(rec))
 		rec->payload_size = ld32(rec->data + 8);
+	else if (rec->size >= 12 && (rec->type == PD_RECORD_HEADER_TRACING_DATA || rec->type == PD_SP_RECORD_TRACING_DATA))
+		read_tracing_names(r, rec->data + 12, ld32(rec->data + 8) < rec->size - 12u ? ld32(rec->data + 8) : rec->size - 12u,
+				   rec->offset + 12);   /* simpleperf's, inside the record (joined: the first SPLIT's offset) */
 	return rec->type >= 64 ? apply_user_record(r, rec, err) : 0;
 }
 
@@ -1125,6 +1200,38 @@ static int next_joined(struct pd_reader *r, struct pd_record *rec, uint64_t firs
 	return rc < 0 ? rc : 1;
 }
 
+/*
+ * perf's TRACING_DATA record (pipe mode): the payload that follows it is
+ * brought into the window behind the record, read for its event names, and
+ * left there for the caller to read or skip. The record is put back as it
+ * was handed out (a new mapping of a foreign file shows it unswapped).
+ * 1, or < 0 on an I/O error.
+ */
+static int peek_tracing_data(struct pd_reader *r, struct pd_record *rec, struct pd_error *err)
+{
+	uint8_t save[64];
+	if (rec->payload_size > MAX_TRACING || rec->size > sizeof(save)) {
+		warn(r, PD_ERR_RECORD, rec->offset, (int)rec->type,
+		     "%s: TRACING_DATA record at offset %llu (%u bytes, %llu of tracing data): not read for event names",
+		     r->name, (unsigned long long)rec->offset, rec->size, (unsigned long long)rec->payload_size);
+		r->tracing_read = 1;
+		return 1;
+	}
+	memcpy(save, rec->data, rec->size);
+	r->pos -= rec->size;
+	int rc = fill(r, rec->size + (size_t)rec->payload_size, err);
+	if (rc < 0)
+		return rc;
+	rec->data = r->buf + r->pos;
+	if (r->info.swapped)
+		memcpy(rec->data, save, rec->size);
+	r->pos += rec->size;
+	if (rc == 0)
+		read_tracing_names(r, rec->data + rec->size, (size_t)rec->payload_size, rec->payload_offset);
+	/* else the input ends inside the payload: skipping it says so */
+	return 1;
+}
+
 static int next_in_file(struct pd_reader *r, struct pd_record *rec, struct pd_error *err)
 {
 	int rc;
@@ -1199,6 +1306,8 @@ static int next_in_file(struct pd_reader *r, struct pd_record *rec, struct pd_er
 				       (unsigned long long)rec->payload_size);
 		r->payload_left = rec->payload_size;
 		r->payload_off = at;
+		if (type == PD_RECORD_HEADER_TRACING_DATA && !r->tracing_read)
+			return peek_tracing_data(r, rec, err);
 	}
 	return 1;
 

@@ -1,5 +1,5 @@
 dist_noinst_SCRIPTS += %D%/bench/read.sh
-dist_noinst_SCRIPTS += %D%/deps.sh %D%/setup.sh %D%/test.sh
+dist_noinst_SCRIPTS += %D%/deps.sh %D%/setup.sh %D%/test.sh %D%/same_output.sh %D%/dist_complete.sh
 # the public recordings tests/corpus.test reads (tests/corpus/MANIFEST.tsv)
 dist_noinst_SCRIPTS += %D%/corpus/fetch.sh
 EXTRA_DIST += %D%/corpus/README.md

@@ -8,7 +8,12 @@
 #   RB_FUZZ=1 scripts/test.sh  then a short fuzzing run: a clang --enable-fuzz
 #                              build, `make fuzz` with FUZZ_SECONDS (default 30)
 #                              per target; a finding counts as one failure
-#   distcheck runs the suite again with RB_QUICK=1 (fewer damaged-file variants)
+#   RB_QUICK=1 (fewer fault-injection and damaged-file variants) in the
+#   sanitizer build; make distcheck builds, installs and uninstalls the
+#   tarball and runs its unit tests and one test per kind of data the tests
+#   read from the tree (DIST_TESTS), and scripts/dist_complete.sh checks the
+#   tarball holds every file git tracks (the plain build runs every test in
+#   full; a complete tarball with a passing sample is what distcheck adds)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -27,9 +32,9 @@ count() {   # count BUILD_DIR: add its test results
 		passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	done
 }
-build() {   # build DIR CONFIGURE_ARGS...
-	dir=$1
-	shift
+build() {   # build DIR QUICK CONFIGURE_ARGS...
+	dir=$1 quick=$2
+	shift 2
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	(cd "$dir" && "$top/configure" -q "$@" && make -j"$jobs" >/dev/null) || {
@@ -37,21 +42,35 @@ build() {   # build DIR CONFIGURE_ARGS...
 		failed=$((failed + 1))
 		return 1
 	}
-	(cd "$dir" && make -j"$jobs" check >/dev/null 2>&1)
+	(cd "$dir" && RB_QUICK=$quick make -j"$jobs" check >/dev/null 2>&1)
 	grep -h -E '^(FAIL|ERROR|XPASS)' "$dir"/test-suite.log 2>/dev/null | head -n 40
 	count "$dir"
 }
 
 echo "== plain build"
-build "$top/_build"
-echo "== AddressSanitizer + UBSan build"
-build "$top/_build-san" --enable-sanitizers
+build "$top/_build" ""
+echo "== AddressSanitizer + UBSan build (RB_QUICK=1)"
+build "$top/_build-san" 1 --enable-sanitizers
 echo "== make distcheck"
-if (cd "$top/_build" && RB_QUICK=1 make -j"$jobs" distcheck >"$top/_build/distcheck.log" 2>&1); then
+units=$(cd "$top" && ls tests/unit/test_*.c | sed 's/\.c$//' | tr '\n' ' ')
+DIST_TESTS="$units tests/cli.test tests/info_fixtures.test tests/cs_etm.test tests/queries.test tests/symdir.test
+tests/folded.test tests/pt_kernel.test tests/rec_header.test tests/imc_perf.test tests/timeline.test"
+if (cd "$top/_build" && RB_QUICK=1 make -j"$jobs" distcheck TESTS="$(echo $DIST_TESTS)" >"$top/_build/distcheck.log" 2>&1); then
 	passed=$((passed + 1))
 else
 	tail -n 30 "$top/_build/distcheck.log"
 	failed=$((failed + 1))
+fi
+echo "== the tarball holds every tracked file"
+if [ -d "$top/.git" ] || [ -f "$top/.git" ]; then
+	if sh "$top/scripts/dist_complete.sh" "$(ls "$top"/_build/rbtrace-*.tar.gz | head -n 1)" "$top"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+else
+	echo "skipped: not a git checkout"
+	skipped=$((skipped + 1))
 fi
 if [ "${RB_FUZZ:-0}" = 1 ]; then
 	echo "== fuzzing (RB_FUZZ=1): each target for ${FUZZ_SECONDS:-30} s"

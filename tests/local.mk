@@ -30,6 +30,7 @@ SHELL_TESTS = \
 	tests/script_gaps.test \
 	tests/script_comm.test \
 	tests/script_perf.test \
+	tests/pipe_tracepoints.test \
 	tests/queries.test \
 	tests/aux_gaps.test \
 	tests/pt_real.test \
@@ -103,7 +104,7 @@ tests/tools/fail_io.so: $(top_srcdir)/tests/tools/fail_io.c $(top_srcdir)/tests/
 CLEANFILES += tests/tools/fail_alloc.so tests/tools/fail_io.so
 EXTRA_DIST += tests/tools/fail_alloc.c tests/tools/fail_io.c tests/tools/preload_main.h tests/alloc_fail_exit.test
 EXTRA_DIST += tests/report_browser.mjs tests/perfetto_check.py tests/speedscope_check.py tests/speedscope_browser.mjs tests/npm/package.json
-EXTRA_DIST += tests/lib.sh tests/dbcompare.py tests/lsan.supp $(SHELL_TESTS)
+EXTRA_DIST += tests/lib.sh tests/strip_names.py tests/dbcompare.py tests/lsan.supp $(SHELL_TESTS)
 TEST_EXTENSIONS = .test
 TEST_LOG_DRIVER = $(LOG_DRIVER)
 TEST_LOG_COMPILER = $(SHELL)

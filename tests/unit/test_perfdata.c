@@ -3,7 +3,9 @@
  * every record type: written in file and pipe mode, in native and foreign
  * byte order, read back identical; then the same files cut at every byte and
  * with bytes flipped, read without a crash and with an error that names an
- * offset. (Files made by Linux perf are the shell tests' business.)
+ * offset; tracing data walked for its event names, whole, cut and flipped,
+ * and naming tracepoints in file and pipe mode. (Files made by Linux perf
+ * are the shell tests' business.)
  */
 #include "config.h"
 #include <byteswap.h>
@@ -809,6 +811,239 @@ static void check_sp_event_names(void)
 	unlink(path);
 }
 
+/* ------------------------------------------------------------ tracing data */
+
+struct tblob { uint8_t *b; size_t at; int be; };
+
+static void tb_num(struct tblob *t, uint64_t v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		t->b[t->at + i] = (uint8_t)(v >> 8 * (t->be ? n - 1 - i : i));
+	t->at += n;
+}
+
+static void tb_put(struct tblob *t, const void *p, size_t n)
+{
+	memcpy(t->b + t->at, p, n);
+	t->at += n;
+}
+
+/* A tracing-data blob as perf's trace-event-info.c writes it: @be orders its counts, @v06 adds saved cmdlines. */
+static size_t tracing_blob(uint8_t *b, int be, int v06)
+{
+	static const struct { const char *sys, *name; unsigned id; } ev[] = {
+		{ "sched", "sched_switch", 316 }, { "sched", "sched_wakeup", 317 }, { "probe_x", "main", 1800 },
+	};
+	static const char hp[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n";
+	static const char ft[] = "name: function\nID: 1\nformat:\n";
+	struct tblob t = { b, 0, be };
+	tb_put(&t, "\027\010\104tracing", 10);
+	tb_put(&t, v06 ? "0.6" : "0.5", 4);
+	tb_num(&t, (uint64_t)be, 1);
+	tb_num(&t, 8, 1);
+	tb_num(&t, 4096, 4);
+	tb_put(&t, "header_page", 12);
+	tb_num(&t, sizeof(hp) - 1, 8);
+	tb_put(&t, hp, sizeof(hp) - 1);
+	tb_put(&t, "header_event", 13);
+	tb_num(&t, 5, 8);
+	tb_put(&t, "type\n", 5);
+	tb_num(&t, 1, 4);    /* ftrace formats */
+	tb_num(&t, sizeof(ft) - 1, 8);
+	tb_put(&t, ft, sizeof(ft) - 1);
+	tb_num(&t, 2, 4);    /* systems: sched (two formats), probe_x (one) */
+	for (int s = 0; s < 2; s++) {
+		int first = s ? 2 : 0, last = s ? 3 : 2;
+		tb_put(&t, ev[first].sys, strlen(ev[first].sys) + 1);
+		tb_num(&t, (uint64_t)(last - first), 4);
+		for (int i = first; i < last; i++) {
+			char f[256];
+			int n = snprintf(f, sizeof(f), "name: %s\nID: %u\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\nprint fmt: \"x\"\n",
+					 ev[i].name, ev[i].id);
+			tb_num(&t, (uint64_t)n, 8);
+			tb_put(&t, f, (size_t)n);
+		}
+	}
+	tb_num(&t, 0, 4);    /* kallsyms */
+	tb_num(&t, 7, 4);    /* printk formats */
+	tb_put(&t, "0 x y\n", 7);
+	if (v06) {
+		tb_num(&t, 9, 8);
+		tb_put(&t, "1 init\n\n", 9);
+	}
+	return t.at;
+}
+
+struct tp_seen { char names[8][64]; uint64_t ids[8]; int n, warnings, bad_offset; uint64_t lo, hi; };
+
+static void tp_seen_event(void *ctx, uint64_t id, const char *sys, const char *name)
+{
+	struct tp_seen *t = ctx;
+	if (t->n < 8) {
+		snprintf(t->names[t->n], sizeof(t->names[0]), "%s:%s", sys, name);
+		t->ids[t->n++] = id;
+	}
+}
+
+static void tp_seen_warn(void *ctx, uint64_t off, const char *msg)
+{
+	struct tp_seen *t = ctx;
+	char want[40];
+	snprintf(want, sizeof(want), "offset %llu", (unsigned long long)off);
+	t->warnings++;
+	if (off < t->lo || off > t->hi || !strstr(msg, want)) {
+		if (!t->bad_offset)
+			diag("warning at %llu outside [%llu, %llu] or not naming it: %s", (unsigned long long)off,
+			     (unsigned long long)t->lo, (unsigned long long)t->hi, msg);
+		t->bad_offset = 1;
+	}
+}
+
+static int tp_walk(const uint8_t *b, size_t n, uint64_t base, struct tp_seen *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->lo = base;
+	t->hi = base + n;
+	return (int)pd_tracing_each(b, n, base, tp_seen_event, tp_seen_warn, t);
+}
+
+/*
+ * The tracing data's event formats name the tracepoints (pd_tracing.c):
+ * both byte orders, versions 0.5 and 0.6; cut at every byte and with every
+ * byte flipped, the walk warns naming an offset inside the data and never
+ * reads past it (the sanitizer build checks the latter).
+ */
+static void check_tracing_walk(void)
+{
+	static uint8_t b[4096], c[4096];
+	for (int be = 0; be < 2; be++)
+		for (int v06 = 0; v06 < 2; v06++) {
+			size_t n = tracing_blob(b, be, v06);
+			struct tp_seen t;
+			int got = tp_walk(b, n, 1000, &t);
+			ok(got == 3 && t.n == 3 && !t.warnings && !strcmp(t.names[0], "sched:sched_switch") && t.ids[0] == 316 &&
+			   !strcmp(t.names[1], "sched:sched_wakeup") && t.ids[1] == 317 &&
+			   !strcmp(t.names[2], "probe_x:main") && t.ids[2] == 1800,
+			   "tracing data (%s, %s): three formats, names and IDs (%d, %d warnings)", be ? "big-endian" : "little-endian",
+			   v06 ? "0.6" : "0.5", got, t.warnings);
+			int cuts_warn = 1, flips_ok = 1;
+			for (size_t k = 0; k < n; k++) {
+				memcpy(c, b, k);
+				tp_walk(c, k, 1000, &t);
+				if (!t.warnings || t.bad_offset || t.n > 3)
+					cuts_warn = 0;
+			}
+			ok(cuts_warn, "tracing data (%s, %s) cut at each of its %zu bytes: a warning naming an offset inside it",
+			   be ? "big-endian" : "little-endian", v06 ? "0.6" : "0.5", n);
+			for (size_t k = 0; k < n; k++) {
+				memcpy(c, b, n);
+				c[k] ^= 0xff;
+				tp_walk(c, n, 1000, &t);
+				if (t.bad_offset || t.n > 3)
+					flips_ok = 0;
+			}
+			ok(flips_ok, "tracing data (%s, %s) with each byte flipped: read without a crash, warnings name offsets inside it",
+			   be ? "big-endian" : "little-endian", v06 ? "0.6" : "0.5");
+		}
+	struct tp_seen t;
+	ok(tp_walk((const uint8_t *)"\027\010\104tracinG0.6", 14, 0, &t) == -1 && t.warnings == 1,
+	   "data without the tracing magic is refused with one warning");
+}
+
+/*
+ * A tracepoint that nothing else names takes "system:name" from the tracing
+ * data as perf names it: in a file (the TRACING_DATA feature) and in a pipe
+ * (the TRACING_DATA record's payload, which the reader peeks at and still
+ * hands out whole), native and foreign, from a seekable file and from a
+ * pipe. A format the data lacks leaves its event "unknown tracepoint".
+ */
+static void check_tracing_names(void)
+{
+	static uint8_t blob[4096];
+	size_t n = tracing_blob(blob, 0, 1);
+	for (int m = 0; m < 5; m++) {
+		int pipe_mode = m >= 2, foreign = m == 1 || m == 3, via_pipe = m == 4;
+		const char *what = (const char *[]){ "file/native", "file/foreign", "pipe/native", "pipe/foreign",
+						     "pipe/native through a pipe" }[m];
+		char path[] = "/tmp/pdtpXXXXXX";
+		int fd = mkstemp(path);
+		struct pd_writer_opts o;
+		struct pd_writer *w;
+		struct pd_error err;
+		close(fd);
+		pd_writer_opts_init(&o);
+		o.pipe_mode = pipe_mode;
+		o.foreign = foreign;
+		if (!ok(pd_writer_open(&w, path, &o, &err) == 0, "%s: tracepoint file opens for writing", what))
+			continue;
+		static const uint64_t config[3] = { 1800, 317, 999 };
+		for (int i = 0; i < 3; i++) {
+			struct pd_event_attr a = make_attr(PD_TYPE_TRACEPOINT, config[i]);
+			a.read_format = 0;
+			uint64_t id = 50 + (uint64_t)i;
+			pd_writer_add_evsel(w, &a, &id, 1, NULL, &err);
+		}
+		struct pd_buf hb = { 0 };   /* a foreign file's feature bits are told apart by HOSTNAME (perf's rule) */
+		pd_buf_string(&hb, "testhost");
+		pd_writer_set_feature(w, PD_FEAT_HOSTNAME, hb.data, hb.len, &err);
+		pd_buf_free(&hb);
+		pd_writer_set_feature(w, PD_FEAT_TRACING_DATA, blob, n, &err);
+		struct recbuf comm;
+		begin(&comm, PD_RECORD_COMM, 0); p32(&comm, 7); p32(&comm, 7); pstr(&comm, "app"); end(&comm);
+		if (pd_writer_write(w, comm.b, -1, NULL, 0, &err) < 0 || pd_writer_close(w, &err) < 0) {
+			ok(0, "%s: tracepoint file written: %s", what, err.msg);
+			unlink(path);
+			continue;
+		}
+		struct pd_reader *r = NULL;
+		int rc;
+		if (via_pipe) {
+			int p[2];
+			static uint8_t fb[16384];
+			int in = open(path, O_RDONLY);
+			ssize_t len = in >= 0 ? read(in, fb, sizeof(fb)) : -1;
+			if (in >= 0)
+				close(in);
+			if (len <= 0 || pipe(p) < 0 || write(p[1], fb, (size_t)len) != len) {
+				ok(0, "%s: the stream goes into a pipe", what);
+				unlink(path);
+				continue;
+			}
+			close(p[1]);
+			rc = pd_reader_open_fd(&r, p[0], "pipe", 1, NULL, &err);
+		} else {
+			rc = pd_reader_open(&r, path, NULL, &err);
+		}
+		if (!ok(rc == 0, "%s: tracepoint file opens", what)) {
+			unlink(path);
+			continue;
+		}
+		struct pd_record rec;
+		uint8_t payload[4096];
+		int64_t got = -1;
+		while (pd_reader_next(r, &rec, &err) > 0)
+			if (rec.type == PD_RECORD_HEADER_TRACING_DATA && rec.payload_size)
+				got = pd_reader_read_payload(r, payload, sizeof(payload), &err);
+		static const char *const want[3] = { "probe_x:main", "sched:sched_wakeup", "unknown tracepoint" };
+		int good = pd_reader_nr_evsels(r) == 3;
+		for (int i = 0; good && i < 3; i++) {
+			char b[128];
+			pd_evsel_perf_name(pd_reader_evsel(r, (size_t)i), b, sizeof(b));
+			if (strcmp(b, want[i])) {
+				diag("%s: event %d is '%s', want '%s'", what, i, b, want[i]);
+				good = 0;
+			}
+		}
+		ok(good, "%s: tracepoints named from the tracing data (probe_x:main, sched:sched_wakeup; one it lacks: unknown tracepoint)",
+		   what);
+		if (pipe_mode)
+			ok(got == (int64_t)((n + 7) & ~(size_t)7) && !memcmp(payload, blob, n),
+			   "%s: the TRACING_DATA payload is still handed out whole (%lld bytes)", what, (long long)got);
+		pd_reader_free(r);
+		unlink(path);
+	}
+}
+
 int main(void)
 {
 	static const struct { int pipe, foreign; const char *name; } modes[] = {
@@ -821,6 +1056,8 @@ int main(void)
 	check_read_deliveries();
 	check_simpleperf();
 	check_sp_event_names();
+	check_tracing_walk();
+	check_tracing_names();
 	for (unsigned m = 0; m < 4; m++) {
 		char path[] = "/tmp/pdroundXXXXXX";
 		int fd = mkstemp(path);
