@@ -718,6 +718,36 @@ static struct rb_comm *comm_keep(struct rb_machine *m, struct rb_comm *c)
 	return c;
 }
 
+/*
+ * simpleperf's JIT symbol map of a process ("perf-PID.map" in its file
+ * feature, here the object /tmp/perf-PID.map): as simpleperf does when it
+ * makes the process (ThreadTree::AddThreadMapsForDsoSymbols), maps over the
+ * pages its symbols cover, runs of touching pages joined, each its own
+ * offset, so its samples land in it though no record mapped the code.
+ */
+static int symbol_map_maps(struct rb_machine *m, struct rb_thread *t)
+{
+	char name[40];
+	snprintf(name, sizeof(name), "/tmp/perf-%d.map", (int)t->pid);
+	struct rb_dso *d = dso_find(m, name);
+	const struct rb_symtab *st = !d ? NULL : d->recorded ? d->recorded : d->syms_recorded ? d->syms : NULL;
+	uint64_t start = 0, end = 0;
+	for (size_t i = 0; st; i++) {
+		const struct rb_sym *s = rb_symtab_at(st, i);
+		uint64_t a = s ? s->start & ~(uint64_t)4095 : 0, e = s ? (s->end + 4095) & ~(uint64_t)4095 : 0;
+		if (!s || end < a) {
+			if (start < end && maps_insert(t->maps, (struct rb_map){ start, end, start, d }) < 0)
+				return -ENOMEM;
+			if (!s)
+				break;
+			start = a;
+		}
+		if (end < e)
+			end = e;
+	}
+	return 0;
+}
+
 static struct rb_thread *thread_new(struct rb_machine *m, int32_t pid, int32_t tid)
 {
 	if (thr_grow(m) < 0)
@@ -747,6 +777,8 @@ static struct rb_thread *thread_new(struct rb_machine *m, int32_t pid, int32_t t
 	}
 	m->threads[thr_slot(m, tid)] = t;
 	m->thr_n++;
+	if (pid == tid && pid > 0 && symbol_map_maps(m, t) < 0)
+		return NULL;            /* the thread stays, its maps in part: the caller fails on out of memory */
 	return t;
 }
 

@@ -340,6 +340,25 @@ static void test_priority(void)
 	ok(at(m, 0, 0x7c79304d9075ULL, "generic_jit_symbol_one", 0x75, 0x7c79304d9075ULL),
 	   "symbol map: the ip itself, in the anonymous executable memory perf names /tmp/perf-PID.map");
 	rb_machine_free(m);
+
+	/*
+	 * No record maps the JIT code: as simpleperf, the process gets maps over
+	 * its symbols' pages (0x1000-0x2000 for both symbols below, 0x5000-0x7000
+	 * for the third), made when the process is.
+	 */
+	b.n = 0;
+	static const struct sym jit2[] = { { 0x1010, 0x10, "j1" }, { 0x1800, 0x900, "j2" }, { 0x5ff0, 0x20, "j3" } };
+	v1_entry(&b, "perf-100.map", PD_SP_DSO_SYMBOL_MAP, 0, jit2, 3, NULL);
+	struct rb_machine_opts o = { .buildid_dir = "/nonexistent" };
+	m = rb_machine_new(&o);
+	rb_sp_symbols_from(m, PD_FEAT_SP_FILE, b.b, b.n, 0, &err);
+	rb_machine_comm(m, 100, 100, "jit", 1, 0);
+	struct rb_thread *t = rb_machine_thread(m, 100, 100, 0);
+	const struct rb_map *m1 = rb_machine_find_map(m, t, 0x1f00), *m2 = rb_machine_find_map(m, t, 0x6fff);
+	ok(at(m, 0, 0x2010, "j2", 0x810, 0x2010) && at(m, 0, 0x6000, "j3", 0x10, 0x6000) && m1 && m1->start == 0x1000 &&
+	   m1->end == 0x3000 && m2 && m2->start == 0x5000 && m2->end == 0x7000 && !rb_machine_find_map(m, t, 0x3000),
+	   "symbol map without a mapping: maps over its symbols' pages (0x1000-0x3000, 0x5000-0x7000), as simpleperf makes them");
+	rb_machine_free(m);
 }
 
 int main(void)
