@@ -179,7 +179,7 @@ static int scan(struct info *in)
 
 /*
  * simpleperf's features: META_INFO's keys (event_type_info named the events
- * already) and FILE's symbol table per binary.
+ * already) and FILE's (or FILE2's) symbol table per binary.
  */
 static void meta_text(void *ctx, const char *key, const char *value)
 {
@@ -199,8 +199,9 @@ static void print_simpleperf(struct pd_reader *r, FILE *o)
 	size_t size;
 	if (pd_reader_feature(r, PD_FEAT_SP_META_INFO, &d, &size, NULL))
 		pd_sp_meta_each(d, size, meta_text, o);
-	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, NULL))
-		fprintf(o, "# simpleperf files : %zu\n", pd_sp_file_each(d, size, file_text, o));
+	/* a malformed entry is said by the objects' listing, which reads the tables */
+	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, NULL) || pd_reader_feature(r, PD_FEAT_SP_FILE2, &d, &size, NULL))
+		fprintf(o, "# simpleperf files : %zu\n", pd_sp_files(r, file_text, o, NULL));
 }
 
 
@@ -293,9 +294,9 @@ static void json_simpleperf(struct pd_reader *r, json_t *h)
 		pd_sp_meta_each(d, size, meta_json, m);
 		json_object_set_new(sp, "meta_info", m);
 	}
-	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, NULL)) {
+	if (pd_reader_feature(r, PD_FEAT_SP_FILE, &d, &size, NULL) || pd_reader_feature(r, PD_FEAT_SP_FILE2, &d, &size, NULL)) {
 		json_t *a = json_array();
-		pd_sp_file_each(d, size, file_json, a);
+		pd_sp_files(r, file_json, a, NULL);
 		json_object_set_new(sp, "files", a);
 	}
 	if (json_object_size(sp))
@@ -638,6 +639,8 @@ static void object_out(void *ctx, const struct rb_session_object *ob)
 	hex_id(ob->dso->build_id, ob->dso->build_id_size, want);
 	hex_id(ob->hit.id, ob->hit.id_size, got);
 	int refused = ob->how == RB_SYMDIR_MISMATCH || ob->how == RB_SYMDIR_UNREADABLE;
+	/* symbols the recording carries for it (simpleperf's), which name it where no file does */
+	size_t recorded = rb_symtab_count(ob->dso->recorded ? ob->dso->recorded : ob->dso->syms_recorded ? ob->dso->syms : NULL);
 	if (out->arr) {
 		json_t *e = json_object();
 		json_object_set_new(e, "name", json_string(ob->dso->long_name));
@@ -650,11 +653,15 @@ static void object_out(void *ctx, const struct rb_session_object *ob)
 		json_object_set_new(e, "build_id_match", ob->how == RB_SYMDIR_BUILD_ID ? json_true()
 				    : ob->how == RB_SYMDIR_MISMATCH ? json_false() : json_null());
 		json_object_set_new(e, "status", json_string(match_text(ob->how)));
+		if (recorded)
+			json_object_set_new(e, "recorded_symbols", json_u64(recorded));
 		json_array_append_new(out->arr, e);
 		return;
 	}
 	fprintf(out->o, "# object %s : build-id %s : ", ob->dso->long_name, ob->dso->build_id_size ? want : "(none)");
-	if (!ob->where)
+	if (!ob->where && recorded)
+		fprintf(out->o, "not found : %zu symbols recorded\n", recorded);
+	else if (!ob->where)
 		fprintf(out->o, "not found\n");
 	else if (ob->how == RB_SYMDIR_MISMATCH)
 		fprintf(out->o, "%s has build-id %s: build-id differs, not used\n", ob->where, ob->hit.id_size ? got : "(none)");

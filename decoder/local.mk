@@ -12,7 +12,8 @@ noinst_LIBRARIES += %D%/libdecoder.a
 	%D%/session/ordered.h %D%/session/ordered.c \
 	%D%/session/machine.h %D%/session/machine.c \
 	%D%/session/symtab.h %D%/session/symtab.c %D%/session/sym_internal.h \
-	%D%/session/sym_find.c %D%/session/sym_elf.c %D%/session/sym_kallsyms.c \
+	%D%/session/sym_find.c %D%/session/sym_elf.c %D%/session/sym_kallsyms.c %D%/session/sym_recorded.c \
+	%D%/session/sym_simpleperf.h %D%/session/sym_simpleperf.c \
 	%D%/session/symdir.h %D%/session/symdir.c \
 	%D%/session/unpack.h %D%/session/unpack.c \
 	%D%/session/spool.h %D%/session/spool.c \

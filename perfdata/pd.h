@@ -503,17 +503,61 @@ typedef void (*pd_build_id_fn)(void *ctx, uint16_t misc, int32_t pid, const uint
 size_t pd_build_id_each(const uint8_t *data, size_t size, pd_build_id_fn fn, void *ctx);
 /*
  * simpleperf's features (pd_simpleperf.c). pd_sp_meta_each passes each
- * META_INFO key and value to @fn; pd_sp_file_each each FILE entry (a binary
- * and the size of its symbol table). Both return the number of entries
- * passed, stopping at the first malformed one. pd_sp_event_name copies into
- * @buf (@n bytes) the name META_INFO's event_type_info gives the event
- * (@type, @config): @buf, or NULL when it names none.
+ * META_INFO key and value to @fn and returns the number passed, stopping at
+ * the first malformed one. pd_sp_event_name copies into @buf (@n bytes) the
+ * name META_INFO's event_type_info gives the event (@type, @config): @buf,
+ * or NULL when it names none.
+ *
+ * The symbol table simpleperf stores per binary, so that a recording can be
+ * symbolized without the binaries, comes in feature FILE (128: packed
+ * entries) or, from 2021 on, FILE2 (132: protobuf FileFeature messages);
+ * simpleperf reads FILE when both are there. Its symbols are ELF virtual
+ * addresses (vaddr_in_file); offset_of_min_vaddr says where min_vaddr is:
+ * for an ELF file its file offset, for a kernel module its offset in the
+ * module's memory (PD_SP_NO_OFFSET when the recording does not say, as
+ * simpleperf's FILE entries before 2019 do not).
  */
-struct pd_sp_file { const char *path; uint32_t type; uint64_t min_vaddr; uint32_t nr_symbols; };
+enum pd_sp_dso_type {            /* simpleperf's DsoType, as its files store it */
+	PD_SP_DSO_KERNEL, PD_SP_DSO_KERNEL_MODULE, PD_SP_DSO_ELF, PD_SP_DSO_DEX, PD_SP_DSO_SYMBOL_MAP,
+	PD_SP_DSO_UNKNOWN,
+};
+#define PD_SP_NO_OFFSET UINT64_MAX
+struct pd_sp_file {
+	const char *path;              /* NUL-terminated; valid during the callback */
+	uint32_t type;                 /* enum pd_sp_dso_type */
+	uint64_t min_vaddr;
+	uint64_t offset_of_min_vaddr;  /* see above */
+	uint32_t nr_symbols;
+	uint32_t nr_dex_offsets;       /* dex files: offsets of the dex files in it */
+	uint64_t offset;               /* file offset of the entry (its size field) */
+	const uint8_t *syms;           /* for pd_sp_file_symbols: the symbol table (FILE) or the message (FILE2) */
+	size_t syms_size;
+	int proto;                     /* 1: from FILE2 */
+};
+struct pd_sp_symbol {
+	uint64_t vaddr;
+	uint32_t len;                  /* 0: simpleperf did not know its size */
+	const char *name;              /* not NUL-terminated in FILE2: use name_len */
+	size_t name_len;
+};
 typedef void (*pd_sp_meta_fn)(void *ctx, const char *key, const char *value);
 typedef void (*pd_sp_file_fn)(void *ctx, const struct pd_sp_file *f);
+typedef void (*pd_sp_symbol_fn)(void *ctx, const struct pd_sp_symbol *s);
 size_t pd_sp_meta_each(const uint8_t *data, size_t size, pd_sp_meta_fn fn, void *ctx);
-size_t pd_sp_file_each(const uint8_t *data, size_t size, pd_sp_file_fn fn, void *ctx);
+/*
+ * Walk the entries of a FILE (@feat PD_FEAT_SP_FILE) or FILE2
+ * (PD_FEAT_SP_FILE2) payload found at file offset @base, checking each one
+ * whole (every symbol, the fields after them) before passing it to @fn.
+ * Returns the number passed; at the first malformed entry it stops and, if
+ * @err is not NULL, fills it (PD_ERR_FEATURE, the entry's file offset, a
+ * message naming the feature, the offset and what is wrong).
+ */
+size_t pd_sp_file_each(unsigned feat, const uint8_t *data, size_t size, uint64_t base, pd_sp_file_fn fn,
+		       void *ctx, struct pd_error *err);
+/* The same for the recording @r: FILE if present, else FILE2, as simpleperf chooses. */
+size_t pd_sp_files(const struct pd_reader *r, pd_sp_file_fn fn, void *ctx, struct pd_error *err);
+/* Pass each symbol of an entry pd_sp_file_each gave (valid during its callback) to @fn, in stored order. */
+void pd_sp_file_symbols(const struct pd_sp_file *f, pd_sp_symbol_fn fn, void *ctx);
 const char *pd_sp_file_type_name(uint32_t type);   /* simpleperf's DsoType: "kernel", "elf", ... */
 const char *pd_sp_event_name(const uint8_t *meta, size_t size, uint32_t type, uint64_t config, char *buf,
 			     size_t n);

@@ -46,13 +46,14 @@ SHELL_TESTS = \
 	tests/perfetto.test \
 	tests/report.test \
 	tests/zoo.test \
+	tests/spsym.test \
 	tests/corpus.test \
 	tests/cli.test
 TESTS += tests/unit/test_perfdata
 if BUILD_DECODER
-TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_symtab tests/unit/test_symdir tests/unit/test_imc tests/unit/test_pt_filter \
+TESTS += $(SHELL_TESTS) tests/unit/test_machine tests/unit/test_spsym tests/unit/test_symtab tests/unit/test_symdir tests/unit/test_imc tests/unit/test_pt_filter \
 	tests/unit/test_ptclock tests/unit/test_ordered tests/unit/test_session tests/unit/test_calls
-check_PROGRAMS += tests/unit/test_machine tests/unit/test_symtab tests/unit/test_symdir tests/unit/test_imc tests/unit/test_pt_filter \
+check_PROGRAMS += tests/unit/test_machine tests/unit/test_spsym tests/unit/test_symtab tests/unit/test_symdir tests/unit/test_imc tests/unit/test_pt_filter \
 	tests/unit/test_ptclock tests/unit/test_ordered tests/unit/test_session tests/unit/test_calls
 endif
 # rbtrace_sql: the rbtrace extension linked into a minimal shell (a sanitized build's module cannot be .load'ed)
@@ -86,6 +87,9 @@ tests_unit_test_symtab_LDADD = $(DECODER_LIBS)
 tests_unit_test_symdir_SOURCES = tests/unit/test_symdir.c tests/unit/tap.h
 tests_unit_test_symdir_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_symdir_LDADD = $(DECODER_LIBS)
+tests_unit_test_spsym_SOURCES = tests/unit/test_spsym.c tests/unit/tap.h
+tests_unit_test_spsym_CPPFLAGS = $(AM_CPPFLAGS)
+tests_unit_test_spsym_LDADD = $(DECODER_LIBS) $(PERFDATA_LIBS)
 tests_unit_test_machine_SOURCES = tests/unit/test_machine.c tests/unit/tap.h
 tests_unit_test_machine_CPPFLAGS = $(AM_CPPFLAGS)
 tests_unit_test_machine_LDADD = $(DECODER_LIBS) $(PERFDATA_LIBS) $(LIBARCHIVE_LIBS)

@@ -10,7 +10,8 @@
  *    maps (vsyscall / vdso), and object addresses are ip - start + pgoff.
  * Symbols of an object are loaded on its first use: from perf's build-id
  * cache when its build-id is known, else from the recorded path (after
- * checking the build-id when there is one).
+ * checking the build-id when there is one); the symbols the recording
+ * itself carries (simpleperf's) when no file it vouches for has them.
  */
 #include "config.h"
 #include <errno.h>
@@ -88,7 +89,8 @@ static struct rb_dso *dso_findnew(struct rb_machine *m, const char *name, int ke
 static int is_kernel_module_name(const char *name);
 static void module_map_name(const char *filename, char *name, size_t n);
 
-int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel_mode)
+/* The object a build-id or recorded symbols name: with @kernel_mode, the kernel or a module's "[name]" */
+static struct rb_dso *dso_of_feature(struct rb_machine *m, const char *name, int kernel_mode)
 {
 	char mod[4096];
 	int kernel = kernel_mode && !strncmp(name, "[kernel.kallsyms]", 17);
@@ -98,13 +100,30 @@ int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_
 		module_map_name(name, mod, sizeof(mod));
 		name = mod;
 	}
-	struct rb_dso *d = dso_findnew(m, name, kernel);
+	return dso_findnew(m, name, kernel);
+}
+
+int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel_mode)
+{
+	struct rb_dso *d = dso_of_feature(m, name, kernel_mode);
 	if (!d)
 		return -ENOMEM;
 	if (size > 20)
 		size = 20;
 	memcpy(d->build_id, id, (size_t)size);
 	d->build_id_size = size;
+	return 0;
+}
+
+int rb_machine_set_recorded_symbols(struct rb_machine *m, const char *name, int kernel_mode, struct rb_symtab *t)
+{
+	struct rb_dso *d = dso_of_feature(m, name, kernel_mode);
+	if (!d) {
+		rb_symtab_free(t);
+		return -ENOMEM;
+	}
+	rb_symtab_free(d->recorded);
+	d->recorded = t;
 	return 0;
 }
 
@@ -206,10 +225,55 @@ static const char *symdir_file(struct rb_machine *m, struct rb_dso *d)
 	return h->how == RB_SYMDIR_BUILD_ID || h->how == RB_SYMDIR_NAME ? h->path : NULL;
 }
 
+/*
+ * Whether a file the recording vouches for may hold @d's symbols, to be
+ * tried before the recording's own (rb_machine_set_recorded_symbols): one
+ * with the recorded build-id, one the user named (--symdir, --vmlinux,
+ * --kcore, --kallsyms). Without a build-id, a file found by its recorded
+ * path (or this machine's /proc/kallsyms) is more likely this machine's
+ * than the recording's.
+ */
+static int vouched_file(struct rb_machine *m, struct rb_dso *d)
+{
+	char mod[256];
+	if (d->kernel || module_name(d, mod, sizeof(mod))) {
+		struct rb_dso *k = dso_find(m, "[kernel.kallsyms]");
+		if (m->o.kallsyms || m->o.kcore || (d->kernel && m->o.vmlinux) || (k && k->build_id_size))
+			return 1;
+	} else if (d->build_id_size) {
+		return 1;
+	}
+	return symdir_file(m, d) != NULL;
+}
+
+/* The recording's symbols become @d's (a file's, if any, are dropped). */
+static void take_recorded(struct rb_dso *d)
+{
+	rb_symtab_free(d->syms);
+	free(d->syms_path);
+	d->syms_path = NULL;
+	d->syms = d->recorded;
+	d->recorded = NULL;
+	d->syms_recorded = 1;
+}
+
+static void load_file_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_start);
+
 static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_start)
 {
-	char msg[256], kpath[8192], mod[256];
 	d->syms_tried = 1;
+	if (d->recorded && !vouched_file(m, d)) {
+		take_recorded(d);
+		return;
+	}
+	load_file_symbols(m, d, map_start);
+	if (d->recorded && !rb_symtab_count(d->syms))
+		take_recorded(d);
+}
+
+static void load_file_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_start)
+{
+	char msg[256], kpath[8192], mod[256];
 	/* perf takes the kernel's symbols from --vmlinux when given (and the build-id agrees); a --symdir vmlinux too */
 	if (d->kernel && (m->o.vmlinux || symdir_file(m, d)) && !m->o.kallsyms && !m->o.kcore && kernel_image(m)) {
 		if (rb_symtab_load_vmlinux(&d->syms, m->kimage_path, m->kreloc, msg, sizeof(msg)) == 0)
@@ -654,6 +718,36 @@ static struct rb_comm *comm_keep(struct rb_machine *m, struct rb_comm *c)
 	return c;
 }
 
+/*
+ * simpleperf's JIT symbol map of a process ("perf-PID.map" in its file
+ * feature, here the object /tmp/perf-PID.map): as simpleperf does when it
+ * makes the process (ThreadTree::AddThreadMapsForDsoSymbols), maps over the
+ * pages its symbols cover, runs of touching pages joined, each its own
+ * offset, so its samples land in it though no record mapped the code.
+ */
+static int symbol_map_maps(struct rb_machine *m, struct rb_thread *t)
+{
+	char name[40];
+	snprintf(name, sizeof(name), "/tmp/perf-%d.map", (int)t->pid);
+	struct rb_dso *d = dso_find(m, name);
+	const struct rb_symtab *st = !d ? NULL : d->recorded ? d->recorded : d->syms_recorded ? d->syms : NULL;
+	uint64_t start = 0, end = 0;
+	for (size_t i = 0; st; i++) {
+		const struct rb_sym *s = rb_symtab_at(st, i);
+		uint64_t a = s ? s->start & ~(uint64_t)4095 : 0, e = s ? (s->end + 4095) & ~(uint64_t)4095 : 0;
+		if (!s || end < a) {
+			if (start < end && maps_insert(t->maps, (struct rb_map){ start, end, start, d }) < 0)
+				return -ENOMEM;
+			if (!s)
+				break;
+			start = a;
+		}
+		if (end < e)
+			end = e;
+	}
+	return 0;
+}
+
 static struct rb_thread *thread_new(struct rb_machine *m, int32_t pid, int32_t tid)
 {
 	if (thr_grow(m) < 0)
@@ -683,6 +777,8 @@ static struct rb_thread *thread_new(struct rb_machine *m, int32_t pid, int32_t t
 	}
 	m->threads[thr_slot(m, tid)] = t;
 	m->thr_n++;
+	if (pid == tid && pid > 0 && symbol_map_maps(m, t) < 0)
+		return NULL;            /* the thread stays, its maps in part: the caller fails on out of memory */
 	return t;
 }
 
@@ -954,6 +1050,7 @@ void rb_machine_free(struct rb_machine *m)
 	for (size_t i = 0; i < m->nr_dsos; i++) {
 		struct rb_dso *d = m->dsos[i];
 		rb_symtab_free(d->syms);
+		rb_symtab_free(d->recorded);
 		for (size_t k = 0; k < d->nr_extra; k++)
 			free(d->extra[k]);
 		free(d->extra);

@@ -34,6 +34,8 @@ struct rb_dso {
 				    offsets, and no file is looked for */
 	int syms_tried;          /* symbol load attempted */
 	struct rb_symtab *syms;  /* NULL if none could be loaded */
+	struct rb_symtab *recorded; /* symbols the recording carries (simpleperf's), until load_symbols takes them */
+	int syms_recorded;       /* syms are the recording's, no file had them */
 	char *syms_path;         /* file the symbols came from */
 	struct rb_sym **extra;   /* "unknown" symbols created at sample addresses (perf does the same) */
 	size_t nr_extra, cap_extra;
@@ -114,6 +116,17 @@ void rb_machine_free(struct rb_machine *m);
  * "[name]" object its maps make.
  */
 int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_t *id, int size, int kernel_mode);
+
+/*
+ * Symbols the recording carries for the object @name (simpleperf's file
+ * feature), named and @kernel_mode as for rb_machine_set_build_id; the
+ * machine takes @t (freed on failure too). They are the object's symbols
+ * when no file is found for it that the recording vouches for: a file with
+ * the recorded build-id (build-id cache, --symfs, the recorded path), a
+ * --symdir match, --vmlinux, --kcore or --kallsyms for the kernel and its
+ * modules; and when such a file has no symbols. 0 or -ENOMEM.
+ */
+int rb_machine_set_recorded_symbols(struct rb_machine *m, const char *name, int kernel_mode, struct rb_symtab *t);
 
 struct rb_thread *rb_machine_thread(struct rb_machine *m, int32_t pid, int32_t tid, int create);
 int rb_machine_comm(struct rb_machine *m, int32_t pid, int32_t tid, const char *comm, int exec, uint64_t time);

@@ -19,6 +19,7 @@
 #include "decoder/ftrace/tracedat.h"
 #include "ordered.h"
 #include "session.h"
+#include "sym_simpleperf.h"
 #include "unwind.h"
 
 /* PERF_MEM_DATA_SRC_NONE: op, level, snoop, lock and TLB all "not available" */
@@ -968,12 +969,27 @@ static void set_build_id(void *ctx, uint16_t misc, int32_t pid, const uint8_t *i
 	rb_machine_set_build_id(s->m, name, id, size > 20 ? 20 : (int)size, kernel);
 }
 
-static void load_build_ids(struct sess *s)
+/*
+ * What the features say of the objects: their build-ids, and the symbol
+ * tables a simpleperf recording carries (used where no file has them). A
+ * malformed table entry is said and counted; the tables before it are used.
+ */
+static int load_build_ids(struct sess *s)
 {
 	const uint8_t *d;
 	size_t size;
+	struct pd_error err;
 	if (pd_reader_feature(s->r, PD_FEAT_BUILD_ID, &d, &size, NULL))
 		pd_build_id_each(d, size, set_build_id, s);
+	if (rb_sp_symbols_load(s->m, s->r, &err) < 0)
+		return -ENOMEM;
+	if (err.code) {
+		if (s->st)
+			s->st->malformed++;
+		if (s->o->warn)
+			s->o->warn(s->o->warn_ctx, &err);
+	}
+	return 0;
 }
 
 static void note_aux_time(struct sess *s, const struct pd_record *rec, uint64_t t)
@@ -1172,8 +1188,9 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 		pd_reader_free(s.r);
 		return -ENOMEM;
 	}
-	load_build_ids(&s);
-	rc = sink->begin ? sink->begin(sink->ctx, s.m) : 0;
+	rc = load_build_ids(&s);
+	if (!rc)
+		rc = sink->begin ? sink->begin(sink->ctx, s.m) : 0;
 	/* the sources opened from the recording itself; the others come with their AUXTRACE_INFO */
 	setup_env(&s, spool_fd >= 0 ? "<stdin>" : NULL);
 	for (size_t k = 0; !rc && k < rb_nr_source_kinds; k++)
@@ -1290,7 +1307,7 @@ int rb_session_objects(const struct rb_session_opts *o, rb_session_object_fn fn,
 		pd_reader_free(s.r);
 		return session_status(-ENOMEM, err);
 	}
-	load_build_ids(&s);
+	rc = load_build_ids(&s);
 	struct pd_record rec;
 	struct pd_event ev;
 	while (!rc && pd_reader_next(s.r, &rec, &stats.stop) == 1) {

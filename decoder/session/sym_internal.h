@@ -70,6 +70,7 @@ void symtab_tree_erase(struct tree *t, size_t z);
 void symtab_fixup_end(struct tree *t, int kallsyms);
 void symtab_fixup_duplicate(struct tree *t);
 int symtab_from_tree(struct tree *t, const char *source, int kernel, struct rb_symtab **out);
+void symtab_set_map_offset(struct rb_symtab *t);   /* map_ip becomes ip - map_start (RB_SYMTAB_MAP_OFFSET) */
 int symtab_display_name(const char *name, size_t len, char **out, size_t *outlen);
 int symtab_insert_named(struct tree *t, uint64_t start, uint64_t len, uint8_t bind,
 			const char *name, size_t namelen);

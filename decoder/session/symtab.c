@@ -28,6 +28,7 @@
  *                   symbols perf keeps from .symtab / .dynsym, and the @plt
  *                   ones
  *   sym_kallsyms.c  the kernel's and its modules' symbols from kallsyms
+ *   sym_recorded.c  symbols a recording carries (simpleperf's), from a list
  *   symtab.c        (this file) the tree they go into, perf's fix-ups of
  *                   ends and aliases, the names perf shows (demangling), the
  *                   finished table and its lookups, and
@@ -505,7 +506,8 @@ struct rb_symtab {
 	uint64_t last_addr;           /* perf's per-dso last-lookup cache */
 	const struct rb_sym *last_sym;
 	char *source;
-	int kernel;
+	int kernel;                   /* map_ip is the identity */
+	int map_offset;               /* map_ip is ip - map_start (RB_SYMTAB_MAP_OFFSET) */
 	/*
 	 * Memo of tree lookups (not perf's cache: it only saves the tree walk,
 	 * the answer is the tree's). Any insertion empties it. Hot addresses
@@ -560,6 +562,11 @@ void rb_symtab_free(struct rb_symtab *t)
 	free(t->memo);
 	free(t->source);
 	free(t);
+}
+
+void symtab_set_map_offset(struct rb_symtab *t)
+{
+	t->map_offset = 1;
 }
 
 /* Take over the loaded tree: give every symbol its name and list them in order. */
@@ -676,6 +683,8 @@ uint64_t rb_symtab_map_ip(const struct rb_symtab *t, uint64_t ip, uint64_t map_s
 {
 	if (t && t->kernel)
 		return ip;
+	if (t && t->map_offset)
+		return ip - map_start;
 	return ip - map_start + map_pgoff;
 }
 

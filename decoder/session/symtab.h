@@ -97,6 +97,30 @@ int rb_symtab_load_kallsyms(struct rb_symtab **out, const char *path, char *msg,
 int rb_symtab_load_kallsyms_module(struct rb_symtab **out, const char *path, const char *module,
 				   uint64_t map_start, char *msg, size_t msglen);
 
+/*
+ * A table of symbols a recording carries instead of a file (simpleperf's
+ * file feature), made from a list: rb_symtab_list_add each symbol
+ * ([start, start + len) in the table's address space; len 0: the address
+ * alone, as perf's zero-size symbols), then rb_symtab_list_finish, which
+ * frees the list whatever it returns. Names are shown as perf shows an ELF
+ * symbol's (demangled the same way), bound global. @space says how
+ * rb_symtab_map_ip turns a sample ip into that address space:
+ */
+enum rb_symtab_space {
+	RB_SYMTAB_FILE_OFFSET,   /* ip - map_start + map_pgoff, perf's map_ip for user objects (ELF tables) */
+	RB_SYMTAB_IP,            /* ip itself, as for the kernel (kallsyms, vmlinux tables) */
+	RB_SYMTAB_MAP_OFFSET,    /* ip - map_start: where the map starts, whatever its pgoff */
+};
+struct rb_symtab_list;
+/* NULL when out of memory. */
+struct rb_symtab_list *rb_symtab_list_new(void);
+/* 0, or -ENOMEM (the list stays usable, the symbol is not in it). */
+int rb_symtab_list_add(struct rb_symtab_list *l, uint64_t start, uint64_t len, const char *name, size_t namelen);
+/* 0 and the table in *@out (@source names where it came from), or -ENOMEM / -EINVAL (a NULL list). */
+int rb_symtab_list_finish(struct rb_symtab_list *l, enum rb_symtab_space space, const char *source,
+			  struct rb_symtab **out);
+void rb_symtab_list_free(struct rb_symtab_list *l);   /* accepts NULL */
+
 void rb_symtab_free(struct rb_symtab *t);   /* accepts NULL */
 size_t rb_symtab_count(const struct rb_symtab *t);   /* 0 for NULL */
 /* The loaded symbols sorted by start (not those added by rb_symtab_add_unknown); NULL if out of range. */
@@ -137,13 +161,14 @@ const struct rb_sym *rb_symtab_export_lookup(struct rb_symtab *t, uint64_t addr)
 /*
  * Convert a sample ip inside a mapping to the object's symbol address space,
  * exactly as perf 6.1 does: map__map_ip, ip - map_start + map_pgoff, for
- * ELF objects and kernel modules; the identity for the kernel.  perf 6.1
+ * ELF objects and kernel modules; the identity for the kernel (and a
+ * recorded table's own rule, enum rb_symtab_space).  perf 6.1
  * adds no per-object term (such as p_vaddr - p_offset of an ET_DYN text
  * segment): the loader already moved the symbols into file-offset space.
  */
 uint64_t rb_symtab_map_ip(const struct rb_symtab *t, uint64_t ip, uint64_t map_start, uint64_t map_pgoff);
 
-/* 1 if t came from kallsyms (identity map_ip), 0 otherwise. */
+/* 1 if t's map_ip is the identity (kallsyms, vmlinux, RB_SYMTAB_IP), 0 otherwise. */
 int rb_symtab_is_kernel(const struct rb_symtab *t);
 
 /* File the symbols were read from (the debug file when one was used); NULL for NULL. */

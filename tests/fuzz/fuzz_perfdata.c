@@ -61,6 +61,22 @@ static void build_id_cb(void *ctx, uint16_t misc, int32_t pid, const uint8_t *id
 	touch_str(name);
 }
 
+/* simpleperf's symbol tables: every field and symbol of each entry the walker passes */
+static void sp_symbol_cb(void *ctx, const struct pd_sp_symbol *s)
+{
+	(void)ctx;
+	sink += s->vaddr + s->len;
+	touch(s->name, s->name_len);
+}
+
+static void sp_file_cb(void *ctx, const struct pd_sp_file *f)
+{
+	(void)ctx;
+	touch_str(f->path);
+	sink += f->type + f->min_vaddr + f->offset_of_min_vaddr + f->nr_symbols + f->nr_dex_offsets;
+	pd_sp_file_symbols(f, sp_symbol_cb, NULL);
+}
+
 static void touch_list(const struct pd_feature_string_list *l)
 {
 	for (uint32_t i = 0; i < l->nr; i++)
@@ -103,6 +119,8 @@ static void features(struct pd_reader *r)
 		touch(d, n);
 		if (feat == PD_FEAT_BUILD_ID)
 			pd_build_id_each(d, n, build_id_cb, NULL);
+		if (feat == PD_FEAT_SP_FILE || feat == PD_FEAT_SP_FILE2)
+			pd_sp_file_each(feat, d, n, off, sp_file_cb, NULL, &err);
 		if (pd_feature_check(feat, d, n, nr_cpus, &err) < 0 || n > (1u << 20))
 			continue;
 		/* native -> foreign -> native must be the identity on a payload that checks */
