@@ -57,7 +57,15 @@ fi
 NPM_DIR=$(dirname "$0")/../tests/npm
 if [ ! -d "$NPM_DIR/node_modules/speedscope" ] || [ ! -d "$NPM_DIR/node_modules/puppeteer-core" ]; then
 	echo "installing npm packages into $NPM_DIR/node_modules: puppeteer-core speedscope"
-	PUPPETEER_SKIP_DOWNLOAD=1 npm install --prefix "$NPM_DIR" --no-audit --no-fund --silent >/dev/null 2>&1 ||
-		echo "npm install failed: the browser tests will skip"
+	# three tries: the registry now and then drops a connection mid-install (seen in a CI run)
+	tries=0
+	until PUPPETEER_SKIP_DOWNLOAD=1 npm install --prefix "$NPM_DIR" --no-audit --no-fund --silent >"$NPM_DIR/install.log" 2>&1; do
+		tries=$((tries + 1))
+		if [ "$tries" -ge 3 ]; then
+			echo "npm install failed 3 times: the browser tests will skip ($(tail -n 1 "$NPM_DIR/install.log"))"
+			break
+		fi
+		sleep 5
+	done
 fi
 exit 0
