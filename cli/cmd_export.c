@@ -219,7 +219,8 @@ static void export_usage(FILE *f)
 		"                        the Intel PT packets alone, no code walked (no branches, call paths\n"
 		"                        or calls): find the window first, then export it whole with --time\n"
 		"                        (--itrace=b --calls: the rows perf's export-to-sqlite.py writes)\n"
-		"  -j, --jobs N          decode AUX trace queues on N threads (same output for every N)\n"
+		"  -j, --jobs N          decode AUX trace queues on N threads (same output for every N);\n"
+		"                        into PostgreSQL, the growing tables over N connections\n"
 		"      --ftrace FILE     also load this trace.dat (default: FILE.trace.dat beside FILE if it exists);\n"
 		"                        FILE itself may be a trace.dat (trace-cmd's format, versions 6 and 7)\n"
 		"  -q, --quiet           no progress or summary\n", cli_prog);
@@ -606,7 +607,7 @@ static int open_pg(struct rb_store_opts *sto, const char *conninfo, const struct
 		rec.arch = f.arch;
 	}
 	char msg[1024];
-	int rc = rb_pg_open(&sto->writer, conninfo, &rec, sto->force, NULL, msg, sizeof(msg));
+	int rc = rb_pg_open(&sto->writer, conninfo, &rec, sto->force, so->jobs, NULL, msg, sizeof(msg));
 	if (have_f)
 		pd_features_free(&f);
 	pd_reader_free(r);

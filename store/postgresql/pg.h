@@ -28,11 +28,14 @@ int rb_pg_is_target(const char *s);
  * connect_timeout 10 s unless given), create the tables that are missing,
  * and open the load's transaction with the recording's row. A recording
  * loaded before (same hash and size) is refused unless @force; then its
- * rows are deleted in the same transaction. Returns 0 with *@out (owned by
+ * rows are deleted in the same transaction. The tables that grow with the
+ * recording (samples, calls...) go over @streams connections at once (at
+ * least 1), into tables of the load's own that its transaction attaches as
+ * the recording's partitions at the end. Returns 0 with *@out (owned by
  * whoever gets it: rb_store_opts.writer), -1 (no connection, the server
  * refused) or -2 (already loaded) with a one-line @msg.
  */
 int rb_pg_open(const struct rb_table_writer **out, const char *conninfo, const struct rb_pg_recording *rec,
-	       int force, int64_t *recording_id, char *msg, size_t msglen);
+	       int force, int streams, int64_t *recording_id, char *msg, size_t msglen);
 
 #endif
