@@ -413,6 +413,19 @@ int rb_calls_flush(struct rb_calls *c)
 	return c->err;
 }
 
+int rb_calls_end_thread(struct rb_calls *c, uint64_t thread)
+{
+	uint64_t k = rb_idmap_find(&c->threads, thread, 0, 0);
+	if (!k || c->err)
+		return c->err;
+	struct cstack *cs = c->stacks[k - 1];
+	cpop_all(c, cs);
+	free(cs->v);
+	cs->v = NULL;
+	cs->n = cs->cap = 0;
+	return c->err;
+}
+
 int rb_calls_gap_restarts(const char *reason)
 {
 	static const char *const restarts[] = { "snapshot overwrite", "aux hole", "decoder lost sync", "no image" };

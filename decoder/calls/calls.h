@@ -103,6 +103,13 @@ uint64_t rb_calls_path(struct rb_calls *c, uint64_t parent, uint64_t sym, uint64
 /* The decoder of queue (@cpu, or @tid when @cpu < 0) restarted: calls open there end at its next branch. */
 int rb_calls_restart(struct rb_calls *c, int32_t cpu, int32_t tid);
 int rb_calls_branch(struct rb_calls *c, const struct rb_calls_branch *b);
+/*
+ * The thread @thread will branch no more (it exited and was switched out):
+ * its open calls end now as rb_calls_flush would end them, and its stack's
+ * memory goes, so that a program of many short-lived threads does not keep
+ * one stack per thread it ever ran. A branch of it after all starts afresh.
+ */
+int rb_calls_end_thread(struct rb_calls *c, uint64_t thread);
 /* Every call still open, in thread key order, as never returned; the stacks are emptied. */
 int rb_calls_flush(struct rb_calls *c);
 /* Whether a gap of @reason (rb_gap_ev) means the queue's decoder restarted (then: rb_calls_restart). */

@@ -1310,7 +1310,7 @@ static int cmd_insns(int argc, char **argv)
  * thread never returns from its entry point, each repetition nests in the
  * calls of the one before (its call paths grow with the trace, in perf's
  * thread stack as in ours); with "threads" each repetition runs in a new
- * thread instead (the old one exits, a new one is forked and switched in
+ * thread instead (the old one exits and is switched out, a new one is forked and switched in
  * before the PSB), as a program that starts short-lived threads: its call
  * paths stay those of one run.
  */
@@ -1395,8 +1395,9 @@ static int cmd_large(int argc, char **argv)
 				if (new_threads && r) {   /* the previous repetition ended 2000 ticks or more before */
 					uint64_t t = START_TSC + r * period;
 					uint32_t next = PID + (unsigned)c + (uint32_t)(r * (uint64_t)ncpus);
-					wrap_switch(w, c, t - 500, PID, tid, 1);
-					wrap_fork(w, c, t - 400, PID, tid, PID, 1);
+					/* as the kernel does: EXIT from do_exit, then the last switch out */
+					wrap_fork(w, c, t - 500, PID, tid, PID, 1);
+					wrap_switch(w, c, t - 400, PID, tid, 1);
 					wrap_fork(w, c, t + 100, PID, next, PID, 0);
 					wrap_itrace_start(w, c, t + 300, PID, next);
 					wrap_switch(w, c, t + 400, PID, next, 0);
@@ -1408,8 +1409,8 @@ static int cmd_large(int argc, char **argv)
 			wrap_auxtrace(w, c, tsc, tid, off, chunk, k * s.len);
 			off += k * s.len;
 		}
-		wrap_switch(w, c, end_tsc, PID, tid, 1);
-		wrap_fork(w, c, end_tsc + 100, PID, tid, PID, 1);
+		wrap_fork(w, c, end_tsc, PID, tid, PID, 1);
+		wrap_switch(w, c, end_tsc + 100, PID, tid, 1);
 	}
 	free(chunk);
 	wrap_round(w);
