@@ -55,6 +55,8 @@ struct rb_calls {
 	struct cstack **stacks;
 	size_t nr_stacks, cap_stacks;
 	struct rb_idmap trace_nr;     /* per trace queue (cpu, or tid when per thread): decoder restarts + 1 */
+	uint64_t *gone_on;            /* per CPU: a thread that ended there, its calls open until another branches there */
+	size_t nr_gone_on;
 	int err;                      /* the first failure; nothing is emitted after it */
 };
 
@@ -244,6 +246,39 @@ static void cpop_all(struct rb_calls *c, struct cstack *cs)
 		cpop(c, cs, cs->last_time, 0, 1);
 }
 
+/* Thread @thread's calls end (as at the end) and its stack's memory goes. */
+static void end_stack(struct rb_calls *c, uint64_t thread)
+{
+	uint64_t k = rb_idmap_find(&c->threads, thread, 0, 0);
+	if (!k)
+		return;
+	struct cstack *cs = c->stacks[k - 1];
+	cpop_all(c, cs);
+	free(cs->v);
+	cs->v = NULL;
+	cs->n = cs->cap = 0;
+}
+
+int rb_calls_thread_gone(struct rb_calls *c, uint64_t thread, int32_t cpu)
+{
+	if (c->err || cpu < 0 || cpu >= 65536)
+		return c->err;
+	if ((size_t)cpu >= c->nr_gone_on) {
+		size_t n = (size_t)cpu + 1;
+		uint64_t *v = realloc(c->gone_on, n * sizeof(*v));
+		if (!v)
+			return 0;             /* the stack stays until the end: the same calls */
+		memset(v + c->nr_gone_on, 0, (n - c->nr_gone_on) * sizeof(*v));
+		c->gone_on = v;
+		c->nr_gone_on = n;
+	}
+	uint64_t before = c->gone_on[cpu];
+	c->gone_on[cpu] = thread;
+	if (before && before != thread)
+		end_stack(c, before);
+	return c->err;
+}
+
 static void cpop_kernel(struct rb_calls *c, struct cstack *cs, uint64_t time, uint64_t ref)
 {
 	while (cs->n > 0 && cs->v[cs->n - 1].kernel)
@@ -333,6 +368,13 @@ int rb_calls_branch(struct rb_calls *c, const struct rb_calls_branch *b)
 {
 	if (c->err)
 		return c->err;
+	/* a thread that ended on this CPU: another's branch there means its trace is over */
+	if (b->cpu >= 0 && (size_t)b->cpu < c->nr_gone_on && c->gone_on[b->cpu] && c->gone_on[b->cpu] != b->thread) {
+		end_stack(c, c->gone_on[b->cpu]);
+		c->gone_on[b->cpu] = 0;
+		if (c->err)
+			return c->err;
+	}
 	struct cstack *cs = stack_of(c, b->thread);
 	struct rb_idkey *nr = cs ? trace_nr(c, b->cpu, b->tid) : NULL;
 	if (!nr)
@@ -413,19 +455,6 @@ int rb_calls_flush(struct rb_calls *c)
 	return c->err;
 }
 
-int rb_calls_end_thread(struct rb_calls *c, uint64_t thread)
-{
-	uint64_t k = rb_idmap_find(&c->threads, thread, 0, 0);
-	if (!k || c->err)
-		return c->err;
-	struct cstack *cs = c->stacks[k - 1];
-	cpop_all(c, cs);
-	free(cs->v);
-	cs->v = NULL;
-	cs->n = cs->cap = 0;
-	return c->err;
-}
-
 int rb_calls_gap_restarts(const char *reason)
 {
 	static const char *const restarts[] = { "snapshot overwrite", "aux hole", "decoder lost sync", "no image" };
@@ -451,5 +480,6 @@ void rb_calls_free(struct rb_calls *c)
 	free(c->paths.keys);
 	free(c->paths.front);
 	rb_idmap_free(&c->trace_nr);
+	free(c->gone_on);
 	free(c);
 }

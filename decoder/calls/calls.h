@@ -104,12 +104,15 @@ uint64_t rb_calls_path(struct rb_calls *c, uint64_t parent, uint64_t sym, uint64
 int rb_calls_restart(struct rb_calls *c, int32_t cpu, int32_t tid);
 int rb_calls_branch(struct rb_calls *c, const struct rb_calls_branch *b);
 /*
- * The thread @thread will branch no more (it exited and was switched out):
- * its open calls end now as rb_calls_flush would end them, and its stack's
- * memory goes, so that a program of many short-lived threads does not keep
- * one stack per thread it ever ran. A branch of it after all starts afresh.
+ * Thread @thread exited and was switched out of @cpu for the last time (not
+ * preempted): it runs no more. The trace may still give it branches after
+ * that record (a decoder follows the switch in the trace itself), so its
+ * open calls end, as rb_calls_flush would end them, when a branch of another
+ * thread comes on @cpu (or another thread ends there), and its stack's
+ * memory goes: a program of many short-lived threads does not keep a stack
+ * for every thread it ever ran. A branch of it after all starts afresh.
  */
-int rb_calls_end_thread(struct rb_calls *c, uint64_t thread);
+int rb_calls_thread_gone(struct rb_calls *c, uint64_t thread, int32_t cpu);
 /* Every call still open, in thread key order, as never returned; the stacks are emptied. */
 int rb_calls_flush(struct rb_calls *c);
 /* Whether a gap of @reason (rb_gap_ev) means the queue's decoder restarted (then: rb_calls_restart). */

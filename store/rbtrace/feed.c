@@ -447,11 +447,24 @@ static void feed_reset(struct rb_feed *f)
 	f->so.nr_seek = 0;
 }
 
+/* A thread that exited, switched out for good: its calls can end (rb_calls_thread_gone), as in the export. */
+static int feed_switch(void *ctx, const struct rb_switch_ev *ev)
+{
+	struct rb_feed *f = ctx;
+	const struct rb_thread *gone = ev->out ? ev->a : ev->cpu_wide ? ev->b : NULL;
+	uint64_t k = f->calls && gone && gone->dead && !ev->preempt
+		     ? rb_idmap_find(&f->objmap, (uint64_t)(uintptr_t)gone, RB_OBJ_THREAD, gone->generation) : 0;
+	if (k && rb_calls_thread_gone(f->calls, f->objs[k - 1]->key, ev->cpu))
+		return calls_failed(f);
+	return f->stop ? FEED_STOP : 0;
+}
+
 static void *feed_main(void *arg)
 {
 	struct rb_feed *f = arg;
 	struct rb_sink sink = { .ctx = f, .begin = feed_begin, .sample = feed_sample, .trace = feed_trace,
-				.gap = feed_gap, .seek_point = f->nseek ? feed_seek_point : NULL, .end = feed_end };
+				.context_switch = feed_switch, .gap = feed_gap,
+				.seek_point = f->nseek ? feed_seek_point : NULL, .end = feed_end };
 	struct rb_session_stats stats;
 	struct pd_error err;
 	memset(&stats, 0, sizeof(stats));

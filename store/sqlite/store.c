@@ -103,13 +103,6 @@ struct rb_store {
 	struct rb_machine *m;
 	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
 	uint64_t branches_evsel;      /* the synthesized "branches" event, 0 until a branch comes */
-	/*
-	 * Per CPU, a thread that exited and was switched out for the last time
-	 * there (not preempted): once a branch of another thread comes on that
-	 * CPU, its trace is over and its calls end (rb_calls_end_thread).
-	 */
-	const struct rb_thread **done_on;
-	size_t nr_done_on;
 	uint64_t insns_evsel;         /* the synthesized "instructions" event */
 	struct rb_calls *calls;       /* calls and call paths (decoder/calls), with our ids as its keys */
 	size_t nr_evsels;
@@ -931,51 +924,6 @@ static int sink_power(struct rb_store *st, const struct rb_trace_ev *ev)
  * event. Like perf's synthesized samples it has no data source (0, not
  * PERF_MEM_DATA_SRC_NONE) and keeps the branch's flags whole in "flags".
  */
-/*
- * A program of short-lived threads must not keep a call stack for every
- * thread it ever ran. A thread that exited and was switched out for the
- * last time on @cpu runs no more; but the trace may still give it branches
- * after that record (the decoder follows the switch in the trace itself),
- * so its calls end, as rb_calls_flush would end them at the end, only when
- * a branch of another thread comes on that CPU (done_with), or when
- * another thread ends there. 0, or -1 (failed).
- */
-static int end_thread(struct rb_store *st, const struct rb_thread *t)
-{
-	uint64_t id = thread_id(st, t);
-	if (id && rb_calls_end_thread(st->calls, id))
-		return calls_failed(st, rb_calls_error(st->calls)), -1;
-	return 0;
-}
-
-static int thread_done(struct rb_store *st, const struct rb_thread *t, int32_t cpu)
-{
-	if (cpu < 0 || cpu >= 65536)
-		return 0;
-	if ((size_t)cpu >= st->nr_done_on) {
-		size_t n = (size_t)cpu + 1;
-		const struct rb_thread **v = realloc(st->done_on, n * sizeof(*v));
-		if (!v)
-			return 0;                 /* the stack stays until the end: the same rows */
-		memset(v + st->nr_done_on, 0, (n - st->nr_done_on) * sizeof(*v));
-		st->done_on = v;
-		st->nr_done_on = n;
-	}
-	const struct rb_thread *before = st->done_on[cpu];
-	st->done_on[cpu] = t;
-	return before && before != t ? end_thread(st, before) : 0;
-}
-
-/* A branch of @t on @cpu: a thread that ended there before it is done. */
-static inline int done_with(struct rb_store *st, const struct rb_thread *t, int32_t cpu)
-{
-	if (cpu < 0 || (size_t)cpu >= st->nr_done_on || !st->done_on[cpu] || st->done_on[cpu] == t)
-		return 0;
-	const struct rb_thread *gone = st->done_on[cpu];
-	st->done_on[cpu] = NULL;
-	return end_thread(st, gone);
-}
-
 static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 {
 	struct rb_store *st = ctx;
@@ -990,8 +938,6 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 		snprintf(name, sizeof(name), "branches%s", ev->mods ? ev->mods : "");
 		ROW(st, RB_T_EVSEL, I(st->branches_evsel), T(name));
 	}
-	if (done_with(st, ev->thread, ev->cpu))
-		return -1;
 	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
 	uint64_t dso_id, sym_id, off, to_dso_id, to_sym_id, to_off;
 	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
@@ -1040,9 +986,11 @@ static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
 				    rb_machine_sample_comm(st->m, ev->b));
 		b_id = thread_id(st, ev->b);
 	}
+	/* a thread that exited, switched out for good: its calls can end (rb_calls_thread_gone) */
 	const struct rb_thread *gone = ev->out ? ev->a : ev->cpu_wide ? ev->b : NULL;
-	if (gone && gone->dead && !ev->preempt && thread_done(st, gone, ev->cpu))
-		return -1;
+	uint64_t gone_id = gone && gone->dead && !ev->preempt ? thread_id(st, gone) : 0;
+	if (gone_id && rb_calls_thread_gone(st->calls, gone_id, ev->cpu))
+		return calls_failed(st, rb_calls_error(st->calls)), -1;
 	if ((!a_id || idle_a) && (!b_id || idle_b))
 		return st->failed ? -1 : 0;
 	int flags = ev->out | (ev->preempt << 1);
@@ -1499,7 +1447,6 @@ void rb_store_abort(struct rb_store *st)
 	free(st->edges);
 	rb_calls_free(st->calls);
 	free(st->call_comms);
-	free(st->done_on);
 	free(st->evsel_db_id);
 	free(st->final_path);
 	free(st->tmp_path);

@@ -213,6 +213,40 @@ static void test_flush_order_and_stop(void)
 	rb_calls_free(NULL);
 }
 
+/* A thread that ended on a CPU: its calls close when another thread branches there, as the flush closes them. */
+static void test_thread_gone(void)
+{
+	struct got g;
+	struct rb_calls *c = fresh(&g);
+	main_f_g(c);                                                     /* thread 1 on CPU 0 */
+	br(c, 2, 1, 112, 0x1010, MAIN, 0x2000, F, 0, CALL, 3);           /* thread 2 on CPU 1 */
+	ok(rb_calls_thread_gone(c, 1, 0) == 0 && g.nc == 0, "a thread gone from CPU 0: nothing closes yet");
+	br(c, 1, 0, 115, 0x3010, G, 0x3020, G, 0x20, RB_IP_FLAG_BRANCH, 4);  /* still its branches: the decoder lags */
+	br(c, 2, 1, 116, 0x2005, F, 0x3000, G, 0, CALL, 5);              /* another thread, another CPU */
+	ok(g.nc == 0, "its late branches, and other CPUs' branches, close nothing");
+	br(c, 3, 0, 120, 0x1010, MAIN, 0x2000, F, 0, CALL, 6);           /* another thread on CPU 0 */
+	const struct rb_call *cm = call_of(&g, 1), *cg = call_of(&g, 3);
+	ok(g.nc == 3 && cm && cg && g.calls[0].id == 3 && cg->return_time == 115 && cg->flags == RB_CALL_NO_RETURN &&
+	   cm->return_time == 115 && cm->flags == (RB_CALL_NO_CALL | RB_CALL_NO_RETURN) && cm->branches == 3,
+	   "another thread's branch on CPU 0 closes its 3 calls, innermost first, as the flush does: at its last branch");
+	br(c, 3, 0, 125, 0x2005, F, 0x3000, G, 0, CALL, 7);
+	rb_calls_flush(c);
+	size_t t1 = 0;
+	for (size_t i = 0; i < g.nc; i++)
+		t1 += g.calls[i].thread == 1;
+	ok(t1 == 3 && g.nc == 3 + 3 + 3, "the flush closes the others, and nothing of it again (%zu calls)", g.nc);
+	rb_calls_free(c);
+
+	c = fresh(&g);
+	br(c, 1, 0, 100, 0x1010, MAIN, 0x2000, F, 0, CALL, 1);
+	rb_calls_thread_gone(c, 1, 0);
+	rb_calls_thread_gone(c, 4, 0);                                   /* thread 4 ran there after it, and ended */
+	ok(g.nc == 2 && g.calls[0].thread == 1, "another thread ending on that CPU closes it too");
+	ok(rb_calls_thread_gone(c, 5, -1) == 0 && rb_calls_thread_gone(c, 5, 1 << 20) == 0,
+	   "no CPU, or an absurd one: nothing to do");
+	rb_calls_free(c);
+}
+
 int main(void)
 {
 	test_paths();
@@ -221,5 +255,6 @@ int main(void)
 	test_tail_call();
 	test_restart_exec_trace_end();
 	test_flush_order_and_stop();
+	test_thread_gone();
 	return done_testing();
 }
