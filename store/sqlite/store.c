@@ -103,6 +103,12 @@ struct rb_store {
 	struct rb_machine *m;
 	uint64_t *evsel_db_id;        /* per evsel index, 0 until exported */
 	uint64_t branches_evsel;      /* the synthesized "branches" event, 0 until a branch comes */
+	struct {                      /* the last branch's thread, as exported: the next one of it exports nothing */
+		const struct rb_thread *thread, *main;
+		const struct rb_comm *comm, *thread_comm;
+		uint32_t generation;
+		uint64_t thread_id, comm_id;
+	} lt;
 	uint64_t insns_evsel;         /* the synthesized "instructions" event */
 	struct rb_calls *calls;       /* calls and call paths (decoder/calls), with our ids as its keys */
 	size_t nr_evsels;
@@ -724,10 +730,10 @@ static int sink_end(void *ctx)
 }
 
 /* A branch into the calls builder, with our ids for its keys; @ref the branch's sample id (0: none). */
-static void calls_branch(struct rb_store *st, const struct rb_trace_ev *ev, uint64_t ref, uint64_t comm_id,
-			 uint64_t from_sym, uint64_t to_sym, uint64_t to_off)
+static void calls_branch(struct rb_store *st, const struct rb_trace_ev *ev, uint64_t ref, uint64_t thread_id,
+			 uint64_t comm_id, uint64_t from_sym, uint64_t to_sym, uint64_t to_off)
 {
-	struct rb_calls_branch b = { .thread = thread_id(st, ev->thread), .comm = comm_id,
+	struct rb_calls_branch b = { .thread = thread_id, .comm = comm_id,
 				     .main_thread = ev->thread == ev->main_thread, .cpu = ev->cpu,
 				     .tid = ev->thread->tid, .time = ev->time, .from = ev->from, .to = ev->to,
 				     .flags = ev->flags, .insns = ev->insn_count, .cycles = ev->cyc_count,
@@ -938,7 +944,18 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 		snprintf(name, sizeof(name), "branches%s", ev->mods ? ev->mods : "");
 		ROW(st, RB_T_EVSEL, I(st->branches_evsel), T(name));
 	}
-	struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
+	/* the thread and comm rows (perf's db_export__threads), unless the last branch's were these */
+	if (ev->thread != st->lt.thread || ev->thread->generation != st->lt.generation || ev->main_thread != st->lt.main ||
+	    ev->comm != st->lt.comm || ev->thread->comm != st->lt.thread_comm) {
+		struct rb_comm *comm = export_threads(st, ev->thread, ev->main_thread, ev->comm);
+		st->lt.thread = ev->thread;
+		st->lt.generation = ev->thread->generation;
+		st->lt.main = ev->main_thread;
+		st->lt.comm = ev->comm;
+		st->lt.thread_comm = ev->thread->comm;
+		st->lt.thread_id = thread_id(st, ev->thread);
+		st->lt.comm_id = comm ? comm_id(st, comm) : 0;
+	}
 	uint64_t dso_id, sym_id, off, to_dso_id, to_sym_id, to_off;
 	export_al(st, &ev->from_al, ev->from_al.addr, &dso_id, &sym_id, &off);
 	export_al(st, &ev->to_al, ev->to_al.addr, &to_dso_id, &to_sym_id, &to_off);
@@ -956,11 +973,11 @@ static int sink_branch(void *ctx, const struct rb_trace_ev *ev)
 		aggregate_edge(st, &e);
 	}
 	if (ev->flags)          /* a branch sample without branch flags (CoreSight's) makes no call */
-		calls_branch(st, ev, st->o.branch_rows ? id : 0, comm ? comm_id(st, comm) : 0, sym_id, to_sym_id,
+		calls_branch(st, ev, st->o.branch_rows ? id : 0, st->lt.thread_id, st->lt.comm_id, sym_id, to_sym_id,
 			     to_off);
 	if (st->o.branch_rows)
-		ROW(st, RB_T_SAMPLE, I(id), I(st->branches_evsel), I(1), I(thread_id(st, ev->thread)),
-		    I(comm ? comm_id(st, comm) : 0), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
+		ROW(st, RB_T_SAMPLE, I(id), I(st->branches_evsel), I(1), I(st->lt.thread_id),
+		    I(st->lt.comm_id), I(dso_id), I(sym_id), I(off), I(ev->from), I(ev->time), I(ev->cpu),
 		    I(to_dso_id), I(to_sym_id), I(to_off), I(ev->to), I(1), I(0), I(0), I(0),
 		    I(ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX), I(!!(ev->flags & RB_IP_FLAG_IN_TX)), I(0),
 		    I(ev->insn_count), I(ev->cyc_count), I(ev->flags));
