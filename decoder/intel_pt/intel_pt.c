@@ -263,8 +263,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		rb_pt_free(pt);
 		return PD_ERR_NOMEM;
 	}
-	setup_timelines(pt);
-	if (!env->no_index && pt_index_build(pt) < 0) {     /* one entry per PSB: it grows with the trace */
+	if (setup_timelines(pt) < 0 || (!env->no_index && pt_index_build(pt) < 0)) {     /* one entry per PSB: it grows with the trace */
 		rb_pt_free(pt);
 		return PD_ERR_NOMEM;
 	}
@@ -361,6 +360,7 @@ void rb_pt_free(struct rb_pt *pt)
 	free(pt->breaks);
 	free(pt->tl);
 	free(pt->bounds);
+	free(pt->thread_forks);
 	free(pt->bounce);
 
 	pthread_mutex_destroy(&pt->mlock);

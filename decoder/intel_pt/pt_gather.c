@@ -531,15 +531,29 @@ static int add_sideband(struct rb_pt *pt, int side, const struct pd_event *ev)
 	if (!(ev->sid.present & PD_SAMPLE_TIME))
 		return 0;         /* the session applies it when it comes: no place in time to give it */
 	if (side == SIDE_BOUND) {
-		if (pt->nr_bounds == pt->cap_bounds) {
-			size_t n = pt->cap_bounds ? 2 * pt->cap_bounds : 256;
-			uint64_t *v = realloc(pt->bounds, n * sizeof(*v));
-			if (!v)
+		/*
+		 * A thread's exit changes no maps. A new thread of a known process
+		 * (FORK with pid == ppid) shares its process's maps: it matters to
+		 * decoding only where a queue is a thread's (set_thread asks the
+		 * machine for its pid), so setup_timelines makes it a bound only
+		 * then. A program of many short-lived threads would otherwise cut
+		 * the windows at every thread, too small to share among threads.
+		 */
+		if (ev->type == PD_RECORD_EXIT)
+			return 0;
+		int thread = ev->type == PD_RECORD_FORK && ev->u.fork.pid == ev->u.fork.ppid;
+		uint64_t **v = thread ? &pt->thread_forks : &pt->bounds;
+		size_t *n = thread ? &pt->nr_thread_forks : &pt->nr_bounds, *cap = thread ? &pt->cap_thread_forks
+										     : &pt->cap_bounds;
+		if (*n == *cap) {
+			size_t c = *cap ? 2 * *cap : 256;
+			uint64_t *w = realloc(*v, c * sizeof(*w));
+			if (!w)
 				return PD_ERR_NOMEM;
-			pt->bounds = v;
-			pt->cap_bounds = n;
+			*v = w;
+			*cap = c;
 		}
-		pt->bounds[pt->nr_bounds++] = ev->sid.time;
+		(*v)[(*n)++] = ev->sid.time;
 		return 0;
 	}
 	if (!(ev->sid.present & PD_SAMPLE_CPU))
@@ -706,8 +720,22 @@ static size_t tl_first(const struct rb_pt *pt, int64_t cpu)
 }
 
 /* Each queue's part of the thread timeline (its CPU's), in the order the session applies sideband. */
-void setup_timelines(struct rb_pt *pt)
+int setup_timelines(struct rb_pt *pt)
 {
+	int per_thread = 0;         /* a queue whose thread set_thread asks the machine for */
+	for (size_t i = 0; i < pt->nr_q; i++) {
+		const struct ptq *q = &pt->q[i];
+		per_thread |= q->tid >= 0 && !(q->cpu >= 0 && pt->priv[P_PER_CPU_MMAPS]);
+	}
+	if (per_thread && pt->nr_thread_forks) {
+		uint64_t *v = realloc(pt->bounds, (pt->nr_bounds + pt->nr_thread_forks) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memcpy(v + pt->nr_bounds, pt->thread_forks, pt->nr_thread_forks * sizeof(*v));
+		pt->bounds = v;
+		pt->nr_bounds += pt->nr_thread_forks;
+		pt->cap_bounds = pt->nr_bounds;
+	}
 	qsort(pt->tl, pt->nr_tl, sizeof(*pt->tl), tl_cmp);
 	qsort(pt->bounds, pt->nr_bounds, sizeof(*pt->bounds), u64_cmp);
 	for (size_t i = 0; i < pt->nr_tl; i++)
@@ -725,4 +753,5 @@ void setup_timelines(struct rb_pt *pt)
 			q->tl_pos = q->tl_end;
 		}
 	}
+	return 0;
 }

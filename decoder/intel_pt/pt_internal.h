@@ -297,6 +297,8 @@ struct rb_pt {
 	size_t nr_tl, cap_tl;
 	uint64_t *bounds;                /* times of records that change memory maps, sorted */
 	size_t nr_bounds, cap_bounds;
+	uint64_t *thread_forks;          /* times of a new thread of a known process (bounds only for per-thread queues) */
+	size_t nr_thread_forks, cap_thread_forks;
 	uint64_t seq;                    /* records seen by the gathering pass */
 	/* windows: decoded up to win_end (perf time); the next one is about delta long */
 	uint64_t win_end, delta;
@@ -333,7 +335,7 @@ static inline uint64_t perf_to_tsc(const struct rb_pt *pt, uint64_t ns)
 /* ------------------------------------------------------------ pt_gather.c */
 
 int gather(struct rb_pt *pt, const char *path, struct pd_error *err);
-void setup_timelines(struct rb_pt *pt);
+int setup_timelines(struct rb_pt *pt);
 int rb_pt_owns(const struct rb_pt *pt, const struct ptq *q, int32_t cpu, int32_t tid);
 
 #define PSB_LEN 16
