@@ -346,7 +346,9 @@ static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
 	v[RBC_FLAGS] = ev->flags;
 	v[RBC_PID] = ev->thread ? ev->thread->pid : -1;
 	v[RBC_TID] = ev->thread ? ev->thread->tid : -1;
-	if (!(r->evsel = evsel_obj(f, ev->mods)) || (ev->thread && !(r->thread = thread_obj(f, ev->thread))) ||
+	if (w->lean)
+		;
+	else if (!(r->evsel = evsel_obj(f, ev->mods)) || (ev->thread && !(r->thread = thread_obj(f, ev->thread))) ||
 	    (ev->comm && ev->thread && !(r->comm = comm_obj(f, ev->comm, ev->thread))) ||
 	    locate(f, &ev->from_al, ev->from_al.addr, &r->dso, &r->sym, &v[RBC_SYM_OFFSET]) < 0 ||
 	    locate(f, &ev->to_al, ev->to_al.addr, &r->to_dso, &r->to_sym, &v[RBC_TO_SYM_OFFSET]) < 0)

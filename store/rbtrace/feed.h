@@ -90,6 +90,12 @@ struct rb_feed_filter {
 	const struct rb_seek_ev *seek;
 	const uint64_t *seek_seq;
 	size_t nseek;
+	/*
+	 * Branches: the query reads none of the columns that name objects
+	 * (event, thread, comm, dso, symbol and their offsets): the rows leave
+	 * them out and no object is looked up (a count, a time histogram).
+	 */
+	int lean;
 };
 
 struct rb_feed;

@@ -307,6 +307,13 @@ static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *ii)
 		cost /= l == 'e' ? 1000 : strchr("gGlL", l) ? 10 : 4;
 	}
 	plan[n] = 0;
+	/* idxNum 1: no column that names an object is read (colUsed), so none is looked up */
+	if (((struct vtab *)base)->table == RB_FEED_BRANCHES) {
+		const sqlite3_uint64 objs = 1ull << RBC_EVSEL | 1ull << RBC_THREAD | 1ull << RBC_COMM | 1ull << RBC_DSO |
+					    1ull << RBC_SYMBOL | 1ull << RBC_SYM_OFFSET | 1ull << RBC_TO_DSO |
+					    1ull << RBC_TO_SYMBOL | 1ull << RBC_TO_SYM_OFFSET;
+		ii->idxNum = !(ii->colUsed & objs);
+	}
 	ii->idxStr = sqlite3_mprintf("%s", plan);
 	ii->needToFreeIdxStr = 1;
 	ii->estimatedCost = cost;
@@ -502,7 +509,6 @@ static int window_seek(sqlite3 *db, int64_t lo, struct rb_seek_ev **out, uint64_
 
 static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc, sqlite3_value **argv)
 {
-	(void)idxNum;
 	struct cursor *c = (struct cursor *)cur;
 	struct vtab *v = (struct vtab *)cur->pVtab;
 	rb_feed_stop(c->feed);
@@ -518,7 +524,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 		v->ready = 1;
 	}
 	int64_t lo = 0, hi = INT64_MAX;
-	struct rb_feed_filter f = { v->table, 0, UINT64_MAX, -1, -1, -1, NULL, 0, NULL, NULL, 0 };
+	struct rb_feed_filter f = { v->table, 0, UINT64_MAX, -1, -1, -1, NULL, 0, NULL, NULL, 0, 0 };
 	int none = 0;
 	for (int i = 0; i < argc && idxStr && idxStr[i]; i++) {
 		char l = idxStr[i];
@@ -566,6 +572,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 	}
 	f.seek = seek;
 	f.seek_seq = seq;
+	f.lean = v->table == RB_FEED_BRANCHES && idxNum == 1;
 	char msg[512];
 	int rc = rb_feed_start(&c->feed, &v->rec.so, &f, msg, sizeof(msg));
 	free(queues);
