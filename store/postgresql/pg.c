@@ -1182,9 +1182,14 @@ static int open_streams(struct rb_pg *pg, const char *conninfo, int n)
 		struct stream *s = &pg->st[i];
 		s->pg = pg;
 		s->open_t = -1;
-		if (!(s->conn = pg_connect(conninfo, s->msg, sizeof(s->msg))))
-			return pg_fail(pg, "stream", s->msg + strlen("postgresql: "));
+		if (!(s->conn = pg_connect(conninfo, s->msg, sizeof(s->msg)))) {
+			if (i == 0)
+				return pg_fail(pg, "stream", s->msg + strlen("postgresql: "));
+			pg->nr_st = i;      /* the server takes no more connections (max_connections): these do */
+			break;
+		}
 	}
+	n = pg->nr_st;
 	PGconn *c0 = pg->st[0].conn;
 	drop_orphans(pg, c0);
 	pg->staged = 1;
