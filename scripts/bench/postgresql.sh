@@ -11,14 +11,19 @@
 # every load goes into a fresh database. Each side runs RUNS times and the
 # median counts. Targets: >= 10x perf's script, within 1.5x of bare COPY.
 #
-# Measured here (2 shared CPUs, PostgreSQL 15, fsync off): a 17 MB
-# system-wide cpu-clock -g recording, 269k rows: rbdecode 0.74 s, 1.28x the
-# bare COPY, 2.4x perf's script; a 1.1 MB ptgen Intel PT trace with
-# --itrace=b --calls, 947k rows: 2.38 s, 1.06x the bare COPY, 2.5x perf's
-# script. The server is the limit: it takes these rows at about 420-470k
-# rows/s from a bare binary COPY, and perf's script already feeds it 160k
-# rows/s, so no loader can be 10x faster than perf's script on this server
-# (one COPY stream: a recording is one transaction, on one connection).
+# Measured here (2 CPUs, otherwise idle, PostgreSQL 15, fsync off, RUNS=3):
+#  - a 13 MB system-wide cpu-clock -g recording, 173k rows: rbdecode 0.93 s
+#    (-j 1), 1.16x the bare COPY; -j 2 0.99 s, 1.10x the bare COPY over 2
+#    connections; 2.0x perf's script;
+#  - a 1 MB ptgen Intel PT trace with --itrace=b --calls, 1.04 M rows:
+#    3.73 s (-j 1), 1.22x the bare COPY; -j 2 4.05 s, 1.31x; 2.1x perf's.
+# The server is the limit: a bare binary COPY of the same rows, keys and
+# indexes after, takes 214k rows/s (samples) and 340k rows/s (trace rows)
+# over one connection and no more over two (0.89x, 0.99x): on 2 CPUs its
+# backends share the cores with each other and with the decoding, so
+# several streams pay where the server has cores to spare. perf's script
+# already feeds it 86k-120k rows/s, so no loader reaches 10x perf's script
+# on this server.
 #
 #   scripts/bench/postgresql.sh [RBDECODE] [SECONDS]
 #   RUNS=3, STREAMS=2 (rbdecode -j and the bare COPY's connections, beside one), INPUT=perf.data (instead of recording), RBDECODE_ARGS="--itrace=b --calls ..." and
