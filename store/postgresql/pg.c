@@ -1037,7 +1037,7 @@ static int create_schema(struct rb_pg *pg)
 	if (pg_exec(pg, "COMMIT", "schema"))
 		return -1;
 	PGresult *r = PQexec(pg->conn, "SELECT c.relname FROM pg_class c WHERE c.relkind = 'p'"
-			     " AND c.relnamespace = current_schema()::regnamespace");
+			     " AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())");
 	if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
 		PQclear(r);
 		return pg_fail(pg, "schema", MAIN_MSG(pg));
@@ -1059,7 +1059,8 @@ static int add_recording(struct rb_pg *pg, const struct rb_pg_recording *rec, in
 	char size[32], old[32];
 	snprintf(size, sizeof(size), "%" PRIu64, rec->size);
 	const char *key[] = { rec->hash, size };
-	if (pg_exec(pg, "BEGIN", "begin"))
+	/* read committed whatever the server's default: the streams' rows, committed later, are read after the attach */
+	if (pg_exec(pg, "BEGIN ISOLATION LEVEL READ COMMITTED", "begin"))
 		return -1;
 	pg->in_tx = 1;
 	if (pg_value(pg, "SELECT id FROM recordings WHERE header_hash = $1 AND size = $2 FOR UPDATE", 2, key, old,
@@ -1133,7 +1134,8 @@ static void drop_orphans(struct rb_pg *pg, PGconn *c)
 	const char *p[] = { re };
 	PGresult *r = PQexecParams(c, "SELECT c.relname, substring(c.relname from '_r([0-9]+)$') FROM pg_class c"
 				   " WHERE c.relkind = 'r' AND NOT c.relispartition"
-				   " AND c.relnamespace = current_schema()::regnamespace AND c.relname ~ $1",
+				   " AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
+				   " AND c.relname ~ $1",
 				   1, NULL, p, NULL, NULL, 0);
 	if (!r || PQresultStatus(r) != PGRES_TUPLES_OK) {
 		PQclear(r);
@@ -1147,9 +1149,20 @@ static void drop_orphans(struct rb_pg *pg, PGconn *c)
 		    conn_value(c, "SELECT pg_try_advisory_lock(" STREAM_LOCK ", ($1::bigint % 2147483647)::int)", 1, id,
 			       got, sizeof(got)) || strcmp(got, "t"))
 			continue;
-		char sql[160];
-		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", PQgetvalue(r, k, 0));
-		PQclear(PQexec(c, sql));
+		/*
+		 * Its loader is gone, but it may have committed after the list was
+		 * read (its lock goes only after its commit): then the table is a
+		 * partition now, and stays.
+		 */
+		const char *name[] = { PQgetvalue(r, k, 0) };
+		char loose[8] = "";
+		if (!conn_value(c, "SELECT NOT c.relispartition FROM pg_class c WHERE c.relname = $1 AND c.relnamespace ="
+			       " (SELECT oid FROM pg_namespace WHERE nspname = current_schema())", 1, name, loose,
+			       sizeof(loose)) && !strcmp(loose, "t")) {
+			char sql[160];
+			snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS %s", name[0]);
+			PQclear(PQexec(c, sql));
+		}
 		conn_value(c, "SELECT pg_advisory_unlock(" STREAM_LOCK ", ($1::bigint % 2147483647)::int)", 1, id, NULL, 0);
 	}
 	PQclear(PQexec(c, "RESET lock_timeout"));

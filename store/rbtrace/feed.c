@@ -453,7 +453,7 @@ static void feed_reset(struct rb_feed *f)
 static int feed_switch(void *ctx, const struct rb_switch_ev *ev)
 {
 	struct rb_feed *f = ctx;
-	const struct rb_thread *gone = ev->out ? ev->a : ev->cpu_wide ? ev->b : NULL;
+	const struct rb_thread *gone = ev->out ? ev->a : NULL;      /* OUT records: only they say preempted */
 	uint64_t k = f->calls && gone && gone->dead && !ev->preempt
 		     ? rb_idmap_find(&f->objmap, (uint64_t)(uintptr_t)gone, RB_OBJ_THREAD, gone->generation) : 0;
 	if (k && rb_calls_thread_gone(f->calls, f->objs[k - 1]->key, ev->cpu))

@@ -308,7 +308,7 @@ static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *ii)
 	}
 	plan[n] = 0;
 	/* idxNum 1: no column that names an object is read (colUsed), so none is looked up */
-	if (((struct vtab *)base)->table == RB_FEED_BRANCHES) {
+	if (((struct vtab *)base)->table == RB_FEED_BRANCHES && sqlite3_libversion_number() >= 3010000) {   /* colUsed: 3.10 */
 		const sqlite3_uint64 objs = 1ull << RBC_EVSEL | 1ull << RBC_THREAD | 1ull << RBC_COMM | 1ull << RBC_DSO |
 					    1ull << RBC_SYMBOL | 1ull << RBC_SYM_OFFSET | 1ull << RBC_TO_DSO |
 					    1ull << RBC_TO_SYMBOL | 1ull << RBC_TO_SYM_OFFSET;

@@ -1004,7 +1004,7 @@ static int sink_switch(void *ctx, const struct rb_switch_ev *ev)
 		b_id = thread_id(st, ev->b);
 	}
 	/* a thread that exited, switched out for good: its calls can end (rb_calls_thread_gone) */
-	const struct rb_thread *gone = ev->out ? ev->a : ev->cpu_wide ? ev->b : NULL;
+	const struct rb_thread *gone = ev->out ? ev->a : NULL;      /* OUT records: only they say preempted */
 	uint64_t gone_id = gone && gone->dead && !ev->preempt ? thread_id(st, gone) : 0;
 	if (gone_id && rb_calls_thread_gone(st->calls, gone_id, ev->cpu))
 		return calls_failed(st, rb_calls_error(st->calls)), -1;
