@@ -330,20 +330,26 @@ static int pg_value(struct rb_pg *pg, const char *sql, int n, const char *const 
 
 /* ------------------------------------------------------------- rows */
 
+/* Room for @need bytes in *@buf of *@cap (doubled from @first, or from *@cap); 0, or -1 out of memory. */
+static int grow(char **buf, size_t *cap, size_t need, size_t first)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? 2 * *cap : first;
+	while (c < need)
+		c *= 2;
+	char *b = realloc(*buf, c);
+	if (!b)
+		return -1;
+	*buf = b;
+	*cap = c;
+	return 0;
+}
+
 /* Room for @n more bytes in the row being made. */
 static int line_room(struct rb_pg *pg, size_t n)
 {
-	if (pg->line_len + n <= pg->line_cap)
-		return 0;
-	size_t cap = pg->line_cap ? 2 * pg->line_cap : 1024;
-	while (cap < pg->line_len + n)
-		cap *= 2;
-	char *l = realloc(pg->line, cap);
-	if (!l)
-		return pg_fail(pg, "row", "out of memory");
-	pg->line = l;
-	pg->line_cap = cap;
-	return 0;
+	return grow(&pg->line, &pg->line_cap, pg->line_len + n, 1024) ? pg_fail(pg, "row", "out of memory") : 0;
 }
 
 /*
@@ -640,16 +646,8 @@ static int stream_row(struct rb_pg *pg, enum rb_table t)
 	struct buf *b = pg->cur[t];
 	if (!b && !(b = pg->cur[t] = buf_get(pg, t)))
 		return pg_fail(pg, "row", "out of memory");
-	if (b->len + pg->line_len > b->cap) {
-		size_t cap = b->cap ? b->cap : BUF_BYTES;
-		while (cap < b->len + pg->line_len)
-			cap *= 2;
-		char *d = realloc(b->data, cap);
-		if (!d)
-			return pg_fail(pg, "row", "out of memory");
-		b->data = d;
-		b->cap = cap;
-	}
+	if (grow(&b->data, &b->cap, b->len + pg->line_len, BUF_BYTES))
+		return pg_fail(pg, "row", "out of memory");
 	memcpy(b->data + b->len, pg->line, pg->line_len);
 	b->len += pg->line_len;
 	if (b->len < BUF_BYTES)
