@@ -420,8 +420,9 @@ static int time_arg(sqlite3_value *a, int up, int64_t *t)
 
 /*
  * The queues whose trace starts by @hi (their first trace_index entry): the
- * ones a window ending at @hi waits for. None (no index): decode to the end.
- * 0, or -1 out of memory.
+ * ones a window ending at @hi waits for. No index: none, decode to the end.
+ * 0; 1 when the index has queues but none starts by @hi (a queue's branches
+ * follow its first sync point, so the window has none); -1 out of memory.
  */
 static int window_queues(sqlite3 *db, int64_t hi, uint32_t **out, size_t *n)
 {
@@ -448,7 +449,11 @@ static int window_queues(sqlite3 *db, int64_t hi, uint32_t **out, size_t *n)
 		(*out)[(*n)++] = (uint32_t)sqlite3_column_int64(s, 0);
 	}
 	sqlite3_finalize(s);
-	return 0;
+	if (*n || sqlite3_prepare_v2(db, "SELECT 1 FROM main.trace_index LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	int indexed = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return indexed;
 }
 
 /*
@@ -560,8 +565,16 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 	f.time_lo = lo > 0 ? (uint64_t)lo : 0;
 	f.time_hi = (uint64_t)hi;
 	uint32_t *queues = NULL;
-	if (v->table == RB_FEED_BRANCHES && hi < INT64_MAX && window_queues(v->db, hi, &queues, &f.nqueues) < 0)
-		return set_error(v, sqlite3_mprintf("rbtrace: out of memory"));
+	if (v->table == RB_FEED_BRANCHES && hi < INT64_MAX) {
+		int r = window_queues(v->db, hi, &queues, &f.nqueues);
+		if (r < 0)
+			return set_error(v, sqlite3_mprintf("rbtrace: out of memory"));
+		if (r > 0) {
+			if (getenv("RBTRACE_DEBUG"))
+				fprintf(stderr, "rbtrace: the window ends before every queue's trace: nothing decoded\n");
+			return SQLITE_OK;       /* no row: the cursor is at its end */
+		}
+	}
 	f.queues = queues;
 	struct rb_seek_ev *seek = NULL;
 	uint64_t *seq = NULL;
