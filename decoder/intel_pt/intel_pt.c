@@ -263,7 +263,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		rb_pt_free(pt);
 		return PD_ERR_NOMEM;
 	}
-	if (setup_timelines(pt) < 0 || (!env->no_index && pt_index_build(pt) < 0)) {     /* one entry per PSB: it grows with the trace */
+	if (setup_timelines(pt) < 0 || (!env->no_index && pt_index_start(pt) < 0)) {
 		rb_pt_free(pt);
 		return PD_ERR_NOMEM;
 	}
@@ -356,7 +356,7 @@ void rb_pt_free(struct rb_pt *pt)
 		free(q->tk);
 	}
 	free(pt->q);
-	free(pt->syncs);
+	free(pt->ix);
 	free(pt->breaks);
 	free(pt->tl);
 	free(pt->bounds);

@@ -4,11 +4,12 @@
  * position in the queue's data (perf's PSB offset), its file offset, its TSC
  * on the perf clock, its FUP (where execution stood) and the thread its CPU
  * ran then by the sideband. A PSB is where a decoder can start, so with the
- * index a time window can be decoded without what comes before it. Built
- * once the queues are gathered and the timelines set up, only when a sink
- * takes it (an entry per PSB grows with the trace), the scanned pages of the
- * spooled data given back as the scan goes; handed to the session in time
- * order with the decoded events (rb_pt_index_until).
+ * index a time window can be decoded without what comes before it. Only
+ * when a sink takes it: each queue's scan goes on as the session's time
+ * reaches its next PSB (rb_pt_index_until hands the entries over merged
+ * across queues in (time, queue, position) order, with the decoded events),
+ * so the index holds one entry per queue, not one per PSB of the trace, and
+ * the scanned pages of the spooled data are given back as the scan goes.
  */
 #include "config.h"
 #include <errno.h>
@@ -27,11 +28,11 @@ static uint64_t file_offset_of(const struct ptq *q, uint64_t pos)
 }
 
 /* The thread CPU queue @q ran at perf time @t: the last timeline entry at or before it. */
-static int32_t tid_at(const struct rb_pt *pt, const struct ptq *q, uint64_t t)
+static int32_t tid_at(const struct rb_pt *pt, const struct ptq *q, size_t tl0, uint64_t t)
 {
 	if (q->cpu < 0)
 		return q->tid;
-	size_t lo = q->tl_pos, hi = q->tl_end;
+	size_t lo = tl0, hi = q->tl_end;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (pt->tl[mid].time <= t)
@@ -39,7 +40,7 @@ static int32_t tid_at(const struct rb_pt *pt, const struct ptq *q, uint64_t t)
 		else
 			hi = mid;
 	}
-	return lo > q->tl_pos && t ? pt->tl[lo - 1].tid : -1;
+	return lo > tl0 && t ? pt->tl[lo - 1].tid : -1;
 }
 
 static int by_time(const void *a, const void *b)
@@ -68,56 +69,71 @@ static void give_back(const struct ptq *q, uint64_t from, uint64_t to)
 		madvise(q->buf + from, (size_t)(to - from), MADV_DONTNEED);
 }
 
-int pt_index_build(struct rb_pt *pt)
+/* Queue @q's next PSB into @x->next (x->have 0: the queue has no more). */
+static void scan_next(const struct rb_pt *pt, const struct ptq *q, struct ix_scan *x)
 {
-	size_t cap = 0;
-	for (size_t i = 0; i < pt->nr_q; i++) {
-		const struct ptq *q = &pt->q[i];
-		uint64_t kept = 0;       /* the scan's pages from here on are resident */
-		for (size_t r = 0; r < q->nr_runs; r++) {
-			const struct run *run = &q->runs[r];
-			const uint8_t *p = q->buf + run->buf_off;
-			for (uint64_t at = next_psb(p, run->size, 0); at < run->size; at = next_psb(p, run->size, at + 1)) {
-				if (run->buf_off + at - kept >= SCAN_RELEASE) {
-					give_back(q, kept, run->buf_off + at);
-					kept = (run->buf_off + at) / SCAN_RELEASE * SCAN_RELEASE;
-				}
-				if (pt->nr_syncs == cap) {
-					size_t n = cap ? 2 * cap : 256;
-					struct pt_sync *v = realloc(pt->syncs, n * sizeof(*v));
-					if (!v)
-						return -ENOMEM;
-					pt->syncs = v;
-					cap = n;
-				}
-				struct psb_info pi;
-				scan_psb(p, run->size, at, &pi);
-				struct pt_sync *s = &pt->syncs[pt->nr_syncs++];
-				s->time = pi.tsc && !pt->timeless ? tsc_to_perf(pt, pi.tsc) : 0;
-				s->pos = perf_pos_of(q, run->buf_off + at);
-				s->file_offset = file_offset_of(q, run->buf_off + at);
-				s->ip = pi.fup;
-				s->queue = q->idx;
-				s->cpu = q->cpu;
-				s->tid = tid_at(pt, q, s->time);
-			}
+	x->have = 0;
+	for (; x->run < q->nr_runs; x->run++, x->at = 0) {
+		const struct run *run = &q->runs[x->run];
+		const uint8_t *p = q->buf + run->buf_off;
+		uint64_t at = x->at < run->size ? next_psb(p, run->size, x->at) : run->size;
+		if (at >= run->size)
+			continue;
+		if (run->buf_off + at - x->kept >= SCAN_RELEASE) {
+			give_back(q, x->kept, run->buf_off + at);
+			x->kept = (run->buf_off + at) / SCAN_RELEASE * SCAN_RELEASE;
 		}
-		give_back(q, kept, UINT64_MAX);
+		struct psb_info pi;
+		scan_psb(p, run->size, at, &pi);
+		struct pt_sync *s = &x->next;
+		s->time = pi.tsc && !pt->timeless ? tsc_to_perf(pt, pi.tsc) : 0;
+		s->pos = perf_pos_of(q, run->buf_off + at);
+		s->file_offset = file_offset_of(q, run->buf_off + at);
+		s->ip = pi.fup;
+		s->queue = q->idx;
+		s->cpu = q->cpu;
+		s->tid = tid_at(pt, q, x->tl0, s->time);
+		x->at = at + 1;
+		x->have = 1;
+		return;
 	}
-	if (pt->nr_syncs)
-		qsort(pt->syncs, pt->nr_syncs, sizeof(*pt->syncs), by_time);
+	give_back(q, x->kept, UINT64_MAX);
+}
+
+int pt_index_start(struct rb_pt *pt)
+{
+	pt->ix = calloc(pt->nr_q ? pt->nr_q : 1, sizeof(*pt->ix));
+	if (!pt->ix)
+		return -ENOMEM;
+	for (size_t i = 0; i < pt->nr_q; i++) {
+		pt->ix[i].tl0 = pt->q[i].tl_pos;
+		scan_next(pt, &pt->q[i], &pt->ix[i]);
+	}
 	return 0;
 }
 
 int rb_pt_index_until(struct rb_pt *pt, uint64_t time, int (*cb)(void *ctx, const struct rb_sync_ev *ev), void *ctx)
 {
-	for (; pt->next_sync < pt->nr_syncs && pt->syncs[pt->next_sync].time <= time; pt->next_sync++) {
-		const struct pt_sync *s = &pt->syncs[pt->next_sync];
+	if (!pt->ix)
+		return 0;
+	for (;;) {
+		struct ix_scan *best = NULL;
+		size_t bi = 0;
+		for (size_t i = 0; i < pt->nr_q; i++) {
+			struct ix_scan *x = &pt->ix[i];
+			if (x->have && x->next.time <= time && (!best || by_time(&x->next, &best->next) < 0)) {
+				best = x;
+				bi = i;
+			}
+		}
+		if (!best)
+			return 0;
+		const struct pt_sync *s = &best->next;
 		struct rb_sync_ev ev = { .source = "intel_pt", .queue = s->queue, .cpu = s->cpu, .tid = s->tid,
 					 .time = s->time, .aux_pos = s->pos, .file_offset = s->file_offset, .ip = s->ip };
 		int rc = cb(ctx, &ev);
 		if (rc)
 			return rc;
+		scan_next(pt, &pt->q[bi], best);
 	}
-	return 0;
 }

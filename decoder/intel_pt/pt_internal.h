@@ -126,6 +126,13 @@ struct pt_sync {                  /* an entry of the trace index: a PSB */
 	int32_t cpu, tid;
 };
 
+struct ix_scan {                  /* a queue's part of the trace index (pt_index.c): its next PSB */
+	struct pt_sync next;             /* that PSB's entry, if have */
+	int have;
+	size_t run, tl0;                 /* the run scanned; the queue's first timeline entry */
+	uint64_t at, kept;               /* where the scan goes on in the run; its pages resident from kept */
+};
+
 struct psb_info {                 /* what a PSB+ says */
 	uint64_t tsc;                    /* its TSC (0: none) */
 	uint64_t fup;                    /* its FUP: where execution stood (0: none, tracing was off) */
@@ -291,8 +298,7 @@ struct rb_pt {
 	int spool;                       /* AUX data goes to spool files, not the heap */
 	int spool_warn;                  /* holding it on the heap instead is worth a warning */
 	uint8_t *bounce;                 /* a piece of payload on its way to a spool file */
-	struct pt_sync *syncs;           /* the trace index (pt_index.c), by time; [next_sync, nr_syncs) not handed over */
-	size_t nr_syncs, next_sync;
+	struct ix_scan *ix;              /* the trace index, handed over as it is found: per queue (NULL: none) */
 	struct tl_ent *tl;               /* thread timelines, by CPU then time */
 	size_t nr_tl, cap_tl;
 	uint64_t *bounds;                /* times of records that change memory maps, sorted */
@@ -347,7 +353,7 @@ uint64_t perf_pos_of(const struct ptq *q, uint64_t pos);
 
 /* ------------------------------------------------------------ pt_index.c */
 
-int pt_index_build(struct rb_pt *pt);
+int pt_index_start(struct rb_pt *pt);
 /* pt_segment.c */
 int seek_start(struct rb_pt *pt, struct ptq *q, const struct rb_seek_ev *s);
 uint64_t psb_tsc(const uint8_t *p, uint64_t n, uint64_t pos);
