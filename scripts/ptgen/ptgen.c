@@ -1384,33 +1384,44 @@ static int cmd_large(int argc, char **argv)
 	if (!chunk)
 		die(4, "%s", "out of memory");
 	uint64_t end_tsc = START_TSC + reps * period;
-	for (int c = 0; c < ncpus; c++) {
-		uint64_t off = 0;
-		uint32_t tid = PID + (unsigned)c;
-		for (uint64_t r = 0; r < reps;) {
+	/*
+	 * A chunk of each CPU in turn, then a FINISHED_ROUND, as perf record
+	 * writes what one pass over the mmaps found: every round's records are
+	 * later than the round's before, so a reader's ordering queue holds
+	 * about one round, not the recording.
+	 */
+	uint64_t off[8] = { 0 };
+	uint32_t tid[8];
+	for (int c = 0; c < ncpus; c++)
+		tid[c] = PID + (unsigned)c;
+	for (uint64_t r0 = 0; r0 < reps; r0 += per_chunk) {
+		for (int c = 0; c < ncpus; c++) {
 			size_t k = 0;
-			for (; k < per_chunk && r < reps; k++, r++) {
+			for (uint64_t r = r0; k < per_chunk && r < reps; k++, r++) {
 				memcpy(chunk + k * s.len, s.buf, s.len);
 				patch_timing(&g, chunk + k * s.len, &s, r * period);
 				if (new_threads && r) {   /* the previous repetition ended 2000 ticks or more before */
 					uint64_t t = START_TSC + r * period;
 					uint32_t next = PID + (unsigned)c + (uint32_t)(r * (uint64_t)ncpus);
 					/* as the kernel does: EXIT from do_exit, then the last switch out */
-					wrap_fork(w, c, t - 500, PID, tid, PID, 1);
-					wrap_switch(w, c, t - 400, PID, tid, 1);
+					wrap_fork(w, c, t - 500, PID, tid[c], PID, 1);
+					wrap_switch(w, c, t - 400, PID, tid[c], 1);
 					wrap_fork(w, c, t + 100, PID, next, PID, 0);
 					wrap_itrace_start(w, c, t + 300, PID, next);
 					wrap_switch(w, c, t + 400, PID, next, 0);
-					tid = next;
+					tid[c] = next;
 				}
 			}
-			uint64_t tsc = START_TSC + r * period;
-			wrap_aux(w, c, tsc, PID, tid, off, k * s.len, 0);
-			wrap_auxtrace(w, c, tsc, tid, off, chunk, k * s.len);
-			off += k * s.len;
+			uint64_t tsc = START_TSC + (r0 + k) * period;
+			wrap_aux(w, c, tsc, PID, tid[c], off[c], k * s.len, 0);
+			wrap_auxtrace(w, c, tsc, tid[c], off[c], chunk, k * s.len);
+			off[c] += k * s.len;
 		}
-		wrap_fork(w, c, end_tsc, PID, tid, PID, 1);
-		wrap_switch(w, c, end_tsc + 100, PID, tid, 1);
+		wrap_round(w);
+	}
+	for (int c = 0; c < ncpus; c++) {
+		wrap_fork(w, c, end_tsc, PID, tid[c], PID, 1);
+		wrap_switch(w, c, end_tsc + 100, PID, tid[c], 1);
 	}
 	free(chunk);
 	wrap_round(w);
