@@ -124,6 +124,7 @@ struct rb_source_env {
 	/* what was asked for */
 	int no_aux_decode;            /* account for AUX trace, do not decode it */
 	int no_branches;              /* decode, but deliver no branch events (--itrace without b) */
+	int no_symbols;               /* trace events' from_al and to_al: the addresses only */
 	int quick;                    /* the quick pass (--quick): packets only, no code walked, no branches */
 	uint64_t insn_period;         /* instruction samples every N instructions (--itrace=iN); 0: none */
 	int jobs;                     /* decoding threads; the output does not depend on it */

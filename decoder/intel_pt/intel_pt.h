@@ -26,6 +26,7 @@ struct rb_pt_env {
 	int perf_export;             /* name symbol-less addresses as perf's exporter does */
 	uint64_t insn_period;        /* instruction samples every N instructions; 0: none */
 	int no_branches;             /* no branch events (still decoded and counted) */
+	int no_symbols;              /* events' from_al and to_al: the addresses only, not resolved */
 	int quick;                   /* the quick pass: packets only, no code walked (no branches, no
 					images; the index, the gaps of lost trace and the times stand) */
 	const char *name;            /* what to call the recording in messages (NULL: its path) */

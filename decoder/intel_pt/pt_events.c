@@ -200,7 +200,7 @@ void drop_items(struct ptq *q, size_t from)
 
 static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct rb_addr_loc *al)
 {
-	if (!ip || !t) {
+	if (!ip || !t || pt->env.no_symbols) {
 		memset(al, 0, sizeof(*al));
 		al->addr = ip;
 		return;

@@ -75,6 +75,7 @@ int rb_pt_source_open(struct rb_source **out, const struct rb_source_env *env, c
 	struct rb_pt_env pe = { .m = env->m, .ctx = env->sess, .trace = env->trace, .gap = env->gap,
 				.st = env->st, .perf_export = env->perf_export,
 				.name = env->name, .insn_period = env->insn_period, .no_branches = env->no_branches,
+				.no_symbols = env->no_symbols,
 				.quick = env->quick,
 				.jobs = env->jobs, .ptwrites = env->ptwrites, .pwr_events = env->pwr_events,
 				.seek_point = env->seek_point, .seek = env->seek, .nr_seek = env->nr_seek,

@@ -565,6 +565,7 @@ static void setup_env(struct sess *s, const char *name)
 	v->buildid_dir = o->machine.buildid_dir;
 	v->no_aux_decode = o->no_aux_decode;
 	v->no_branches = o->no_branches || o->quick;
+	v->no_symbols = o->no_symbols;
 	v->quick = o->quick;
 	v->insn_period = o->insn_period;
 	v->jobs = o->jobs;

@@ -254,6 +254,8 @@ struct rb_session_opts {
 	void *warn_ctx;
 	int no_aux_decode;               /* do not decode AUX trace (branches), only account for it */
 	int no_branches;                 /* decode AUX trace but deliver no branch events (--itrace without b) */
+	int no_symbols;                  /* trace events need no symbols: from_al and to_al carry only the
+					    addresses (a sink that reads no object of a branch; Intel PT) */
 	int quick;                       /* the quick pass: the trace's packets only (index, lost trace,
 					    times), no code walked and no branches (Intel PT; --quick) */
 	uint64_t insn_period;            /* instruction samples every N instructions (--itrace=iN); 0: none */

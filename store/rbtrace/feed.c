@@ -517,6 +517,7 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 	pthread_cond_init(&f->cv, NULL);
 	f->so = *so;
 	f->flt = *flt;
+	f->so.no_symbols = flt->lean;      /* no column of its rows names an object: no symbol is looked up */
 	f->queues = malloc((flt->nqueues + 1) * sizeof(*f->queues));
 	f->passed = calloc(flt->nqueues + 1, 1);
 	if (!f->queues || !f->passed) {
