@@ -356,6 +356,8 @@ void rb_pt_free(struct rb_pt *pt)
 		free(q->tk);
 	}
 	free(pt->q);
+	while (pt->nr_spare)             /* after the lanes, which give theirs back */
+		free(pt->spare[--pt->nr_spare]);
 	free(pt->ix);
 	free(pt->breaks);
 	free(pt->tl);

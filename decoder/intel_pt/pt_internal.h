@@ -293,6 +293,10 @@ struct rb_pt {
 	int have_cpu;
 	struct ptq *q;
 	size_t nr_q;
+	/* item arrays of lanes that ended, for the next lanes: a lane's array grows to a segment's events */
+#define SPARE_ITEMS 4
+	struct item *spare[SPARE_ITEMS];
+	size_t spare_cap[SPARE_ITEMS], nr_spare;
 	struct aux_break *breaks;
 	size_t nr_breaks;
 	int spool;                       /* AUX data goes to spool files, not the heap */
@@ -437,7 +441,7 @@ int rs_resume(struct rb_pt *pt, struct ptq *q, uint64_t stop, uint64_t *ip, uint
 void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags);
 uint64_t next_bound(const struct rb_pt *pt, uint64_t t);
 void free_decoding(const struct rb_pt *pt, struct ptq *q);
-void free_lane(const struct rb_pt *pt, struct ptq *l);
+void free_lane(struct rb_pt *pt, struct ptq *l);
 int start_pool(struct rb_pt *pt, int jobs);
 int prepare_window(struct rb_pt *pt, uint64_t limit);
 void launch_tasks(struct rb_pt *pt, uint64_t limit);

@@ -224,11 +224,24 @@ void free_decoding(const struct rb_pt *pt, struct ptq *q)
 	q->kinds = NULL;
 }
 
-void free_lane(const struct rb_pt *pt, struct ptq *l)
+/* A lane's item array (emptied) kept for the next lane, or freed if enough are kept. */
+static void spare_items(struct rb_pt *pt, struct ptq *l)
+{
+	drop_items(l, l->out_head);
+	if (l->out && pt->nr_spare < SPARE_ITEMS) {
+		pt->spare[pt->nr_spare] = l->out;
+		pt->spare_cap[pt->nr_spare++] = l->out_cap;
+	} else {
+		free(l->out);
+	}
+	l->out = NULL;
+	l->out_cap = l->out_n = l->out_head = 0;
+}
+
+void free_lane(struct rb_pt *pt, struct ptq *l)
 {
 	free_decoding(pt, l);
-	drop_items(l, l->out_head);
-	free(l->out);
+	spare_items(pt, l);
 	free(l);
 }
 
@@ -296,6 +309,10 @@ static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base
 	l->tl_pos = q->tl_pos;
 	l->tl_end = q->tl_end;
 	l->is_lane = l->seek = 1;
+	if (pt->nr_spare) {             /* an array already grown and touched: no reallocation, no page faults */
+		l->out = pt->spare[--pt->nr_spare];
+		l->out_cap = pt->spare_cap[pt->nr_spare];
+	}
 	l->dec_base = base;
 	const struct run *run = &q->runs[q->cur_run - 1];
 	l->seek_end = base + pt->seg_size;
@@ -429,8 +446,7 @@ static int adopt(struct rb_pt *pt, struct ptq *q)
 	uint64_t tsc = q->stop_tsc;
 	struct ptq keep = *q;
 	free_decoding(pt, q);
-	drop_items(l, l->out_head);
-	free(l->out);
+	spare_items(pt, l);
 	*q = *l;
 	free(l);
 	q->idx = keep.idx;
