@@ -169,8 +169,15 @@ static struct cstack *stack_of(struct rb_calls *c, uint64_t thread)
 	struct rb_idkey *k = rb_idmap_get(&c->threads, thread, 0, 0);
 	if (!k)
 		return failed(c, -ENOMEM), NULL;
-	if (k->id)
+	if (k->id && c->stacks[k->id - 1])
 		return c->stacks[k->id - 1];
+	if (k->id) {                   /* its stack ended (rb_calls_thread_gone): a new one starts afresh */
+		struct cstack *cs = calloc(1, sizeof(*cs));
+		if (!cs)
+			return failed(c, -ENOMEM), NULL;
+		cs->thread = thread;
+		return c->stacks[k->id - 1] = cs;
+	}
 	if (c->nr_stacks == c->cap_stacks) {
 		size_t n = c->cap_stacks ? 2 * c->cap_stacks : 64;
 		struct cstack **v = realloc(c->stacks, n * sizeof(*v));
@@ -253,10 +260,12 @@ static void end_stack(struct rb_calls *c, uint64_t thread)
 	if (!k)
 		return;
 	struct cstack *cs = c->stacks[k - 1];
+	if (!cs)
+		return;
 	cpop_all(c, cs);
 	free(cs->v);
-	cs->v = NULL;
-	cs->n = cs->cap = 0;
+	free(cs);                      /* a thread per run, every run's thread gone: nothing of theirs stays */
+	c->stacks[k - 1] = NULL;
 }
 
 int rb_calls_thread_gone(struct rb_calls *c, uint64_t thread, int32_t cpu)
@@ -442,6 +451,11 @@ static int by_thread(const void *a, const void *b)
 
 int rb_calls_flush(struct rb_calls *c)
 {
+	size_t n = 0;              /* the stacks of threads gone are ended already */
+	for (size_t t = 0; t < c->nr_stacks; t++)
+		if (c->stacks[t])
+			c->stacks[n++] = c->stacks[t];
+	c->nr_stacks = n;
 	if (c->nr_stacks)          /* (qsort with no array: undefined, says UBSan) */
 		qsort(c->stacks, c->nr_stacks, sizeof(*c->stacks), by_thread);
 	for (size_t t = 0; t < c->nr_stacks; t++) {
@@ -471,7 +485,8 @@ void rb_calls_free(struct rb_calls *c)
 	if (!c)
 		return;
 	for (size_t t = 0; t < c->nr_stacks; t++) {
-		free(c->stacks[t]->v);
+		if (c->stacks[t])
+			free(c->stacks[t]->v);
 		free(c->stacks[t]);
 	}
 	free(c->stacks);
