@@ -235,11 +235,27 @@ static int take(struct rb_pt *pt, const struct ptq *q, struct item *it)
 				 .source = "intel_pt", .mods = pt->mods, .from = h->from, .to = h->to, .flags = h->flags,
 				 .insn_count = h->insns, .power = h->power,
 				 .payload = { h->payload[0], h->payload[1], h->payload[2] } };
-	b.thread = rb_machine_thread(pt->env.m, it->pid, it->tid, 1);
-	if (!b.thread)
-		return -ENOMEM;
-	b.main_thread = rb_machine_main_thread(pt->env.m, b.thread);
-	b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
+	/*
+	 * The thread, its main thread and comm: the last event's when it had the
+	 * same pid and tid in this take_until call and no thread was made since
+	 * (only the sideband, between calls, changes them otherwise)
+	 */
+	struct last_thread *lt = &pt->lt;
+	size_t made = rb_machine_threads_made(pt->env.m);
+	if (lt->pass == pt->take_pass && lt->made == made && lt->pid == it->pid && lt->tid == it->tid) {
+		b.thread = lt->thread;
+		b.main_thread = lt->main_thread;
+		b.comm = lt->comm;
+	} else {
+		b.thread = rb_machine_thread(pt->env.m, it->pid, it->tid, 1);
+		if (!b.thread)
+			return -ENOMEM;
+		b.main_thread = rb_machine_main_thread(pt->env.m, b.thread);
+		b.comm = rb_machine_sample_comm(pt->env.m, b.thread);
+		*lt = (struct last_thread){ .pass = pt->take_pass, .made = rb_machine_threads_made(pt->env.m),
+					    .pid = it->pid, .tid = it->tid, .thread = b.thread,
+					    .main_thread = b.main_thread, .comm = b.comm };
+	}
 	resolve(pt, b.thread, h->from, &b.from_al);
 	if (h->kind == RB_EV_BRANCH)
 		resolve(pt, b.thread, h->to, &b.to_al);
@@ -257,6 +273,7 @@ int take_until(struct rb_pt *pt, uint64_t key)
 {
 	unsigned locked = 0;
 	int rc = 0;
+	pt->take_pass++;
 	while (!rc) {
 		struct ptq *best = NULL, *next = NULL;    /* the two first queues in that order */
 		for (size_t i = 0; i < pt->nr_q; i++) {

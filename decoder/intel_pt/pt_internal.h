@@ -272,8 +272,18 @@ struct pool {                     /* -j N: N - 1 threads besides the session's *
 	int quit;
 };
 
+struct last_thread {              /* take()'s last event's thread (pt_events.c) */
+	uint64_t pass;                   /* the take_until call it is good for (0: none) */
+	size_t made;                     /* rb_machine_threads_made then */
+	int32_t pid, tid;
+	struct rb_thread *thread, *main_thread;
+	struct rb_comm *comm;
+};
+
 struct rb_pt {
 	struct rb_pt_env env;
+	struct last_thread lt;
+	uint64_t take_pass;              /* take_until calls so far: the sideband may have changed in between */
 	uint64_t priv[P_MAX];
 	size_t nr_priv;
 	uint64_t config;                 /* the intel_pt evsel's attr.config */

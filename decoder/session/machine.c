@@ -968,6 +968,11 @@ struct rb_comm *rb_machine_sample_comm(struct rb_machine *m, struct rb_thread *t
 
 /* ----------------------------------------------------------- resolve */
 
+size_t rb_machine_threads_made(const struct rb_machine *m)
+{
+	return m->thr_n;
+}
+
 uint64_t rb_machine_kernel_start(const struct rb_machine *m)
 {
 	return m->kernel_start ? m->kernel_start : (1ULL << 63);

@@ -172,6 +172,8 @@ const struct rb_sym *rb_machine_export_sym(struct rb_machine *m, const struct rb
 const struct rb_sym *rb_machine_find_unknown(const struct rb_dso *d, uint64_t addr);
 /* Lowest kernel address (kernel_start), for telling kernel ips apart. */
 uint64_t rb_machine_kernel_start(const struct rb_machine *m);
+/* How many threads the machine has made: while it stays, a (pid, tid) names the same thread, main thread and comm. */
+size_t rb_machine_threads_made(const struct rb_machine *m);
 
 /*
  * The file holding @d's code as loaded (for trace decoders that must read
