@@ -109,6 +109,11 @@ struct rb_store {
 		uint32_t generation;
 		uint64_t thread_id, comm_id;
 	} lt;
+	struct {                      /* ids of (dso, symbol) pairs met lately: a branch's two ids without the id maps */
+		const struct rb_dso *dso;
+		const struct rb_sym *sym;
+		uint64_t dso_id, sym_id;
+	} seen[256];
 	uint64_t insns_evsel;         /* the synthesized "instructions" event */
 	struct rb_calls *calls;       /* calls and call paths (decoder/calls), with our ids as its keys */
 	size_t nr_evsels;
@@ -657,11 +662,25 @@ static const struct rb_sym *export_al(struct rb_store *st, const struct rb_addr_
 	*dso_id = *sym_id = *off = 0;
 	if (!al->map)
 		return NULL;
-	*dso_id = export_dso(st, al->dso);
 	const struct rb_sym *s = rb_machine_export_sym(st->m, al, unknown_at);
-	if (!s)
-		return NULL;
-	*sym_id = export_symbol(st, s, *dso_id);
+	/* once a pair has its ids (rows written), they never change: the last ones met answer again */
+	uintptr_t h = (uintptr_t)s >> 4;
+	h = (h ^ (h >> 9) ^ ((uintptr_t)al->dso >> 4)) & 255;
+	if (s && st->seen[h].sym == s && st->seen[h].dso == al->dso) {
+		*dso_id = st->seen[h].dso_id;
+		*sym_id = st->seen[h].sym_id;
+	} else {
+		*dso_id = export_dso(st, al->dso);
+		if (!s)
+			return NULL;
+		*sym_id = export_symbol(st, s, *dso_id);
+		if (*dso_id && *sym_id) {
+			st->seen[h].dso = al->dso;
+			st->seen[h].sym = s;
+			st->seen[h].dso_id = *dso_id;
+			st->seen[h].sym_id = *sym_id;
+		}
+	}
 	*off = al->addr >= s->start ? al->addr - s->start : 0;
 	return s;
 }
