@@ -171,14 +171,7 @@ static struct cstack *stack_of(struct rb_calls *c, uint64_t thread)
 		return failed(c, -ENOMEM), NULL;
 	if (k->id && c->stacks[k->id - 1])
 		return c->stacks[k->id - 1];
-	if (k->id) {                   /* its stack ended (rb_calls_thread_gone): a new one starts afresh */
-		struct cstack *cs = calloc(1, sizeof(*cs));
-		if (!cs)
-			return failed(c, -ENOMEM), NULL;
-		cs->thread = thread;
-		return c->stacks[k->id - 1] = cs;
-	}
-	if (c->nr_stacks == c->cap_stacks) {
+	if (!k->id && c->nr_stacks == c->cap_stacks) {
 		size_t n = c->cap_stacks ? 2 * c->cap_stacks : 64;
 		struct cstack **v = realloc(c->stacks, n * sizeof(*v));
 		if (!v)
@@ -190,8 +183,9 @@ static struct cstack *stack_of(struct rb_calls *c, uint64_t thread)
 	if (!cs)
 		return failed(c, -ENOMEM), NULL;
 	cs->thread = thread;
-	c->stacks[c->nr_stacks++] = cs;
-	k->id = c->nr_stacks;
+	if (!k->id)                    /* else its stack ended (rb_calls_thread_gone): a new one starts afresh */
+		k->id = ++c->nr_stacks;
+	c->stacks[k->id - 1] = cs;
 	return cs;
 }
 
