@@ -242,6 +242,8 @@ struct ptq {
 	struct ptq *lanes;               /* a queue: lanes decoding later segments of its run, in order */
 	struct ptq *next;                /* a lane: the one after it */
 	struct ptq *target;              /* the lane whose start this decoder stops at (NULL: none) */
+	const struct ptq *target_seen;   /* in phase two: target whose start offset is copied here, */
+	uint64_t target_off;             /*   read without touching the lane, which another thread writes */
 	uint64_t seg_last;               /* a queue: the last segment boundary looked at in its run */
 	uint64_t seg_next, seg_next_tsc; /* the next one (0: not found yet, UINT64_MAX: none) and its TSC */
 	int is_lane, seek, no_start;     /* a lane; looking for its start; gave up looking */

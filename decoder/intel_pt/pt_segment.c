@@ -137,10 +137,16 @@ void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uin
 	if (pt->phase_seek)
 		return;      /* lanes that found their starts wait for the others' */
 	struct ptq *t = q->target;
+	if (t == q->target_seen && off < q->target_off)
+		return;
 	while (t && (t->no_start || off > t->start.off))
 		t = t->next;
 	q->target = t;
-	if (!t || off != t->start.off)
+	if (!t)
+		return;
+	q->target_seen = t;       /* its start and no_start stay as they are until the window ends */
+	q->target_off = t->start.off;
+	if (off != t->start.off)
 		return;
 	handoff_of(pt, q, from, to, flags, &h);
 	if (!handoff_same_place(&h, &t->start))
@@ -706,6 +712,9 @@ int prepare_window(struct rb_pt *pt, uint64_t limit)
 	}
 	if (make_tasks(pt, 0))
 		return pt->failed = -ENOMEM;
+	for (size_t i = 0; i < pt->nr_q; i++)    /* lanes were added, found their starts or none */
+		for (struct ptq *q = &pt->q[i]; q; q = q == &pt->q[i] ? pt->q[i].lanes : q->next)
+			q->target_seen = NULL;
 	return 0;
 }
 
