@@ -104,6 +104,9 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 		uint64_t w = next_window_end(pt, time, &jumped);
 		uint64_t made = 0;      /* events decoded (delivered or not): the window's work */
 		uint64_t limit = perf_to_tsc(pt, w);
+		if (!have)
+			for (size_t i = 0; i < pt->nr_q; i++)
+				move_back(&pt->q[i]);
 		if (prepare_window(pt, limit))
 			return pt->failed;
 		int rc = 0;

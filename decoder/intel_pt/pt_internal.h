@@ -395,6 +395,7 @@ int deliver_held(struct rb_pt *pt, struct ptq *q);
 void drop_unproven(struct ptq *q);
 int take_until(struct rb_pt *pt, uint64_t key);
 int move_out(struct ptq *q);
+void move_back(struct ptq *q);
 
 /* A packet proved the code decoded since the last one (inline: it is on the decoding's path; deliver_held lets the events out). */
 static inline int prove(struct rb_pt *pt, struct ptq *q)
