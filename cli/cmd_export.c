@@ -219,8 +219,9 @@ static void export_usage(FILE *f)
 		"                        the Intel PT packets alone, no code walked (no branches, call paths\n"
 		"                        or calls): find the window first, then export it whole with --time\n"
 		"                        (--itrace=b --calls: the rows perf's export-to-sqlite.py writes)\n"
-		"  -j, --jobs N          decode AUX trace queues on N threads (same output for every N);\n"
-		"                        into PostgreSQL, the growing tables over N connections\n"
+		"  -j, --jobs N          decode AUX trace queues on N threads (same output for every N;\n"
+		"                        default: the online CPUs, at most 8);\n"
+		"                        into PostgreSQL, the growing tables over N connections (default 1)\n"
 		"      --ftrace FILE     also load this trace.dat (default: FILE.trace.dat beside FILE if it exists);\n"
 		"                        FILE itself may be a trace.dat (trace-cmd's format, versions 6 and 7)\n"
 		"  -q, --quiet           no progress or summary\n", cli_prog);
@@ -607,7 +608,8 @@ static int open_pg(struct rb_store_opts *sto, const char *conninfo, const struct
 		rec.arch = f.arch;
 	}
 	char msg[1024];
-	int rc = rb_pg_open(&sto->writer, conninfo, &rec, sto->force, so->jobs, NULL, msg, sizeof(msg));
+	/* connections: as many as -j N asks for; one unless asked (so->jobs 0: not given) */
+	int rc = rb_pg_open(&sto->writer, conninfo, &rec, sto->force, so->jobs ? so->jobs : 1, NULL, msg, sizeof(msg));
 	if (have_f)
 		pd_features_free(&f);
 	pd_reader_free(r);
@@ -644,6 +646,8 @@ static int export_run(struct rb_session_opts *so_in, struct rb_store_opts *sto_i
 #else
 	(void)pg;
 #endif
+	if (!so.jobs)            /* decoding threads unless -j said: the output is the same for every number */
+		so.jobs = rb_session_default_jobs();
 	if (!pg)
 		cli_remove_stale(sto.path);
 	int orc = rb_store_open(&st, &sto, msg, sizeof(msg));

@@ -1107,6 +1107,12 @@ static int session_status(int rc, struct pd_error *err)
 	return PD_ERR_NOMEM;
 }
 
+int rb_session_default_jobs(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
+}
+
 int rb_session_run(const struct rb_session_opts *o, const struct rb_sink *sink,
 		   struct rb_session_stats *stats, struct pd_error *err)
 {

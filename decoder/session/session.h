@@ -302,6 +302,12 @@ struct rb_session_stats {
 };
 
 /*
+ * The decoding threads an export and the rbtrace extension use unless told:
+ * the online CPUs, at most 8 (the output is the same for every number).
+ */
+int rb_session_default_jobs(void);
+
+/*
  * Run the whole recording through @sink. Returns 0; a negative pd status
  * (enum pd_status, err filled) if the input could not be opened or memory ran
  * out (PD_ERR_NOMEM, never -ENOMEM); or the first non-zero value a sink

@@ -98,8 +98,7 @@ int rb_recording_open(sqlite3 *db, struct rb_recording *r, char **err)
 	so->ptwrites = (int)stat_u64(db, "itrace_ptwrites", 0);
 	so->pwr_events = (int)stat_u64(db, "itrace_pwr_events", 0);
 	so->perf_export = 1;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	so->jobs = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
+	so->jobs = rb_session_default_jobs();
 	int ar = rb_archive_detect(path);
 	if (ar < 0)
 		return SQLITE_NOMEM;
