@@ -13,3 +13,8 @@ if BUILD_DECODER
 TESTS += tests/pt_time.test
 endif
 EXTRA_DIST += tests/pt_time.test
+# what an export holds as the trace grows 4x
+if BUILD_DECODER
+TESTS += tests/pt_memory.test
+endif
+EXTRA_DIST += tests/pt_memory.test
