@@ -608,8 +608,8 @@ static int open_pg(struct rb_store_opts *sto, const char *conninfo, const struct
 		rec.arch = f.arch;
 	}
 	char msg[1024];
-	/* connections: as many as -j N asks for; one unless asked (so->jobs 0: not given) */
-	int rc = rb_pg_open(&sto->writer, conninfo, &rec, sto->force, so->jobs ? so->jobs : 1, NULL, msg, sizeof(msg));
+	/* connections: as many as -j N asks for; so->jobs 0 (not given, export_run sets the default after this) is one */
+	int rc = rb_pg_open(&sto->writer, conninfo, &rec, sto->force, so->jobs, NULL, msg, sizeof(msg));
 	if (have_f)
 		pd_features_free(&f);
 	pd_reader_free(r);

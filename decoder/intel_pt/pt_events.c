@@ -334,6 +334,31 @@ int take_until(struct rb_pt *pt, uint64_t key)
 	return rc ? (pt->failed = rc) : 0;
 }
 
+/* What was taken makes room: tk holds what waits, from index 0. */
+static void compact_tk(struct ptq *q)
+{
+	if (!q->tk_head)
+		return;
+	memmove(q->tk, q->tk + q->tk_head, (q->tk_n - q->tk_head) * sizeof(*q->tk));
+	q->tk_n -= q->tk_head;
+	q->tk_head = 0;
+}
+
+/* The window's list (out) and the waiting one (tk) change places, arrays and all. */
+static void swap_lists(struct ptq *q)
+{
+	struct item *v = q->tk;
+	size_t head = q->tk_head, n = q->tk_n, cap = q->tk_cap;
+	q->tk = q->out;
+	q->tk_head = q->out_head;
+	q->tk_n = q->out_n;
+	q->tk_cap = q->out_cap;
+	q->out = v;
+	q->out_head = head;
+	q->out_n = n;
+	q->out_cap = cap;
+}
+
 /*
  * Before a window when nothing is being decoded: the events still waiting
  * (tk) become the front of the window's list, which the decoder appends to,
@@ -345,18 +370,8 @@ void move_back(struct ptq *q)
 {
 	if (q->tk_head == q->tk_n || q->out_n)
 		return;
-	size_t m = q->tk_n - q->tk_head;
-	if (q->tk_head)                 /* what was taken makes room: they are few, the window many */
-		memmove(q->tk, q->tk + q->tk_head, m * sizeof(*q->tk));
-	struct item *v = q->out;
-	size_t cap = q->out_cap;
-	q->out = q->tk;
-	q->out_head = 0;
-	q->out_n = m;
-	q->out_cap = q->tk_cap;
-	q->tk = v;
-	q->tk_cap = cap;
-	q->tk_head = q->tk_n = 0;
+	compact_tk(q);          /* they are few, the window many */
+	swap_lists(q);
 }
 
 /* A finished window's events join those the session has still to take (tk); out is empty again. */
@@ -364,20 +379,9 @@ int move_out(struct ptq *q)
 {
 	size_t n = q->out_n - q->out_head;
 	if (q->tk_head == q->tk_n) {            /* all taken: the arrays change places */
-		struct item *v = q->tk;
-		size_t cap = q->tk_cap;
-		q->tk = q->out;
-		q->tk_head = q->out_head;
-		q->tk_n = q->out_n;
-		q->tk_cap = q->out_cap;
-		q->out = v;
-		q->out_cap = cap;
+		swap_lists(q);
 	} else if (n) {
-		if (q->tk_head) {                /* what was taken makes room: tk holds what waits, no more */
-			memmove(q->tk, q->tk + q->tk_head, (q->tk_n - q->tk_head) * sizeof(*q->tk));
-			q->tk_n -= q->tk_head;
-			q->tk_head = 0;
-		}
+		compact_tk(q);
 		if (reserve_items(&q->tk, &q->tk_cap, q->tk_n + n))
 			return -ENOMEM;
 		memcpy(q->tk + q->tk_n, q->out + q->out_head, n * sizeof(*q->out));
