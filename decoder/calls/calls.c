@@ -57,6 +57,12 @@ struct rb_calls {
 	struct rb_idmap trace_nr;     /* per trace queue (cpu, or tid when per thread): decoder restarts + 1 */
 	uint64_t *gone_on;            /* per CPU: a thread that ended there, its calls open until another branches there */
 	size_t nr_gone_on;
+	/* the last branch's stack and trace_nr slot, for the next from the same thread and queue (most are) */
+	struct cstack *hot_cs;        /* NULL once any stack is freed */
+	uint64_t hot_thread;
+	struct rb_idkey *hot_nr;      /* valid while trace_nr keeps its table (hot_nr_cap) */
+	size_t hot_nr_cap;
+	int32_t hot_cpu, hot_tid;
 	int err;                      /* the first failure; nothing is emitted after it */
 };
 
@@ -260,6 +266,7 @@ static void end_stack(struct rb_calls *c, uint64_t thread)
 	free(cs->v);
 	free(cs);                      /* a thread per run, every run's thread gone: nothing of theirs stays */
 	c->stacks[k - 1] = NULL;
+	c->hot_cs = NULL;
 }
 
 int rb_calls_thread_gone(struct rb_calls *c, uint64_t thread, int32_t cpu)
@@ -378,10 +385,22 @@ int rb_calls_branch(struct rb_calls *c, const struct rb_calls_branch *b)
 		if (c->err)
 			return c->err;
 	}
-	struct cstack *cs = stack_of(c, b->thread);
-	struct rb_idkey *nr = cs ? trace_nr(c, b->cpu, b->tid) : NULL;
+	struct cstack *cs = c->hot_cs && c->hot_thread == b->thread ? c->hot_cs : stack_of(c, b->thread);
+	struct rb_idkey *nr = NULL;
+	if (cs && c->hot_nr && c->hot_cpu == b->cpu && c->hot_tid == b->tid && c->hot_nr_cap == c->trace_nr.cap)
+		nr = c->hot_nr;
+	else if (cs && (nr = trace_nr(c, b->cpu, b->tid))) {
+		c->hot_nr = nr;
+		c->hot_nr_cap = c->trace_nr.cap;
+		c->hot_cpu = b->cpu;
+		c->hot_tid = b->tid;
+	}
 	if (!nr)
 		return c->err;
+	if (c->hot_cs != cs) {          /* written on a change only: a store per branch costs more than it saves */
+		c->hot_cs = cs;
+		c->hot_thread = b->thread;
+	}
 	struct centry *e;
 	if (!nr->id)
 		nr->id = 1;
@@ -452,6 +471,7 @@ int rb_calls_flush(struct rb_calls *c)
 	c->nr_stacks = n;
 	if (c->nr_stacks)          /* (qsort with no array: undefined, says UBSan) */
 		qsort(c->stacks, c->nr_stacks, sizeof(*c->stacks), by_thread);
+	c->hot_cs = NULL;
 	for (size_t t = 0; t < c->nr_stacks; t++) {
 		struct cstack *cs = c->stacks[t];
 		cpop_all(c, cs);

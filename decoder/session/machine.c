@@ -978,11 +978,28 @@ uint64_t rb_machine_kernel_start(const struct rb_machine *m)
 	return m->kernel_start ? m->kernel_start : (1ULL << 63);
 }
 
+/*
+ * The map this thread's last resolve found, by maps and index. Most
+ * addresses are in the map the one before was in, and as maps do not
+ * overlap, a map that holds @ip is maps_find's answer: the entry is checked
+ * against the maps as they are now, so it is never stale. Per thread, not
+ * in the maps: pool threads read those (image reads) while the session
+ * resolves, and a store into their cache line per branch would cost them.
+ */
+static _Thread_local struct { const struct rb_maps *ms; size_t i; } hot_map;
+
 static void resolve_in(struct rb_machine *m, struct rb_maps *ms, uint64_t ip, struct rb_addr_loc *al)
 {
-	struct rb_map *map = maps_find(ms, ip);
-	if (!map)
-		return;
+	struct rb_map *map;
+	size_t h = hot_map.i;
+	if (ms && hot_map.ms == ms && h < ms->n && ms->v[h].start <= ip && ip < ms->v[h].end) {
+		map = &ms->v[h];
+	} else {
+		if (!(map = maps_find(ms, ip)))
+			return;
+		hot_map.ms = ms;
+		hot_map.i = (size_t)(map - ms->v);
+	}
 	al->map = map;
 	al->dso = map->dso;
 	if (!map->dso->syms_tried)
