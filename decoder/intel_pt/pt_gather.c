@@ -37,11 +37,13 @@ static struct ptq *queue(struct rb_pt *pt, uint32_t idx)
 		return NULL;
 	if (idx >= pt->nr_q) {
 		size_t n = (size_t)idx + 1;
-		struct ptq *v = realloc(pt->q, n * sizeof(*v));
+		struct ptq *v = ptq_alloc(n);     /* adjacent queues are decoded by different threads */
 		if (!v)
 			return NULL;
+		if (pt->nr_q)
+			memcpy(v, pt->q, pt->nr_q * sizeof(*v));
+		free(pt->q);
 		for (size_t i = pt->nr_q; i < n; i++) {
-			memset(&v[i], 0, sizeof(v[i]));
 			v[i].idx = (uint32_t)i;
 			v[i].cpu = v[i].tid = -1;
 			v[i].pid_now = v[i].tid_now = -1;

@@ -142,8 +142,8 @@ struct psb_info {                 /* what a PSB+ says */
 #define AWAIT_MAX 8
 #define PWRE_WAIT 16                 /* blocks to the MWAIT's FUP: a PWRE without MWAIT is not held longer */
 
-struct ptq {
-	uint32_t idx;
+struct ptq {                       /* in cache lines of its own: allocated by ptq_alloc only */
+	_Alignas(64) uint32_t idx;
 	int32_t cpu, tid;                /* from the AUXTRACE records, -1 if none */
 	uint8_t *buf;                    /* the queue's AUX data: malloc'd, or a mapping of its spool file */
 	uint64_t len, cap;
@@ -211,11 +211,15 @@ struct ptq {
 	/* decoded in the window being decoded: out[out_head, out_n) */
 	struct item *out;
 	size_t out_head, out_n, out_cap;
-	/* decoded in windows that are done, not yet taken by the session: tk[tk_head, tk_n) (see rb_pt_run_until) */
-	struct item *tk;
+	/*
+	 * decoded in windows that are done, not yet taken by the session: tk[tk_head, tk_n) (see rb_pt_run_until).
+	 * In a cache line of its own: the session moves tk_head on every event it takes while the pool's
+	 * thread moves out_n on every event it decodes, and sharing a line made both wait on every event.
+	 */
+	_Alignas(64) struct item *tk;
 	size_t tk_head, tk_n, tk_cap;
 	/* PTWRITE / power events waiting for the address of the next block (from 0 until it is known) */
-	struct held await[AWAIT_MAX];
+	_Alignas(64) struct held await[AWAIT_MAX];
 	uint8_t await_ip[AWAIT_MAX];     /* 1: from is known */
 	int nawait;
 	int pwre_blocks;                 /* blocks a PWRE has waited for an MWAIT (at most PWRE_WAIT) */
@@ -450,6 +454,14 @@ int rs_resume(struct rb_pt *pt, struct ptq *q, uint64_t stop, uint64_t *ip, uint
 /* ------------------------------------------------------------ pt_segment.c */
 
 #define SEGMENT_BYTES (UINT64_C(64) << 10)   /* default segment size */
+
+/*
+ * @n zeroed queues (or lanes) in whole cache lines of their own: each is
+ * written on every branch by the thread decoding it, and an object of the
+ * session's sharing a line with one (the calls builder, say) costs both
+ * threads a miss per write. NULL when memory ran out; free() frees them.
+ */
+struct ptq *ptq_alloc(size_t n);
 
 void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags);
 uint64_t next_bound(const struct rb_pt *pt, uint64_t t);

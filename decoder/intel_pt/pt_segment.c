@@ -291,10 +291,22 @@ static uint64_t warm_end(const struct pt_config *c, uint64_t base, uint64_t end)
 	return at;
 }
 
+#define CACHE_LINE 64
+struct ptq *ptq_alloc(size_t n)
+{
+	void *p = NULL;
+	if (n > SIZE_MAX / sizeof(struct ptq) - 1)
+		return NULL;
+	size_t size = (n * sizeof(struct ptq) + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE;
+	if (posix_memalign(&p, CACHE_LINE, size))
+		return NULL;
+	return memset(p, 0, size);
+}
+
 /* A lane for the segment of @q's run from the PSB at offset @base, whose TSC is @tsc. */
 static struct ptq *new_lane(struct rb_pt *pt, const struct ptq *q, uint64_t base, uint64_t tsc)
 {
-	struct ptq *l = calloc(1, sizeof(*l));
+	struct ptq *l = ptq_alloc(1);
 	if (!l)
 		return NULL;
 	l->idx = q->idx;
@@ -434,7 +446,6 @@ static int adopt(struct rb_pt *pt, struct ptq *q)
 	for (size_t j = 0; j < n; j++) {
 		struct item *it = &q->out[q->out_n++];
 		*it = l->out[l->out_head + j];
-		l->out[l->out_head + j].gap = NULL;
 		if (it->key < t)
 			it->key = t;
 		/* branches and instruction samples have the packet clock's times, which agreed at the hand-over */
@@ -452,6 +463,7 @@ static int adopt(struct rb_pt *pt, struct ptq *q)
 	uint64_t tsc = q->stop_tsc;
 	struct ptq keep = *q;
 	free_decoding(pt, q);
+	l->out_head += n;               /* moved, gaps and all: only what the lane made after its stop is dropped */
 	spare_items(pt, l);
 	*q = *l;
 	free(l);
@@ -620,7 +632,12 @@ static void *pool_thread(void *arg)
 	return NULL;
 }
 
-/* A spooled queue's pages the decoder is done with go back to the kernel (see spool_payload in pt_gather.c). */
+/*
+ * A spooled queue's pages the decoder is done with go back to the kernel
+ * (see spool_payload in pt_gather.c), RELEASE_BATCH bytes at a time: each
+ * madvise flushes the TLB of every core the process runs on.
+ */
+#define RELEASE_BATCH (UINT64_C(4) << 20)
 static void release_decoded(struct rb_pt *pt, struct ptq *q)
 {
 	if (!q->map_len)
@@ -639,7 +656,7 @@ static void release_decoded(struct rb_pt *pt, struct ptq *q)
 	}
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t upto = pos / page * page;
-	if (upto > q->released) {
+	if (upto > q->released && (upto - q->released >= RELEASE_BATCH || q->state == Q_DONE)) {
 		madvise(q->buf + q->released, (size_t)(upto - q->released), MADV_DONTNEED);
 		q->released = upto;
 	}
