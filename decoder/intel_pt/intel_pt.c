@@ -77,7 +77,83 @@ static uint64_t next_window_end(const struct rb_pt *pt, uint64_t time, int *jump
 
 #define WINDOW_EVENTS 16384     /* events a window should produce: what is held in memory */
 
-int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
+/* The next window as long as makes about WINDOW_EVENTS events at the rate of the one that made @made. */
+static void next_delta(struct rb_pt *pt, uint64_t made, int jumped)
+{
+	uint64_t d = pt->delta;
+	if (made)
+		d = (uint64_t)((double)d * (double)pt->win_events / (double)made);
+	else if (!jumped)
+		d *= 2;
+	if (d < pt->delta / 8)
+		d = pt->delta / 8;
+	if (d > pt->delta * 2)
+		d = pt->delta * 2;
+	pt->delta = d < 1000 ? 1000 : d > (UINT64_C(1) << 50) ? UINT64_C(1) << 50 : d;
+}
+
+/* The window ending at @w is decoded: its events join those waiting in tk (in front of them with @front). */
+static int window_done(struct rb_pt *pt, uint64_t w, int jumped, int front)
+{
+	uint64_t made = 0;      /* events decoded (delivered or not): the window's work */
+	if (finish_window(pt, &made))
+		return pt->failed;
+	for (size_t i = 0; i < pt->nr_q; i++)
+		if (front ? move_out_front(&pt->q[i]) : move_out(&pt->q[i]))
+			return pt->failed = -ENOMEM;
+	pt->win_end = w;
+	next_delta(pt, made, jumped);
+	return 0;
+}
+
+/* The window decoding in the background is done (this thread holds no lock). */
+static int join_bg(struct rb_pt *pt)
+{
+	join_tasks(pt);
+	pt->bg = 0;
+	pt->overlap = 0;
+	return window_done(pt, pt->bg_w, pt->bg_jumped, 1);
+}
+
+/*
+ * The pool starts on the next window, to decode it while the session takes
+ * what waits and applies the records up to @time and beyond, call after
+ * call, until one asks for what is past the windows decoded (join_bg). The
+ * window is the one the next call would make, cut at the first bound from
+ * @time on: if that bound is at or before the windows' end, the session
+ * must apply it first and nothing starts. So no map the window's code is
+ * read from changes while it decodes, as with windows decoded in a call;
+ * the sideband the session applies meanwhile (threads, comms, switches)
+ * is what a window decoded in a call sees change as take() goes on
+ * (rb_pt_run_until says why the images chosen are the same), and the
+ * session changes the machine under mlock (held) while the pool may read
+ * it. An exec drops images the window may be using: rb_pt_sideband waits
+ * for the window first. Windows do not change the output (pt_parallel).
+ */
+static void launch_bg(struct rb_pt *pt, uint64_t time)
+{
+	if (!pt->pool.n || pt->failed || time == UINT64_MAX || all_done(pt))
+		return;
+	int jumped;
+	uint64_t w = next_window_end(pt, time, &jumped);
+	if (w <= pt->win_end)
+		return;
+	for (size_t i = 0; i < pt->nr_q; i++)
+		if (front_room(&pt->q[i])) {
+			pt->failed = -ENOMEM;
+			return;
+		}
+	uint64_t limit = perf_to_tsc(pt, w);
+	if (prepare_window(pt, limit))
+		return;
+	launch_tasks(pt, limit);
+	pt->bg = 1;
+	pt->bg_w = w;
+	pt->bg_jumped = jumped;
+	pt->overlap = 1;
+}
+
+static int run_until(struct rb_pt *pt, uint64_t time)
 {
 	if (pt->failed)
 		return pt->failed;
@@ -95,14 +171,22 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 	 * and a thread take() would create or give a pid is one whose queue
 	 * already decodes as that pid (per CPU: the timeline's pid; per thread:
 	 * the queue's tid as its pid until the machine knows better), so the
-	 * images chosen are the same.
+	 * images chosen are the same. Between calls, the pool goes on with the
+	 * next window (launch_bg).
 	 */
 	int have = 0;            /* a finished window's events wait in tk, to be taken up to @key */
 	uint64_t key = 0;
+	if (pt->bg) {
+		if (time <= pt->win_end)
+			return take_until(pt, time);      /* the window in the background goes on */
+		if (join_bg(pt))
+			return pt->failed;
+		have = 1;
+		key = pt->win_end < time ? pt->win_end : time;
+	}
 	while (pt->win_end < time && !all_done(pt)) {
 		int jumped;
 		uint64_t w = next_window_end(pt, time, &jumped);
-		uint64_t made = 0;      /* events decoded (delivered or not): the window's work */
 		uint64_t limit = perf_to_tsc(pt, w);
 		if (!have)
 			for (size_t i = 0; i < pt->nr_q; i++)
@@ -119,29 +203,29 @@ int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 		} else {
 			run_tasks(pt, limit);
 		}
-		if (rc || finish_window(pt, &made))
+		if (rc || window_done(pt, w, jumped, 0))
 			return pt->failed;
-		for (size_t i = 0; i < pt->nr_q; i++)
-			if (move_out(&pt->q[i]))
-				return pt->failed = -ENOMEM;
-		pt->win_end = w;
 		key = w < time ? w : time;
 		have = 1;
 		if (!pt->pool.n && take_until(pt, key))
 			return pt->failed;
-		/* the next window as long as makes about WINDOW_EVENTS events at this one's rate */
-		uint64_t d = pt->delta;
-		if (made)
-			d = (uint64_t)((double)d * (double)pt->win_events / (double)made);
-		else if (!jumped)
-			d *= 2;
-		if (d < pt->delta / 8)
-			d = pt->delta / 8;
-		if (d > pt->delta * 2)
-			d = pt->delta * 2;
-		pt->delta = d < 1000 ? 1000 : d > (UINT64_C(1) << 50) ? UINT64_C(1) << 50 : d;
 	}
+	launch_bg(pt, time);
 	return take_until(pt, time);
+}
+
+int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
+{
+	if (pt->held) {          /* the session is in here: the pool may read the machine while it takes */
+		pthread_mutex_unlock(&pt->mlock);
+		pt->held = 0;
+	}
+	int rc = run_until(pt, time);
+	if (pt->bg) {            /* and while the session is elsewhere, it may change it: only between its changes */
+		pthread_mutex_lock(&pt->mlock);
+		pt->held = 1;
+	}
+	return rc;
 }
 
 int rb_pt_has_queue(const struct rb_pt *pt, uint32_t idx)
@@ -199,8 +283,15 @@ int rb_pt_synth_events(const struct rb_pt *pt, int (*fn)(void *ctx, const struct
 /* Thread changes come from the timeline the gathering pass built; an exec drops images. */
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
 {
-	if (ev->type == PD_RECORD_COMM && (ev->misc & PD_MISC_COMM_EXEC))   /* a new program: a new memory image */
+	if (ev->type == PD_RECORD_COMM && (ev->misc & PD_MISC_COMM_EXEC)) {  /* a new program: a new memory image */
+		if (pt->bg) {    /* the window in the background may be using the old one */
+			if (pt->held)
+				pthread_mutex_unlock(&pt->mlock);
+			pt->held = 0;
+			join_bg(pt);
+		}
 		drop_image(pt, (int32_t)ev->u.comm.pid);
+	}
 }
 
 int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env, struct pd_error *err)
@@ -321,6 +412,8 @@ void rb_pt_free(struct rb_pt *pt)
 	if (!pt)
 		return;
 	struct pool *pl = &pt->pool;
+	if (pt->held)            /* a window in the background: its threads finish it first */
+		pthread_mutex_unlock(&pt->mlock);
 	if (pl->n) {
 		pthread_mutex_lock(&pl->mu);
 		pl->quit = 1;

@@ -374,6 +374,33 @@ void move_back(struct ptq *q)
 	swap_lists(q);
 }
 
+/*
+ * Before a window decoded in the background (rb_pt_run_until), while the
+ * session takes what still waits in tk: room for all of it at the front of
+ * the window's list, so that what is left of it when the window is done
+ * goes there (move_out_front) and the window is handed over whole.
+ */
+int front_room(struct ptq *q)
+{
+	size_t r = q->tk_n - q->tk_head;
+	if (q->out_n != q->out_head || reserve_items(&q->out, &q->out_cap, r + 1))
+		return q->out_n != q->out_head ? 0 : -ENOMEM;
+	q->out_head = q->out_n = r;
+	return 0;
+}
+
+/* A background window's events join those still waiting, which go in front of them if there is room. */
+int move_out_front(struct ptq *q)
+{
+	size_t r = q->tk_n - q->tk_head;
+	if (r && q->out_head >= r) {            /* (push may have used the room: then move_out copies) */
+		memcpy(q->out + q->out_head - r, q->tk + q->tk_head, r * sizeof(*q->tk));
+		q->out_head -= r;
+		q->tk_head = q->tk_n;
+	}
+	return move_out(q);
+}
+
 /* A finished window's events join those the session has still to take (tk); out is empty again. */
 int move_out(struct ptq *q)
 {

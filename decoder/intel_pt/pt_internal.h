@@ -336,6 +336,15 @@ struct rb_pt {
 	uint64_t handoffs;               /* lanes taken over by their queues */
 	int phase_seek;                  /* lanes are looking for their starts (and nothing else runs) */
 	int overlap;                     /* the pool decodes a window while this thread takes the one before */
+	/*
+	 * A window the pool decodes while the session goes on between calls
+	 * (rb_pt_run_until): it ends at bg_w, before any bound the session has
+	 * not applied; while it runs, the session holds mlock outside
+	 * rb_pt_run_until (held), so that the pool reads the machine between
+	 * the session's changes to it.
+	 */
+	int bg, held, bg_jumped;
+	uint64_t bg_w;
 	uint64_t cbr2khz;                /* kHz per unit of core:bus ratio (perf's: TSC Hz / max non-turbo / 1000) */
 	unsigned max_nonturbo;
 	struct rb_pt_filters filt;       /* address filters (perf record --filter), placed by the sideband */
@@ -400,6 +409,8 @@ void drop_unproven(struct ptq *q);
 int take_until(struct rb_pt *pt, uint64_t key);
 int move_out(struct ptq *q);
 void move_back(struct ptq *q);
+int front_room(struct ptq *q);
+int move_out_front(struct ptq *q);
 
 /* A packet proved the code decoded since the last one (inline: it is on the decoding's path; deliver_held lets the events out). */
 static inline int prove(struct rb_pt *pt, struct ptq *q)
