@@ -17,6 +17,9 @@
  *     decoded what or when, so the output is the same for every N. A long
  *     run is split in segments too, decoded by lanes its queue takes over
  *     (pt_segment.c, which also runs a window's work on the thread pool).
+ *     The pool decodes the next window while the session takes the last
+ *     one and applies the records between (launch_bg, join_bg), so that
+ *     decoding and the session overlap however often it is called.
  *     What is held is bounded by the window, not the trace: a window makes
  *     about WINDOW_EVENTS events, and the AUX data is read from spool
  *     files whose pages go back to the kernel behind the decoders.
