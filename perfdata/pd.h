@@ -415,6 +415,13 @@ uint64_t pd_reader_position(const struct pd_reader *r);
 int pd_event_parse(const struct pd_reader *r, const struct pd_record *rec,
 		   struct pd_event *ev, struct pd_error *err);
 
+/*
+ * The time a kernel record carries (a sample's, or its sample_id trailer's),
+ * as a reader orders records by it: 1 and *@t, or 0 when its evsel records
+ * none (or the record is too short to hold it).
+ */
+int pd_record_time(const struct pd_reader *r, const struct pd_record *rec, uint64_t *t);
+
 /* Lower level: sample body / trailer of a native record for a given evsel. */
 int pd_sample_parse(const struct pd_evsel *es, const uint8_t *rec, size_t size,
 		    struct pd_sample *s, struct pd_error *err);

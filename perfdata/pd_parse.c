@@ -672,3 +672,24 @@ int pd_event_parse(const struct pd_reader *r, const struct pd_record *rec,
 		pd_error_locate(err, pd_reader_name(r), rec->offset);
 	return rc;
 }
+
+int pd_record_time(const struct pd_reader *r, const struct pd_record *rec, uint64_t *t)
+{
+	const struct pd_evsel *es = rec->evsel >= 0 ? pd_reader_evsel(r, (size_t)rec->evsel) : NULL;
+	if (!es || !(es->attr.sample_type & PD_SAMPLE_TIME))
+		return 0;
+	if (rec->type == PD_RECORD_SAMPLE) {
+		/* only fixed-size fields precede the time: read it where it is, nothing else parsed */
+		uint64_t st = es->attr.sample_type;
+		size_t off = 8 + 8 * (!!(st & PD_SAMPLE_IDENTIFIER) + !!(st & PD_SAMPLE_IP) + !!(st & PD_SAMPLE_TID));
+		if ((size_t)rec->size < off + 8)
+			return 0;
+		memcpy(t, rec->data + off, 8);
+		return 1;
+	}
+	struct pd_sample_id sid;
+	if (!es->trailer_size || pd_sample_id_parse(es, rec->data, rec->size, &sid, NULL) < 0)
+		return 0;
+	*t = sid.time;
+	return 1;
+}

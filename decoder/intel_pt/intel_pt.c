@@ -132,10 +132,14 @@ static int join_bg(struct rb_pt *pt)
  * session changes the machine under mlock (held) while the pool may read
  * it. An exec drops images the window may be using: rb_pt_sideband waits
  * for the window first. Windows do not change the output (pt_parallel).
+ * A map-changing record that comes out of time order, or without a time,
+ * would be applied while a window decodes, before or after its reads as
+ * the threads run: recordings that have one (the gathering pass looks,
+ * bg_off) decode every window within a call.
  */
 static void launch_bg(struct rb_pt *pt, uint64_t time)
 {
-	if (!pt->pool.n || pt->failed || time == UINT64_MAX || all_done(pt))
+	if (!pt->pool.n || pt->bg_off || pt->failed || time == UINT64_MAX || all_done(pt))
 		return;
 	int jumped;
 	uint64_t w = next_window_end(pt, time, &jumped);
@@ -151,6 +155,7 @@ static void launch_bg(struct rb_pt *pt, uint64_t time)
 		return;
 	launch_tasks(pt, limit);
 	pt->bg = 1;
+	pt->bg_windows++;
 	pt->bg_w = w;
 	pt->bg_jumped = jumped;
 	pt->overlap = 1;
@@ -214,7 +219,7 @@ static int run_until(struct rb_pt *pt, uint64_t time)
 			return pt->failed;
 	}
 	launch_bg(pt, time);
-	return take_until(pt, time);
+	return pt->failed ? pt->failed : take_until(pt, time);
 }
 
 int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
@@ -430,8 +435,14 @@ void rb_pt_free(struct rb_pt *pt)
 		pthread_cond_destroy(&pl->go);
 		pthread_cond_destroy(&pl->done);
 	}
-	if (getenv("RBDECODE_PT_DEBUG"))
+	if (getenv("RBDECODE_PT_DEBUG")) {
 		fprintf(stderr, "rbdecode: intel_pt: %" PRIu64 " lanes taken over\n", pt->handoffs);
+		if (pt->bg_off)
+			fprintf(stderr, "rbdecode: intel_pt: no window decoded in the background: %s at file offset %#" PRIx64 "\n",
+				pt->bg_off_why, pt->bg_off_at);
+		else
+			fprintf(stderr, "rbdecode: intel_pt: %" PRIu64 " windows decoded in the background\n", pt->bg_windows);
+	}
 	free(pl->th);
 	free(pl->tasks);
 	for (size_t i = 0; i < pt->nr_q; i++) {

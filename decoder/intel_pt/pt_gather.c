@@ -600,9 +600,36 @@ int gather(struct rb_pt *pt, const char *path, struct pd_error *err)
 	struct pd_record rec;
 	int found = 0, more;
 	uint64_t records = 0;
+	/*
+	 * The session's ordering queue (ordered.c), followed: a round lets out
+	 * the records up to the time the round before had reached (flushed);
+	 * one that comes later dated before it is applied out of order. Until
+	 * a round has let a record out, nothing decodes (perf's synthesized
+	 * maps come untimed there).
+	 */
+	uint64_t max_time = 0, min_time = UINT64_MAX, next_flush = 0, flushed = 0;
+	int released = 0;
 	while ((more = pd_reader_next(r, &rec, err)) == 1) {
 		records++;
 		int side = sideband_kind(&rec);
+		if (rec.type == PD_RECORD_FINISHED_ROUND) {
+			released |= min_time <= next_flush;
+			if (next_flush > flushed)
+				flushed = next_flush;
+			next_flush = max_time;
+			continue;
+		}
+		uint64_t t;
+		int timed = rec.type < 64 && pd_record_time(r, &rec, &t);
+		if (timed && t > max_time)
+			max_time = t;
+		if (timed && t < min_time)
+			min_time = t;
+		if (side == SIDE_BOUND && rec.type != PD_RECORD_EXIT && !pt->bg_off && released && (!timed || t < flushed)) {
+			pt->bg_off = 1;             /* see launch_bg */
+			pt->bg_off_at = rec.offset;
+			pt->bg_off_why = timed ? "a map-changing record out of time order" : "a map-changing record without a time";
+		}
 		if (rec.type != PD_RECORD_AUXTRACE_INFO && rec.type != PD_RECORD_AUXTRACE &&
 		    rec.type != PD_RECORD_TIME_CONV && rec.type != PD_RECORD_AUX && !side) {
 			/* perf writes AUXTRACE_INFO among the first records: stop early without it */

@@ -345,6 +345,15 @@ struct rb_pt {
 	 */
 	int bg, held, bg_jumped;
 	uint64_t bg_w;
+	uint64_t bg_windows;             /* windows decoded so */
+	/*
+	 * No window in the background: the recording has a map-changing record
+	 * the session may apply while one decodes (out of time order, or
+	 * untimed: the gathering pass found it at file offset bg_off_at).
+	 */
+	int bg_off;
+	uint64_t bg_off_at;
+	const char *bg_off_why;
 	uint64_t cbr2khz;                /* kHz per unit of core:bus ratio (perf's: TSC Hz / max non-turbo / 1000) */
 	unsigned max_nonturbo;
 	struct rb_pt_filters filt;       /* address filters (perf record --filter), placed by the sideband */

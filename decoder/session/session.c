@@ -939,28 +939,6 @@ static int deliver(void *ctx, const struct rb_oq_item *it)
 	return process(ctx, &rec);
 }
 
-/* Time of a kernel record, if its evsel records one. */
-static int record_time(struct sess *s, const struct pd_record *rec, uint64_t *t)
-{
-	const struct pd_evsel *es = rec->evsel >= 0 ? pd_reader_evsel(s->r, (size_t)rec->evsel) : NULL;
-	if (!es || !(es->attr.sample_type & PD_SAMPLE_TIME))
-		return 0;
-	if (rec->type == PD_RECORD_SAMPLE) {
-		/* only fixed-size fields precede the time: read it where it is (process() parses the rest) */
-		uint64_t st = es->attr.sample_type;
-		size_t off = 8 + 8 * (!!(st & PD_SAMPLE_IDENTIFIER) + !!(st & PD_SAMPLE_IP) + !!(st & PD_SAMPLE_TID));
-		if ((size_t)rec->size < off + 8)
-			return 0;
-		memcpy(t, rec->data + off, 8);
-		return 1;
-	}
-	struct pd_sample_id sid;
-	if (!es->trailer_size || pd_sample_id_parse(es, rec->data, rec->size, &sid, NULL) < 0)
-		return 0;
-	*t = sid.time;
-	return 1;
-}
-
 static void set_build_id(void *ctx, uint16_t misc, int32_t pid, const uint8_t *id, unsigned size,
 			 const char *name)
 {
@@ -1231,7 +1209,7 @@ static int session_run(const struct rb_session_opts *o, const struct rb_sink *si
 			rc = keep_tracing_data(&s, &rec);
 		else if (rec.type >= 64)
 			;   /* user records: the reader applied what matters (attrs, features) */
-		else if (record_time(&s, &rec, &t)) {
+		else if (pd_record_time(s.r, &rec, &t)) {
 			if (rec.type == PD_RECORD_AUX)
 				note_aux_time(&s, &rec, t);
 			rc = rb_oq_push(&s.q, t, rec.offset, rec.evsel, rec.data, rec.size);

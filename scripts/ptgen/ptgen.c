@@ -25,10 +25,11 @@
  *                                    KIMG's text (and modules') in PT_LOADs at
  *                                    other file offsets than in KIMG
  *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
- *   ptgen large PROG FLOW MB OUT [CPUS [threads]]
+ *   ptgen large PROG FLOW MB OUT [CPUS [threads|late]]
  *                                    a benchmark perf.data with about MB megabytes
  *                                    of trace (CPUS queues); counts on stdout;
- *                                    threads: each repetition a new thread
+ *                                    threads: each repetition a new thread;
+ *                                    late: a map-changing record out of order
  *
  * Exit status: 0 done, 1 bad command line, 2 input unreadable, 3 ptrace
  * refused (the caller may skip), 4 internal failure, 5 (ipt) libipt reported
@@ -1312,7 +1313,10 @@ static int cmd_insns(int argc, char **argv)
  * thread stack as in ours); with "threads" each repetition runs in a new
  * thread instead (the old one exits and is switched out, a new one is forked and switched in
  * before the PSB), as a program that starts short-lived threads: its call
- * paths stay those of one run.
+ * paths stay those of one run. With "late", the program's MMAP2 is written
+ * again after the second round, dated before the first: a map-changing
+ * record that comes out of order (a reader's ordering queue has released
+ * records later than it).
  */
 static void patch_timing(struct gen *g, uint8_t *ep, const struct ptstream *s, uint64_t shift)
 {
@@ -1338,9 +1342,10 @@ static void patch_timing(struct gen *g, uint8_t *ep, const struct ptstream *s, u
 
 static int cmd_large(int argc, char **argv)
 {
-	if (argc < 6 || argc > 8 || (argc == 8 && strcmp(argv[7], "threads")))
+	if (argc < 6 || argc > 8 || (argc == 8 && strcmp(argv[7], "threads") && strcmp(argv[7], "late")))
 		return 1;
-	int new_threads = argc == 8;
+	int new_threads = argc == 8 && !strcmp(argv[7], "threads");
+	int late = argc == 8 && !strcmp(argv[7], "late");
 	struct gen g;
 	load(&g, argv[2], argv[3], "loops");
 	const char *slash = strrchr(argv[2], '/');
@@ -1418,6 +1423,8 @@ static int cmd_large(int argc, char **argv)
 			off[c] += k * s.len;
 		}
 		wrap_round(w);
+		if (late && r0 == per_chunk)      /* the program's map again, dated before the rounds already written */
+			wrap_mmap2(w, 0, START_TSC + 250, PID, PID, &g.im, g.recname);
 	}
 	for (int c = 0; c < ncpus; c++) {
 		wrap_fork(w, c, end_tsc, PID, tid[c], PID, 1);
@@ -1425,6 +1432,8 @@ static int cmd_large(int argc, char **argv)
 	}
 	free(chunk);
 	wrap_round(w);
+	if (late && reps <= 2 * per_chunk)
+		die(1, "%s", "large: late needs three rounds (3 MB of trace per CPU)");
 	if (wrap_close(w) < 0)
 		exit(4);
 	FILE *nb = fopen("/dev/null", "w");
