@@ -222,12 +222,17 @@ static int run_until(struct rb_pt *pt, uint64_t time)
 	return pt->failed ? pt->failed : take_until(pt, time);
 }
 
+/* The session lets the pool read the machine (it holds mlock between calls while a window runs). */
+static void let_go(struct rb_pt *pt)
+{
+	if (pt->held)
+		pthread_mutex_unlock(&pt->mlock);
+	pt->held = 0;
+}
+
 int rb_pt_run_until(struct rb_pt *pt, uint64_t time)
 {
-	if (pt->held) {          /* the session is in here: the pool may read the machine while it takes */
-		pthread_mutex_unlock(&pt->mlock);
-		pt->held = 0;
-	}
+	let_go(pt);              /* the session is in here: the pool may read the machine while it takes */
 	int rc = run_until(pt, time);
 	if (pt->bg) {            /* and while the session is elsewhere, it may change it: only between its changes */
 		pthread_mutex_lock(&pt->mlock);
@@ -292,10 +297,8 @@ int rb_pt_synth_events(const struct rb_pt *pt, int (*fn)(void *ctx, const struct
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
 {
 	if (ev->type == PD_RECORD_COMM && (ev->misc & PD_MISC_COMM_EXEC)) {  /* a new program: a new memory image */
-		if (pt->bg) {    /* the window in the background may be using the old one */
-			if (pt->held)
-				pthread_mutex_unlock(&pt->mlock);
-			pt->held = 0;
+		if (pt->bg) {    /* the window in the background may be using the old one (a failure: pt->failed) */
+			let_go(pt);
 			join_bg(pt);
 		}
 		drop_image(pt, (int32_t)ev->u.comm.pid);
@@ -420,8 +423,7 @@ void rb_pt_free(struct rb_pt *pt)
 	if (!pt)
 		return;
 	struct pool *pl = &pt->pool;
-	if (pt->held)            /* a window in the background: its threads finish it first */
-		pthread_mutex_unlock(&pt->mlock);
+	let_go(pt);              /* a window in the background: its threads finish it first */
 	if (pl->n) {
 		pthread_mutex_lock(&pl->mu);
 		pl->quit = 1;

@@ -383,8 +383,10 @@ void move_back(struct ptq *q)
 int front_room(struct ptq *q)
 {
 	size_t r = q->tk_n - q->tk_head;
-	if (q->out_n != q->out_head || reserve_items(&q->out, &q->out_cap, r + 1))
-		return q->out_n != q->out_head ? 0 : -ENOMEM;
+	if (q->out_n != q->out_head)
+		return 0;           /* (not at a window's start: no room, move_out_front copies) */
+	if (reserve_items(&q->out, &q->out_cap, r + 1))
+		return -ENOMEM;
 	q->out_head = q->out_n = r;
 	return 0;
 }
