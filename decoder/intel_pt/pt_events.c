@@ -205,8 +205,7 @@ static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct r
 		al->addr = ip;
 		return;
 	}
-	unsigned cpumode = ip >= rb_machine_kernel_start(pt->env.m) ? 1 : 2;
-	rb_machine_resolve(pt->env.m, t, cpumode, ip, al);
+	rb_machine_resolve_ip(pt->env.m, t, ip, al);
 	if (pt->env.perf_export)
 		al->sym = rb_machine_export_sym(pt->env.m, al, al->addr);
 }

@@ -49,6 +49,8 @@ struct rb_machine {
 	int oom;                        /* a file lookup ran out of memory: "not found" would be a lie */
 	int symdir_tried;               /* the --symdir folders indexed (or that failed, said once) */
 	struct rb_symdir *symdir;       /* their index, NULL if none */
+	uint64_t maps_gen;              /* moves with every change of any maps or of what a DSO's symbols come from */
+	struct rcache *rcache;          /* resolve's last answers (resolve_in), allocated on first use */
 };
 
 /* ------------------------------------------------------------- dsos */
@@ -108,6 +110,7 @@ int rb_machine_set_build_id(struct rb_machine *m, const char *name, const uint8_
 	struct rb_dso *d = dso_of_feature(m, name, kernel_mode);
 	if (!d)
 		return -ENOMEM;
+	m->maps_gen++;
 	if (size > 20)
 		size = 20;
 	memcpy(d->build_id, id, (size_t)size);
@@ -124,6 +127,7 @@ int rb_machine_set_recorded_symbols(struct rb_machine *m, const char *name, int 
 	}
 	rb_symtab_free(d->recorded);
 	d->recorded = t;
+	m->maps_gen++;
 	return 0;
 }
 
@@ -262,6 +266,7 @@ static void load_file_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t m
 static void load_symbols(struct rb_machine *m, struct rb_dso *d, uint64_t map_start)
 {
 	d->syms_tried = 1;
+	m->maps_gen++;
 	if (d->recorded && !vouched_file(m, d)) {
 		take_recorded(d);
 		return;
@@ -541,14 +546,15 @@ const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso 
 	return s;
 }
 
-const struct rb_sym *rb_machine_export_sym(struct rb_machine *m, const struct rb_addr_loc *al, uint64_t at)
+const struct rb_sym *rb_machine_export_sym_miss(struct rb_machine *m, const struct rb_addr_loc *al, uint64_t at)
 {
-	if (!al->map)
-		return NULL;
-	if (al->sym)
-		return al->sym;
-	if (al->dso->syms)
-		return rb_symtab_export_lookup(al->dso->syms, at);
+	if (al->dso->syms) {
+		size_t v = rb_symtab_version(al->dso->syms);
+		const struct rb_sym *s = rb_symtab_export_lookup(al->dso->syms, at);
+		if (rb_symtab_version(al->dso->syms) != v)
+			m->maps_gen++;       /* a symbol added: resolve_in's answers may change */
+		return s;
+	}
 	return rb_machine_unknown_sym(m, al->dso, at);
 }
 
@@ -569,9 +575,10 @@ static struct rb_maps *maps_get(struct rb_maps *ms)
 	return ms;
 }
 
-static void maps_put(struct rb_maps *ms)
+static void maps_put(struct rb_machine *m, struct rb_maps *ms)
 {
 	if (ms && --ms->refs == 0) {
+		m->maps_gen++;            /* a new one may take its address */
 		free(ms->v);
 		free(ms);
 	}
@@ -615,10 +622,11 @@ static struct rb_map *maps_find(struct rb_maps *ms, uint64_t addr)
 }
 
 /* Insert @nm, trimming or splitting what it overlaps (a new mmap replaces the old range). */
-static int maps_insert(struct rb_maps *ms, struct rb_map nm)
+static int maps_insert(struct rb_machine *m, struct rb_maps *ms, struct rb_map nm)
 {
 	if (nm.end <= nm.start)
 		return 0;
+	m->maps_gen++;
 	if (ms->n + 2 > ms->cap) {
 		size_t cap = ms->cap ? 2 * ms->cap : 32;
 		struct rb_map *v = realloc(ms->v, cap * sizeof(*v));
@@ -736,7 +744,7 @@ static int symbol_map_maps(struct rb_machine *m, struct rb_thread *t)
 		const struct rb_sym *s = rb_symtab_at(st, i);
 		uint64_t a = s ? s->start & ~(uint64_t)4095 : 0, e = s ? (s->end + 4095) & ~(uint64_t)4095 : 0;
 		if (!s || end < a) {
-			if (start < end && maps_insert(t->maps, (struct rb_map){ start, end, start, d }) < 0)
+			if (start < end && maps_insert(m, t->maps, (struct rb_map){ start, end, start, d }) < 0)
 				return -ENOMEM;
 			if (!s)
 				break;
@@ -831,7 +839,7 @@ int rb_machine_fork(struct rb_machine *m, int32_t ppid, int32_t ptid, int32_t pi
 	struct rb_thread *t = rb_machine_thread(m, pid, tid, 0);
 	if (t && (t->pid != pid || t->comm_set)) {
 		/* a stale thread with this tid (from synthesized state or tid reuse): start afresh */
-		maps_put(t->maps);
+		maps_put(m, t->maps);
 		t->maps = NULL;
 		t->pid = pid;
 		t->comm_set = 0;
@@ -847,7 +855,7 @@ int rb_machine_fork(struct rb_machine *m, int32_t ppid, int32_t ptid, int32_t pi
 	}
 	if (parent->comm_set && set_comm(m, t, parent->comm->name, time, 0) < 0)
 		return -ENOMEM;
-	maps_put(t->maps);
+	maps_put(m, t->maps);
 	if (pid == tid)
 		t->maps = ppid == pid ? maps_get(parent->maps) : maps_clone(parent->maps);
 	else {
@@ -912,7 +920,7 @@ int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, 
 			return -ENOMEM;
 		if (is_kernel)
 			nm.end = UINT64_MAX;   /* perf's kernel map runs to the top of the address space */
-		return maps_insert(&m->kmaps, nm);
+		return maps_insert(m, &m->kmaps, nm);
 	}
 	struct rb_thread *t = rb_machine_thread(m, pid, tid, 1);
 	if (!t)
@@ -931,7 +939,7 @@ int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, 
 		memcpy(nm.dso->build_id, build_id, (size_t)(build_id_size > 20 ? 20 : build_id_size));
 		nm.dso->build_id_size = build_id_size > 20 ? 20 : build_id_size;
 	}
-	return maps_insert(t->maps, nm);
+	return maps_insert(m, t->maps, nm);
 }
 
 struct rb_thread *rb_machine_main_thread(struct rb_machine *m, struct rb_thread *t)
@@ -988,6 +996,30 @@ uint64_t rb_machine_kernel_start(const struct rb_machine *m)
  */
 static _Thread_local struct { const struct rb_maps *ms; size_t i; } hot_map;
 
+/*
+ * resolve_in's last answers, by maps and address: a branch's addresses
+ * recur (loops, hot code), and an answer is the same while nothing changed
+ * a maps (maps_gen: a maps' address may also be a new maps') or a DSO's
+ * symbols (their source; an "unknown" symbol perf's export adds). Only
+ * answers from a symbol table are kept, and only the table's own (not
+ * perf's last-lookup cache's); a hit has the lookup's effect on that cache
+ * (rb_symtab_lookup_known), so what perf's quirk makes of later lookups is
+ * unchanged. The session's thread only, as the machine's other changes.
+ */
+#define RCACHE_SLOTS 2048
+struct rcache {
+	const struct rb_maps *ms;
+	uint64_t ip, gen;
+	struct rb_addr_loc al;
+	struct rb_symtab_last *last;
+};
+
+static inline struct rcache *rcache_slot(struct rb_machine *m, const struct rb_maps *ms, uint64_t ip)
+{
+	uint64_t k = ip ^ (ip >> 13) ^ ((uintptr_t)ms >> 6);
+	return &m->rcache[(k ^ (k >> 11)) & (RCACHE_SLOTS - 1)];
+}
+
 static void resolve_in(struct rb_machine *m, struct rb_maps *ms, uint64_t ip, struct rb_addr_loc *al)
 {
 	struct rb_map *map;
@@ -1007,12 +1039,19 @@ static void resolve_in(struct rb_machine *m, struct rb_maps *ms, uint64_t ip, st
 	al->addr = map->dso->anon ? ip : map->dso->syms ? rb_symtab_map_ip(map->dso->syms, ip, map->start, map->pgoff) :
 				    ip - map->start + map->pgoff;
 	/* perf's thread__find_symbol: the DSO's cached lookup (its cache is part of what perf answers) */
-	al->sym = map->dso->syms ? rb_symtab_lookup(map->dso->syms, al->addr) :
-				   rb_machine_find_unknown(map->dso, al->addr);
+	if (!map->dso->syms) {
+		al->sym = rb_machine_find_unknown(map->dso, al->addr);
+		return;
+	}
+	int fresh;
+	al->sym = rb_symtab_lookup_fresh(map->dso->syms, al->addr, &fresh);
+	if (fresh && !m->o.no_resolve_cache && (m->rcache || (m->rcache = calloc(RCACHE_SLOTS, sizeof(*m->rcache)))))
+		*rcache_slot(m, ms, ip) = (struct rcache){ .ms = ms, .ip = ip, .gen = m->maps_gen, .al = *al,
+							   .last = rb_symtab_last(map->dso->syms) };
 }
 
-void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
-			struct rb_addr_loc *al)
+static __attribute__((noinline)) void resolve_slow(struct rb_machine *m, struct rb_thread *t, unsigned cpumode,
+						   uint64_t ip, struct rb_addr_loc *al)
 {
 	memset(al, 0, sizeof(*al));
 	al->addr = ip;
@@ -1028,6 +1067,26 @@ void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpum
 			resolve_in(m, &m->kmaps, ip, al);
 		}
 	}
+}
+
+void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
+			struct rb_addr_loc *al)
+{
+	const struct rb_maps *ms = cpumode == PD_MISC_KERNEL ? &m->kmaps : cpumode == PD_MISC_USER && t ? t->maps : NULL;
+	if (ms && m->rcache) {
+		const struct rcache *c = rcache_slot(m, ms, ip);
+		if (c->ms == ms && c->ip == ip && c->gen == m->maps_gen) {
+			*al = c->al;
+			al->sym = rb_symtab_lookup_known(c->last, al->addr, al->sym);
+			return;
+		}
+	}
+	resolve_slow(m, t, cpumode, ip, al);
+}
+
+void rb_machine_resolve_ip(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_addr_loc *al)
+{
+	rb_machine_resolve(m, t, ip >= rb_machine_kernel_start(m) ? PD_MISC_KERNEL : PD_MISC_USER, ip, al);
 }
 
 /* The mapping covering @ip, without symbol lookups: trace decoders read code through it. */
@@ -1065,7 +1124,7 @@ void rb_machine_free(struct rb_machine *m)
 		return;
 	for (size_t i = 0; i < m->thr_cap; i++)
 		if (m->threads[i]) {
-			maps_put(m->threads[i]->maps);
+			maps_put(m, m->threads[i]->maps);
 			free(m->threads[i]);
 		}
 	free(m->threads);
@@ -1089,6 +1148,7 @@ void rb_machine_free(struct rb_machine *m)
 	}
 	free(m->dsos);
 	free(m->kmaps.v);
+	free(m->rcache);
 	free(m->kseg);
 	free(m->kimage_path);
 	rb_symdir_free(m->symdir);

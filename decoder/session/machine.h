@@ -104,6 +104,7 @@ struct rb_machine_opts {
 	/* said once per object: a file refused (another build-id, unreadable); NULL: not said */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
+	int no_resolve_cache;    /* every resolve walks maps and symbols (tests compare it with the cache) */
 };
 
 struct rb_machine *rb_machine_new(const struct rb_machine_opts *o);
@@ -148,6 +149,8 @@ struct rb_thread *rb_machine_main_thread(struct rb_machine *m, struct rb_thread 
 /* Resolve @ip for @t with cpumode @cpumode (PD_MISC_*). Always fills @al. */
 void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
 			struct rb_addr_loc *al);
+/* rb_machine_resolve in the kernel's space at and above kernel_start, else in user space (trace addresses) */
+void rb_machine_resolve_ip(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_addr_loc *al);
 /* The mapping covering @ip: @t's maps below kernel_start, else the kernel's; NULL if none. No symbols are loaded. */
 const struct rb_map *rb_machine_find_map(struct rb_machine *m, struct rb_thread *t, uint64_t ip);
 /* perf's fallback for an address in a mapping with no symbol: an "unknown" symbol at it, kept with the DSO. */
@@ -157,7 +160,14 @@ const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso 
  * when it has none, a lookup at @at and failing that a zero-size "unknown"
  * symbol inserted there (at the object address for a sample, at the raw ip
  * for a call-chain entry: perf's quirk). NULL only when @al has no map.
+ * (The lookup itself, past a symbol @al has: rb_machine_export_sym_miss.)
  */
+const struct rb_sym *rb_machine_export_sym_miss(struct rb_machine *m, const struct rb_addr_loc *al, uint64_t at);
+static inline const struct rb_sym *rb_machine_export_sym(struct rb_machine *m, const struct rb_addr_loc *al,
+							  uint64_t at)
+{
+	return !al->map ? NULL : al->sym ? al->sym : rb_machine_export_sym_miss(m, al, at);
+}
 /*
  * perf's symbol for a function inlined at an address of @base (its
  * new_inline_sym): @base itself when the debug info names it the same,
@@ -167,7 +177,6 @@ const struct rb_sym *rb_machine_unknown_sym(struct rb_machine *m, struct rb_dso 
 const struct rb_sym *rb_machine_inline_sym(struct rb_machine *m, struct rb_dso *d, const struct rb_sym *base,
 					   const char *name);
 
-const struct rb_sym *rb_machine_export_sym(struct rb_machine *m, const struct rb_addr_loc *al, uint64_t at);
 /* The "unknown" symbol made at @addr of @d, or NULL. */
 const struct rb_sym *rb_machine_find_unknown(const struct rb_dso *d, uint64_t addr);
 /* Lowest kernel address (kernel_start), for telling kernel ips apart. */

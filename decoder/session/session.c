@@ -475,14 +475,13 @@ static int src_branch(void *ctx, const struct rb_branch_ev *b)
 		return 0;
 	struct rb_trace_ev te = { .kind = RB_EV_BRANCH, .time = b->time, .cpu = b->cpu, .source = "cs_etm",
 				  .mods = b->mods, .from = b->ip, .to = b->addr, .flags = b->flags, .sample_style = 1 };
-	uint64_t kstart = rb_machine_kernel_start(s->m);
 	te.thread = rb_machine_thread(s->m, b->pid, b->tid, 1);
 	if (!te.thread)
 		return -ENOMEM;
 	te.main_thread = rb_machine_main_thread(s->m, te.thread);
 	te.comm = rb_machine_sample_comm(s->m, te.thread);
-	rb_machine_resolve(s->m, te.thread, b->ip >= kstart ? PD_MISC_KERNEL : PD_MISC_USER, b->ip, &te.from_al);
-	rb_machine_resolve(s->m, te.thread, b->addr >= kstart ? PD_MISC_KERNEL : PD_MISC_USER, b->addr, &te.to_al);
+	rb_machine_resolve_ip(s->m, te.thread, b->ip, &te.from_al);
+	rb_machine_resolve_ip(s->m, te.thread, b->addr, &te.to_al);
 	if (s->o->perf_export)
 		te.from_al.sym = rb_machine_export_sym(s->m, &te.from_al, te.from_al.addr);
 	s->st->branches++;

@@ -503,8 +503,7 @@ struct rb_symtab {
 	struct tree t;                /* live: perf's export adds "unknown" symbols */
 	const struct rb_sym **sorted; /* the loaded symbols by start */
 	size_t n;
-	uint64_t last_addr;           /* perf's per-dso last-lookup cache */
-	const struct rb_sym *last_sym;
+	struct rb_symtab_last last;   /* perf's per-dso last-lookup cache */
 	char *source;
 	int kernel;                   /* map_ip is the identity */
 	int map_offset;               /* map_ip is ip - map_start (RB_SYMTAB_MAP_OFFSET) */
@@ -622,11 +621,27 @@ const struct rb_sym *rb_symtab_lookup(struct rb_symtab *t, uint64_t addr)
 {
 	if (!t)
 		return NULL;
-	if (t->last_addr != addr || !t->last_sym) {
-		t->last_addr = addr;
-		t->last_sym = memo_find(t, addr);
+	if (t->last.addr != addr || !t->last.sym) {
+		t->last.addr = addr;
+		t->last.sym = memo_find(t, addr);
 	}
-	return t->last_sym;
+	return t->last.sym;
+}
+
+const struct rb_sym *rb_symtab_lookup_fresh(struct rb_symtab *t, uint64_t addr, int *fresh)
+{
+	*fresh = t && (t->last.addr != addr || !t->last.sym);
+	return rb_symtab_lookup(t, addr);
+}
+
+struct rb_symtab_last *rb_symtab_last(struct rb_symtab *t)
+{
+	return &t->last;
+}
+
+size_t rb_symtab_version(const struct rb_symtab *t)
+{
+	return t ? t->t.n : 0;
 }
 
 /*
@@ -646,8 +661,8 @@ static const struct rb_sym *add_unknown(struct rb_symtab *t, uint64_t addr)
 	nd->s.name = "unknown";
 	tree_link(&t->t, t->t.n++);
 	s = &nd->s;
-	if (t->last_addr >= s->start && (t->last_addr < s->end || s->start == s->end))
-		t->last_sym = s;
+	if (t->last.addr >= s->start && (t->last.addr < s->end || s->start == s->end))
+		t->last.sym = s;
 	if (t->disjoint && t->memo) {
 		struct memo *m = memo_slot(t, addr);
 		m->addr = addr;

@@ -131,6 +131,29 @@ const struct rb_sym *rb_symtab_find(const struct rb_symtab *t, uint64_t addr);
 
 /* rb_symtab_find through perf's per-dso cache (dso__find_symbol): a lookup of the address looked up last returns the symbol found then. */
 const struct rb_sym *rb_symtab_lookup(struct rb_symtab *t, uint64_t addr);
+/*
+ * For a cache of lookups in front of the table: rb_symtab_lookup, saying
+ * whether the answer is the table's (*fresh) and not perf's last-lookup
+ * cache's (which may hold an "unknown" symbol added since: perf's quirk);
+ * that last-lookup cache itself, so that a cached answer @s for @addr (a
+ * fresh one, from when rb_symtab_version was what it is now) has the
+ * lookup's effect (rb_symtab_lookup_known); and the version, which moves
+ * whenever an answer may change (a symbol added).
+ */
+struct rb_symtab_last { uint64_t addr; const struct rb_sym *sym; };
+const struct rb_sym *rb_symtab_lookup_fresh(struct rb_symtab *t, uint64_t addr, int *fresh);
+struct rb_symtab_last *rb_symtab_last(struct rb_symtab *t);
+size_t rb_symtab_version(const struct rb_symtab *t);
+
+static inline const struct rb_sym *rb_symtab_lookup_known(struct rb_symtab_last *l, uint64_t addr,
+							   const struct rb_sym *s)
+{
+	if (l->addr != addr || !l->sym) {
+		l->addr = addr;
+		l->sym = s;
+	}
+	return l->sym;
+}
 
 /*
  * What perf's exporter does when an address has no symbol: insert a

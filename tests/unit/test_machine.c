@@ -2,6 +2,8 @@
  * test_machine.c - the decoder's sideband model and time ordering on
  * hand-made inputs whose answers are known: maps that overlap and split,
  * fork cloning or sharing maps, perf's comm override and exec-comm rules,
+ * resolve's cache of answers (the same answers as without it, perf's
+ * last-lookup quirk included, through maps changing and symbols added),
  * and the ordered queue releasing rounds as perf's ordered_events does.
  */
 #include "config.h"
@@ -9,6 +11,7 @@
 #include <string.h>
 #include "decoder/session/machine.h"
 #include "decoder/session/ordered.h"
+#include "decoder/session/symtab.h"
 #include "tap.h"
 
 static const char *dso_at(struct rb_machine *m, struct rb_thread *t, uint64_t ip, uint64_t *addr)
@@ -73,6 +76,91 @@ static void test_maps(void)
 	rb_machine_free(m);
 }
 
+/*
+ * Resolve's cache against the walk it saves: two machines with the same
+ * object, its symbols (a function, a zero-size one, gaps between), one
+ * caching and one not, take the same random run of resolves, exports (at
+ * the object address, as for a branch, and at the raw ip, as for a
+ * call-chain entry: perf's quirk inserts "unknown" symbols there), new maps
+ * over the object and forks; every answer must be the same.
+ */
+static struct rb_machine *resolve_machine(int no_cache)
+{
+	struct rb_machine_opts o = { .buildid_dir = "/nonexistent", .no_resolve_cache = no_cache };
+	struct rb_machine *m = rb_machine_new(&o);
+	struct rb_symtab_list *l = rb_symtab_list_new();
+	struct rb_symtab *t = NULL;
+	if (!m || !l)
+		return m;
+	rb_symtab_list_add(l, 0x1000, 0x100, "f", 1);
+	rb_symtab_list_add(l, 0x2000, 0x200, "g", 1);
+	rb_symtab_list_add(l, 0x3000, 0, "h", 1);
+	if (rb_symtab_list_finish(l, RB_SYMTAB_FILE_OFFSET, "test", &t) == 0)
+		rb_machine_set_recorded_symbols(m, "/nonexistent/r", 0, t);
+	rb_machine_comm(m, 100, 100, "app", 1, 10);
+	rb_machine_mmap(m, 100, 100, 0, 0x10000, 0x10000, 0, "/nonexistent/r", NULL, 0, 5, 0);
+	return m;
+}
+
+static int same_sym(const struct rb_sym *a, const struct rb_sym *b)
+{
+	return (!a && !b) || (a && b && a->start == b->start && a->end == b->end && !strcmp(a->name, b->name));
+}
+
+static int same_al(const struct rb_addr_loc *a, const struct rb_addr_loc *b)
+{
+	return !a->map == !b->map && (!a->map || (a->map->start == b->map->start && a->map->end == b->map->end)) &&
+	       !a->dso == !b->dso && (!a->dso || !strcmp(a->dso->long_name, b->dso->long_name)) &&
+	       a->addr == b->addr && a->kernel == b->kernel && same_sym(a->sym, b->sym);
+}
+
+static void test_resolve_cache(void)
+{
+	struct rb_machine *m[2] = { resolve_machine(0), resolve_machine(1) };
+	static const uint64_t off[] = { 0x1000, 0x1080, 0x10ff, 0x1100, 0x2000, 0x21ff, 0x2200, 0x3000, 0x3001,
+					0x500, 0x4000, 0xfff0 };
+	uint64_t seed = 12345;
+	int bad = -1, ops = 0, pid = 100;
+	for (int i = 0; i < 20000 && bad < 0 && m[0] && m[1]; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		uint64_t r = seed >> 33;
+		uint64_t ip = 0x10000 + off[r % (sizeof(off) / sizeof(off[0]))];
+		unsigned op = (unsigned)(r >> 8) % 100;
+		if (op == 0) {          /* a new map over part of the object, then the object again */
+			for (int k = 0; k < 2; k++) {
+				rb_machine_mmap(m[k], 100, 100, 0, 0x12000, 0x1000, 0x2000, "/nonexistent/r", NULL, 0, 5, 0);
+				if (r & 0x10000)
+					rb_machine_mmap(m[k], 100, 100, 0, 0x10000, 0x10000, 0, "/nonexistent/r", NULL, 0, 5, 0);
+			}
+			continue;
+		}
+		if (op == 1 && pid < 120) {      /* a forked process: maps copied, the parent's freed later or not */
+			pid++;
+			for (int k = 0; k < 2; k++)
+				rb_machine_fork(m[k], 100, 100, pid, pid, (uint64_t)i);
+			continue;
+		}
+		int32_t tid = op < 10 ? 100 + (int32_t)(r % (uint64_t)(pid - 99)) : 100;
+		struct rb_addr_loc al[2];
+		const struct rb_sym *ex[2] = { NULL, NULL };
+		for (int k = 0; k < 2; k++) {
+			struct rb_thread *t = rb_machine_thread(m[k], tid, tid, 1);
+			rb_machine_resolve_ip(m[k], t, ip, &al[k]);
+			if (op < 60)
+				ex[k] = al[k].sym = rb_machine_export_sym(m[k], &al[k], al[k].addr);
+			else if (op < 75)
+				ex[k] = rb_machine_export_sym(m[k], &al[k], ip);
+		}
+		ops++;
+		if (!same_al(&al[0], &al[1]) || !same_sym(ex[0], ex[1]))
+			bad = i;
+	}
+	ok(bad < 0 && ops > 15000, "resolve with its cache answers as without it, %d resolves (first difference: %d)",
+	   ops, bad);
+	rb_machine_free(m[0]);
+	rb_machine_free(m[1]);
+}
+
 struct got { uint64_t t[16]; int n; };
 
 static int collect(void *ctx, const struct rb_oq_item *it)
@@ -107,6 +195,7 @@ static void test_ordered(void)
 int main(void)
 {
 	test_maps();
+	test_resolve_cache();
 	test_ordered();
 	return done_testing();
 }
