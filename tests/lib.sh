@@ -2,7 +2,9 @@
 # scratch folder, and the normaliser that turns `perf report --stats` and
 # `rbdecode info --stats` into comparable "EVENT/TYPE COUNT" lines; per_event
 # (samples per event in perf script's text) and spwalk (a simpleperf recording
-# walked from simpleperf's layouts).
+# walked from simpleperf's layouts); and what keeps a test independent of the
+# machine's speed and load: cpu_work (a workload of so much CPU time, not so
+# many iterations) and wait_for (a state another process reaches, not a sleep).
 set -u
 tap_n=0
 tap_failed=0
@@ -87,6 +89,33 @@ compare_stats() {
 
 # A CPU-bound workload of a few hundred milliseconds that forks (for COMM/FORK/EXIT).
 WORKLOAD='sh -c "i=0; while [ \$i -lt 40000 ]; do i=\$((i+1)); done; true"'
+
+# cpu_work SECONDS: sh code (for sh -c) that spins until its shell has used SECONDS of CPU
+# time (utime + stime of /proc/PID/stat, the runtime task-clock and a task's cpu-clock
+# count): as many samples at a fixed period on a fast machine as on a slow or loaded one,
+# where a loop of so many iterations gives as many as the machine's speed makes it.
+cpu_work() {
+	_ticks=$(awk -v s="$1" -v hz="$(getconf CLK_TCK 2>/dev/null || echo 100)" 'BEGIN { printf "%d", s * hz }')
+	echo "while read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u s _ </proc/\$\$/stat && [ \$((u + s)) -lt $_ticks ]; do i=0; while [ \$i -lt 1000 ]; do i=\$((i + 1)); done; done"
+}
+
+# wait_for PID CMD...: run CMD every 0.05 s until it succeeds, for up to two minutes, or
+# until process PID (when not -) is gone; CMD's last status. For a state another process
+# reaches in its own time (a marker its command writes, a file that grows), where a fixed
+# sleep is too short on a loaded or slow machine.
+wait_for() {
+	_wp=$1 _wn=0
+	shift
+	until "$@"; do
+		{ [ "$_wp" = - ] || kill -0 "$_wp" 2>/dev/null; } && [ $_wn -lt 2400 ] || { "$@"; return; }
+		_wn=$((_wn + 1))
+		sleep 0.05
+	done
+}
+# larger FILE BYTES: FILE holds more than BYTES bytes
+larger() { [ -f "$1" ] && [ "$(wc -c <"$1")" -gt "$2" ]; }
+# size_of FILE: its size in bytes, 0 when it does not exist
+size_of() { if [ -f "$1" ]; then wc -c <"$1"; else echo 0; fi; }
 
 # per_event: "EVENT COUNT" of the samples in perf script's (or our) text
 per_event() {
