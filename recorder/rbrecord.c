@@ -1302,12 +1302,14 @@ int main(int argc, char **argv)
 		if (!cmd && record__targets_gone(s))
 			stop_requested = SIGCHLD;   /* perf record -p ends when the process does */
 		rc = record__drain(s, &e);   /* forward rings (with --overwrite: none, or the AUX events') */
-		if (rc == 0 && (c.o.overwrite || c.o.snapshot) && snapshot_requested) {
-			snapshot_requested = 0;
+		/*
+		 * A request is read and cleared in one atomic exchange: a SIGUSR2
+		 * between a read and a separate clear would be lost (the test of a
+		 * flag and its clearing were two steps).
+		 */
+		if (rc == 0 && (c.o.overwrite || c.o.snapshot) && __atomic_exchange_n(&snapshot_requested, 0, __ATOMIC_SEQ_CST))
 			rc = record__snapshot(s, &e);
-		}
-		int usr2 = switch_requested;
-		switch_requested = 0;
+		int usr2 = __atomic_exchange_n(&switch_requested, 0, __ATOMIC_SEQ_CST);
 		if (rc == 0 && switch_out__due(&c.so, s, usr2))
 			rc = switch_out__dump(&c.so, s, c.o.output, 0, c.quiet, &e);
 		for (; pending_snapshot_acks > 0; pending_snapshot_acks--)
