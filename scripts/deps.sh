@@ -25,7 +25,7 @@ set -eu
 PKGS="build-essential autoconf automake pkg-config
 libipt-dev libopencsd-dev libopencsd-bin libcapstone-dev libsqlite3-dev
 libarchive-dev libjansson-dev libzstd-dev libtraceevent-dev libdw-dev trace-cmd
-linux-perf python3 python3-pyside2.qtsql libqt5sql5-sqlite sqlite3 valgrind
+linux-perf python3 python3-pyside2.qtsql libqt5sql5-sqlite sqlite3 valgrind strace
 python3-jsonschema chromium
 libpq-dev postgresql-15 libqt5sql5-psql
 binutils-aarch64-linux-gnu
