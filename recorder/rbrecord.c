@@ -1305,11 +1305,13 @@ int main(int argc, char **argv)
 		/*
 		 * A request is read and cleared in one atomic exchange: a SIGUSR2
 		 * between a read and a separate clear would be lost (the test of a
-		 * flag and its clearing were two steps).
+		 * flag and its clearing were two steps). Relaxed: the handler runs
+		 * on this thread and writes nothing else, so only the exchange's
+		 * indivisibility matters, not an order with other memory.
 		 */
-		if (rc == 0 && (c.o.overwrite || c.o.snapshot) && __atomic_exchange_n(&snapshot_requested, 0, __ATOMIC_SEQ_CST))
+		if (rc == 0 && (c.o.overwrite || c.o.snapshot) && __atomic_exchange_n(&snapshot_requested, 0, __ATOMIC_RELAXED))
 			rc = record__snapshot(s, &e);
-		int usr2 = __atomic_exchange_n(&switch_requested, 0, __ATOMIC_SEQ_CST);
+		int usr2 = __atomic_exchange_n(&switch_requested, 0, __ATOMIC_RELAXED);
 		if (rc == 0 && switch_out__due(&c.so, s, usr2))
 			rc = switch_out__dump(&c.so, s, c.o.output, 0, c.quiet, &e);
 		for (; pending_snapshot_acks > 0; pending_snapshot_acks--)
