@@ -112,10 +112,10 @@ wait_for() {
 		sleep 0.05
 	done
 }
-# larger FILE BYTES: FILE holds more than BYTES bytes
-larger() { [ -f "$1" ] && [ "$(wc -c <"$1")" -gt "$2" ]; }
 # size_of FILE: its size in bytes, 0 when it does not exist
 size_of() { if [ -f "$1" ]; then wc -c <"$1"; else echo 0; fi; }
+# larger FILE BYTES: FILE holds more than BYTES bytes
+larger() { [ "$(size_of "$1")" -gt "$2" ]; }
 
 # per_event: "EVENT COUNT" of the samples in perf script's (or our) text
 per_event() {
