@@ -7,6 +7,14 @@
  * ends as its contract says (end() called, nothing more delivered).
  * The session decodes with the export's own choices (--itrace, --time, -C:
  * feed.h), so that every event the export counted is counted here.
+ *
+ * Each wake-up is a futex call on both sides, and a whole-trace count's
+ * cursor is faster than the decoding: woken at every batch, it would sleep
+ * and wake 90 thousand times on a 64 MB trace. So a side that waits is
+ * woken only when FEED_WAKE batches can pass: a session waiting for room
+ * when that many were taken, a cursor waiting for rows when that many
+ * wait (wake_at: 1 at first, doubled each time the cursor found none, so
+ * the first rows of a query that stops early still come after one batch).
  */
 #include "config.h"
 #include <errno.h>
@@ -21,10 +29,20 @@
 
 #define FEED_ROWS 512
 #define FEED_BATCHES 8
+#define FEED_WAKE 4            /* batches a waiting side lets pass before it is woken (at most) */
 #define FEED_STOP 0x7e5d       /* the sink's stop code: the cursor asked, or the window is over */
 #define FEED_RESEEK 0x7e5e     /* the seek points did not lead where the export went: from the start */
 
-struct batch { struct rb_feed_row row[FEED_ROWS]; size_t n; };
+/* FEED_ROWS rows: a branch's values, or a call's, and the objects a branch names (unless lean). */
+struct batch {
+	size_t n;
+	struct rb_feed_obj *gap[FEED_ROWS];        /* not a row: a loss */
+	union {
+		struct rb_feed_branch b[FEED_ROWS];
+		struct rb_feed_call c[FEED_ROWS];
+	} u;
+	struct rb_feed_names names[FEED_ROWS];
+};
 
 struct rb_feed {
 	struct rb_session_opts so;
@@ -38,8 +56,12 @@ struct rb_feed {
 	struct batch *filling;             /* the session's */
 	struct batch *taking;              /* the cursor's */
 	size_t taken;
-	struct batch *spare;               /* an emptied batch, for the session to fill again */
+	struct rb_feed_row view;           /* the cursor's row in it */
+	struct batch *spare[FEED_BATCHES + 2]; /* emptied batches, for the session to fill again: rows stay in */
+	size_t nspare;                     /* memory the caches hold, never new pages */
 	int stop;                          /* the cursor asked the session to stop */
+	int session_waits, cursor_waits;   /* for room, for rows */
+	size_t wake_at;                    /* batches that wake the cursor */
 	int done;                          /* the session ended: status, msg */
 	int status;
 	char msg[512];
@@ -191,17 +213,20 @@ static int locate(struct rb_feed *f, const struct rb_addr_loc *al, uint64_t unkn
 static int push_batch(struct rb_feed *f)
 {
 	pthread_mutex_lock(&f->mu);
-	while (f->count == FEED_BATCHES && !f->stop)
+	while (f->count == FEED_BATCHES && !f->stop) {
+		f->session_waits = 1;
 		pthread_cond_wait(&f->cv, &f->mu);
+	}
+	f->session_waits = 0;
 	if (f->stop) {
 		pthread_mutex_unlock(&f->mu);
 		return FEED_STOP;
 	}
 	f->queue[(f->head + f->count) % FEED_BATCHES] = f->filling;
 	f->count++;
-	f->filling = f->spare;
-	f->spare = NULL;
-	pthread_cond_broadcast(&f->cv);
+	f->filling = f->nspare ? f->spare[--f->nspare] : NULL;
+	if (f->cursor_waits && f->count >= f->wake_at)
+		pthread_cond_broadcast(&f->cv);
 	pthread_mutex_unlock(&f->mu);
 	if (!f->filling && !(f->filling = malloc(sizeof(*f->filling))))
 		return f->failed = 1, -ENOMEM;
@@ -329,31 +354,23 @@ static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
 	    (w->pid >= 0 && (!ev->thread || ev->thread->pid != w->pid)) ||
 	    (w->tid >= 0 && (!ev->thread || ev->thread->tid != w->tid)))
 		return 0;
-	struct rb_feed_row *r = &f->filling->row[f->filling->n];
-	memset(r, 0, sizeof(*r));
-	int64_t *v = r->v;
-	v[RBC_ID] = id;
-	v[RBC_MACHINE] = 1;
-	v[RBC_IP] = (int64_t)ev->from;
-	v[RBC_TIME] = (int64_t)ev->time;
-	v[RBC_CPU] = ev->cpu;
-	v[RBC_TO_IP] = (int64_t)ev->to;
-	v[RBC_PERIOD] = 1;
-	v[RBC_BRANCH_TYPE] = ev->flags & ~(uint32_t)RB_IP_FLAG_IN_TX;
-	v[RBC_IN_TX] = !!(ev->flags & RB_IP_FLAG_IN_TX);
-	v[RBC_INSN_COUNT] = (int64_t)ev->insn_count;
-	v[RBC_CYC_COUNT] = (int64_t)ev->cyc_count;
-	v[RBC_FLAGS] = ev->flags;
-	v[RBC_PID] = ev->thread ? ev->thread->pid : -1;
-	v[RBC_TID] = ev->thread ? ev->thread->tid : -1;
-	if (w->lean)
-		;
-	else if (!(r->evsel = evsel_obj(f, ev->mods)) || (ev->thread && !(r->thread = thread_obj(f, ev->thread))) ||
-	    (ev->comm && ev->thread && !(r->comm = comm_obj(f, ev->comm, ev->thread))) ||
-	    locate(f, &ev->from_al, ev->from_al.addr, &r->dso, &r->sym, &v[RBC_SYM_OFFSET]) < 0 ||
-	    locate(f, &ev->to_al, ev->to_al.addr, &r->to_dso, &r->to_sym, &v[RBC_TO_SYM_OFFSET]) < 0)
-		return f->failed = 1, -ENOMEM;
-	if (++f->filling->n == FEED_ROWS)
+	struct batch *bt = f->filling;
+	bt->gap[bt->n] = NULL;
+	bt->u.b[bt->n] = (struct rb_feed_branch){
+		.id = id, .ip = (int64_t)ev->from, .to_ip = (int64_t)ev->to, .time = (int64_t)ev->time,
+		.insn_count = (int64_t)ev->insn_count, .cyc_count = (int64_t)ev->cyc_count, .flags = ev->flags,
+		.cpu = ev->cpu, .pid = ev->thread ? (int32_t)ev->thread->pid : -1,
+		.tid = ev->thread ? (int32_t)ev->thread->tid : -1 };
+	if (!w->lean) {
+		struct rb_feed_names *r = &bt->names[bt->n];
+		memset(r, 0, sizeof(*r));
+		if (!(r->evsel = evsel_obj(f, ev->mods)) || (ev->thread && !(r->thread = thread_obj(f, ev->thread))) ||
+		    (ev->comm && ev->thread && !(r->comm = comm_obj(f, ev->comm, ev->thread))) ||
+		    locate(f, &ev->from_al, ev->from_al.addr, &r->dso, &r->sym, &r->sym_offset) < 0 ||
+		    locate(f, &ev->to_al, ev->to_al.addr, &r->to_dso, &r->to_sym, &r->to_sym_offset) < 0)
+			return f->failed = 1, -ENOMEM;
+	}
+	if (++bt->n == FEED_ROWS)
 		return push_batch(f);
 	return f->stop ? FEED_STOP : 0;
 }
@@ -367,9 +384,11 @@ static int feed_call(void *ctx, const struct rb_call *c)
 	if (c->call_time < w->time_lo || c->call_time > w->time_hi ||
 	    (w->pid >= 0 && (!thread || thread->pid != w->pid)) || (w->tid >= 0 && (!thread || thread->tid != w->tid)))
 		return f->stop ? FEED_STOP : 0;
-	struct rb_feed_row *r = &f->filling->row[f->filling->n];
-	memset(r, 0, sizeof(*r));
+	struct batch *bt = f->filling;
+	bt->gap[bt->n] = NULL;
+	struct rb_feed_call *r = &bt->u.c[bt->n];
 	int64_t *v = r->v;
+	memset(v, 0, sizeof(r->v));
 	r->thread = thread;
 	r->comm = c->comm ? f->objs[c->comm - 1] : NULL;
 	v[RCC_ID] = (int64_t)c->id;
@@ -411,9 +430,7 @@ static int feed_gap(void *ctx, const struct rb_gap_ev *g)
 	o->pid = g->cpu;
 	o->a = g->time_start;
 	o->b = g->time_end;
-	struct rb_feed_row *r = &f->filling->row[f->filling->n];
-	memset(r, 0, sizeof(*r));
-	r->gap = o;
+	f->filling->gap[f->filling->n] = o;
 	if (++f->filling->n == FEED_ROWS)
 		return push_batch(f);
 	return f->stop ? FEED_STOP : 0;
@@ -562,27 +579,44 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 	return 0;
 }
 
-struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen)
+/* The cursor's view of row @i of the batch it takes. */
+static const struct rb_feed_row *view(struct rb_feed *f, size_t i)
+{
+	struct batch *bt = f->taking;
+	f->view.gap = bt->gap[i];
+	f->view.b = &bt->u.b[i];
+	f->view.c = &bt->u.c[i];
+	f->view.n = f->flt.lean ? NULL : &bt->names[i];
+	return &f->view;
+}
+
+const struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen)
 {
 	*status = 0;
 	if (f->taking && f->taken < f->taking->n)
-		return &f->taking->row[f->taken++];
+		return view(f, f->taken++);
 	pthread_mutex_lock(&f->mu);
 	if (f->taking) {               /* give the emptied batch back */
-		if (!f->spare)
-			f->spare = f->taking;
-		else
-			free(f->taking);
+		f->spare[f->nspare++] = f->taking;
 		f->taking = NULL;
 	}
-	while (!f->count && !f->done)
-		pthread_cond_wait(&f->cv, &f->mu);
+	if (!f->count && !f->done) {
+		if (f->wake_at)
+			f->wake_at = 2 * f->wake_at < FEED_WAKE ? 2 * f->wake_at : FEED_WAKE;
+		else
+			f->wake_at = 1;
+		f->cursor_waits = 1;
+		while (f->count < f->wake_at && !f->done)
+			pthread_cond_wait(&f->cv, &f->mu);
+		f->cursor_waits = 0;
+	}
 	if (f->count) {
 		f->taking = f->queue[f->head];
 		f->head = (f->head + 1) % FEED_BATCHES;
 		f->count--;
 		f->taken = 0;
-		pthread_cond_broadcast(&f->cv);
+		if (f->session_waits && f->count <= FEED_BATCHES - FEED_WAKE)
+			pthread_cond_broadcast(&f->cv);
 	}
 	int end_status = f->status;
 	if (!f->taking && end_status)
@@ -592,7 +626,7 @@ struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg, size
 		*status = end_status;
 		return NULL;
 	}
-	return &f->taking->row[f->taken++];
+	return view(f, f->taken++);
 }
 
 void rb_feed_stop(struct rb_feed *f)
@@ -610,7 +644,8 @@ void rb_feed_stop(struct rb_feed *f)
 		free(f->queue[(f->head + i) % FEED_BATCHES]);
 	free(f->filling);
 	free(f->taking);
-	free(f->spare);
+	for (size_t i = 0; i < f->nspare; i++)
+		free(f->spare[i]);
 	for (size_t i = 0; i < f->nobjs; i++) {
 		free(f->objs[i]->name);
 		free(f->objs[i]->build_id);

@@ -57,10 +57,39 @@ enum rb_feed_call_col {
 	RCC_CYC_COUNT, RCC_PID, RCC_TID, RCC_COUNT
 };
 
-struct rb_feed_row {
-	struct rb_feed_obj *gap;     /* not a row: a loss the decoding met (the cursor checks the database has it) */
-	int64_t v[RBC_COUNT];        /* the id columns are filled by the cursor from the objects below */
+/*
+ * A row as the session made it. Rows travel between threads in batches,
+ * and a count reads millions of them, so their memory is what bounds a
+ * whole-trace query: a branch's values are 64 bytes; the objects it names
+ * are apart (struct rb_feed_names) and are not written at all when the
+ * query reads none of them (the filter's lean).
+ */
+struct rb_feed_branch {
+	int64_t id, ip, to_ip, time, insn_count, cyc_count;
+	uint32_t flags;              /* perf's sample flags: branch_type and in_tx come from them */
+	int32_t cpu, pid, tid;       /* pid, tid: -1 without a thread */
+};
+
+struct rb_feed_names {
 	struct rb_feed_obj *evsel, *thread, *comm, *dso, *sym, *to_dso, *to_sym;
+	int64_t sym_offset, to_sym_offset;
+};
+
+struct rb_feed_call {
+	int64_t v[RCC_COUNT];        /* the thread and comm columns come from the objects below (the cursor's ids) */
+	struct rb_feed_obj *thread, *comm;
+};
+
+/*
+ * What rb_feed_next hands the cursor: a loss the decoding met (@gap: not a
+ * row; the cursor checks the database has it), or a row of the feed's table
+ * (@b and, unless lean, @n for branches; @c for calls).
+ */
+struct rb_feed_row {
+	struct rb_feed_obj *gap;
+	const struct rb_feed_branch *b;
+	const struct rb_feed_names *n;
+	const struct rb_feed_call *c;
 };
 
 /*
@@ -112,7 +141,7 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
  * its objects until rb_feed_stop. At the end, *@status is 0, or why the
  * session stopped early (then @msg says it: a damaged recording, memory).
  */
-struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen);
+const struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen);
 /* Stop the session (if it still runs), wait for its thread and free everything. Accepts NULL. */
 void rb_feed_stop(struct rb_feed *f);
 

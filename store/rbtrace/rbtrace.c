@@ -218,7 +218,7 @@ struct vtab {
 struct cursor {
 	sqlite3_vtab_cursor base;
 	struct rb_feed *feed;
-	struct rb_feed_row *row;
+	const struct rb_feed_row *row;
 };
 
 static const char BRANCHES_SCHEMA[] =
@@ -605,33 +605,51 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
 	struct cursor *c = (struct cursor *)cur;
 	struct vtab *v = (struct vtab *)cur->pVtab;
-	struct rb_feed_row *r = c->row;
+	const struct rb_feed_row *r = c->row;
 	struct rb_feed_obj *o = NULL;
+	int64_t x;
 	if (v->table == RB_FEED_CALLS) {
-		if (col == RCC_THREAD || col == RCC_COMM) {
-			o = col == RCC_THREAD ? r->thread : r->comm;
-		} else {
-			if (col < 0 || col >= RCC_COUNT)
-				return SQLITE_RANGE;
-			sqlite3_result_int64(ctx, r->v[col]);
+		if (col < 0 || col >= RCC_COUNT)
+			return SQLITE_RANGE;
+		if (col != RCC_THREAD && col != RCC_COMM) {
+			sqlite3_result_int64(ctx, r->c->v[col]);
 			return SQLITE_OK;
 		}
+		o = col == RCC_THREAD ? r->c->thread : r->c->comm;
 	} else {
+		const struct rb_feed_branch *b = r->b;
+		const struct rb_feed_names *n = r->n;      /* NULL when lean: xBestIndex saw no column below read */
 		switch (col) {
-		case RBC_EVSEL: o = r->evsel; break;
-		case RBC_THREAD: o = r->thread; break;
-		case RBC_COMM: o = r->comm; break;
-		case RBC_DSO: o = r->dso; break;
-		case RBC_SYMBOL: o = r->sym; break;
-		case RBC_TO_DSO: o = r->to_dso; break;
-		case RBC_TO_SYMBOL: o = r->to_sym; break;
+		case RBC_ID: x = b->id; break;
+		case RBC_MACHINE: case RBC_PERIOD: x = 1; break;
+		case RBC_IP: x = b->ip; break;
+		case RBC_TIME: x = b->time; break;
+		case RBC_CPU: x = b->cpu; break;
+		case RBC_TO_IP: x = b->to_ip; break;
+		case RBC_WEIGHT: case RBC_TRANSACTION: case RBC_DATA_SRC: case RBC_CALL_PATH: x = 0; break;
+		case RBC_BRANCH_TYPE: x = b->flags & ~(uint32_t)RB_IP_FLAG_IN_TX; break;
+		case RBC_IN_TX: x = !!(b->flags & RB_IP_FLAG_IN_TX); break;
+		case RBC_INSN_COUNT: x = b->insn_count; break;
+		case RBC_CYC_COUNT: x = b->cyc_count; break;
+		case RBC_FLAGS: x = b->flags; break;
+		case RBC_PID: x = b->pid; break;
+		case RBC_TID: x = b->tid; break;
+		case RBC_SYM_OFFSET: x = n ? n->sym_offset : 0; break;
+		case RBC_TO_SYM_OFFSET: x = n ? n->to_sym_offset : 0; break;
+		case RBC_EVSEL: case RBC_THREAD: case RBC_COMM: case RBC_DSO: case RBC_SYMBOL: case RBC_TO_DSO:
+		case RBC_TO_SYMBOL:
+			if (n)
+				o = col == RBC_EVSEL ? n->evsel : col == RBC_THREAD ? n->thread : col == RBC_COMM ? n->comm
+				    : col == RBC_DSO ? n->dso : col == RBC_SYMBOL ? n->sym : col == RBC_TO_DSO ? n->to_dso
+				    : n->to_sym;
+			goto object;
 		default:
-			if (col < 0 || col >= RBC_COUNT)
-				return SQLITE_RANGE;
-			sqlite3_result_int64(ctx, r->v[col]);
-			return SQLITE_OK;
+			return SQLITE_RANGE;
 		}
+		sqlite3_result_int64(ctx, x);
+		return SQLITE_OK;
 	}
+object:;
 	char *err = NULL;
 	int64_t id = id_of(&v->ids, o, &err);
 	if (id < 0) {
@@ -648,7 +666,8 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 
 static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
-	*rowid = ((struct cursor *)cur)->row->v[0];      /* both tables' id */
+	struct cursor *c = (struct cursor *)cur;
+	*rowid = ((struct vtab *)cur->pVtab)->table == RB_FEED_CALLS ? c->row->c->v[RCC_ID] : c->row->b->id;
 	return SQLITE_OK;
 }
 
