@@ -55,8 +55,7 @@ struct rb_feed {
 	size_t head, count;
 	struct batch *filling;             /* the session's */
 	struct batch *taking;              /* the cursor's */
-	size_t taken;
-	struct rb_feed_row view;           /* the cursor's row in it */
+	struct rb_feed_rows view;          /* the cursor's view of it */
 	struct batch *spare[FEED_BATCHES + 2]; /* emptied batches, for the session to fill again: rows stay in */
 	size_t nspare;                     /* memory the caches hold, never new pages */
 	int stop;                          /* the cursor asked the session to stop */
@@ -318,7 +317,7 @@ static int feed_sample(void *ctx, const struct rb_sample_ev *ev)
 }
 
 /* A branch into the calls builder, as the store's calls_branch gives it (@id its samples id). */
-static int call_branch(struct rb_feed *f, const struct rb_trace_ev *ev, uint64_t id)
+static __attribute__((noinline)) int call_branch(struct rb_feed *f, const struct rb_trace_ev *ev, uint64_t id)
 {
 	struct rb_feed_obj *thread = thread_obj(f, ev->thread), *comm = NULL, *dso, *sym, *to_dso, *to_sym;
 	int64_t off, to_off;
@@ -335,6 +334,19 @@ static int call_branch(struct rb_feed *f, const struct rb_trace_ev *ev, uint64_t
 				     .from_sym = sym ? sym->key : 0, .to_sym = to_sym ? to_sym->key : 0,
 				     .to_off = (uint64_t)to_off, .ref = id };
 	return rb_calls_branch(f->calls, &b) ? calls_failed(f) : 0;
+}
+
+/* The objects branch @ev names, for a query that reads them (not lean). 0, or -1 out of memory. */
+static __attribute__((noinline)) int branch_names(struct rb_feed *f, const struct rb_trace_ev *ev,
+						  struct rb_feed_names *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!(r->evsel = evsel_obj(f, ev->mods)) || (ev->thread && !(r->thread = thread_obj(f, ev->thread))) ||
+	    (ev->comm && ev->thread && !(r->comm = comm_obj(f, ev->comm, ev->thread))) ||
+	    locate(f, &ev->from_al, ev->from_al.addr, &r->dso, &r->sym, &r->sym_offset) < 0 ||
+	    locate(f, &ev->to_al, ev->to_al.addr, &r->to_dso, &r->to_sym, &r->to_sym_offset) < 0)
+		return -1;
+	return 0;
 }
 
 static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
@@ -361,15 +373,8 @@ static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
 		.insn_count = (int64_t)ev->insn_count, .cyc_count = (int64_t)ev->cyc_count, .flags = ev->flags,
 		.cpu = ev->cpu, .pid = ev->thread ? (int32_t)ev->thread->pid : -1,
 		.tid = ev->thread ? (int32_t)ev->thread->tid : -1 };
-	if (!w->lean) {
-		struct rb_feed_names *r = &bt->names[bt->n];
-		memset(r, 0, sizeof(*r));
-		if (!(r->evsel = evsel_obj(f, ev->mods)) || (ev->thread && !(r->thread = thread_obj(f, ev->thread))) ||
-		    (ev->comm && ev->thread && !(r->comm = comm_obj(f, ev->comm, ev->thread))) ||
-		    locate(f, &ev->from_al, ev->from_al.addr, &r->dso, &r->sym, &r->sym_offset) < 0 ||
-		    locate(f, &ev->to_al, ev->to_al.addr, &r->to_dso, &r->to_sym, &r->to_sym_offset) < 0)
-			return f->failed = 1, -ENOMEM;
-	}
+	if (!w->lean && branch_names(f, ev, &bt->names[bt->n]) < 0)
+		return f->failed = 1, -ENOMEM;
 	if (++bt->n == FEED_ROWS)
 		return push_batch(f);
 	return f->stop ? FEED_STOP : 0;
@@ -579,22 +584,9 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 	return 0;
 }
 
-/* The cursor's view of row @i of the batch it takes. */
-static const struct rb_feed_row *view(struct rb_feed *f, size_t i)
-{
-	struct batch *bt = f->taking;
-	f->view.gap = bt->gap[i];
-	f->view.b = &bt->u.b[i];
-	f->view.c = &bt->u.c[i];
-	f->view.n = f->flt.lean ? NULL : &bt->names[i];
-	return &f->view;
-}
-
-const struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen)
+const struct rb_feed_rows *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen)
 {
 	*status = 0;
-	if (f->taking && f->taken < f->taking->n)
-		return view(f, f->taken++);
 	pthread_mutex_lock(&f->mu);
 	if (f->taking) {               /* give the emptied batch back */
 		f->spare[f->nspare++] = f->taking;
@@ -614,7 +606,6 @@ const struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg
 		f->taking = f->queue[f->head];
 		f->head = (f->head + 1) % FEED_BATCHES;
 		f->count--;
-		f->taken = 0;
 		if (f->session_waits && f->count <= FEED_BATCHES - FEED_WAKE)
 			pthread_cond_broadcast(&f->cv);
 	}
@@ -626,7 +617,10 @@ const struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg
 		*status = end_status;
 		return NULL;
 	}
-	return view(f, f->taken++);
+	struct batch *bt = f->taking;
+	f->view = (struct rb_feed_rows){ .n = bt->n, .gap = bt->gap, .b = bt->u.b, .c = bt->u.c,
+					 .names = f->flt.lean ? NULL : bt->names };
+	return &f->view;
 }
 
 void rb_feed_stop(struct rb_feed *f)

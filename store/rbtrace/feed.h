@@ -81,14 +81,18 @@ struct rb_feed_call {
 };
 
 /*
- * What rb_feed_next hands the cursor: a loss the decoding met (@gap: not a
- * row; the cursor checks the database has it), or a row of the feed's table
- * (@b and, unless lean, @n for branches; @c for calls).
+ * What rb_feed_next hands the cursor: a batch of @n rows of the feed's
+ * table, row i a loss the decoding met when @gap[i] is set (not a row: the
+ * cursor checks the database has it), else @b[i] and, unless lean,
+ * @names[i] for branches, @c[i] for calls. The cursor walks a batch itself:
+ * a count reads tens of millions of rows, and a call per row was a third
+ * of its thread's work.
  */
-struct rb_feed_row {
-	struct rb_feed_obj *gap;
+struct rb_feed_rows {
+	size_t n;
+	struct rb_feed_obj *const *gap;
 	const struct rb_feed_branch *b;
-	const struct rb_feed_names *n;
+	const struct rb_feed_names *names;   /* NULL when lean */
 	const struct rb_feed_call *c;
 };
 
@@ -137,11 +141,11 @@ struct rb_feed;
 int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const struct rb_feed_filter *f,
 		  char *msg, size_t msglen);
 /*
- * The next row, NULL at the end. The row stays valid until the next call;
- * its objects until rb_feed_stop. At the end, *@status is 0, or why the
- * session stopped early (then @msg says it: a damaged recording, memory).
+ * The next batch of rows, NULL at the end. It stays valid until the next
+ * call; its objects until rb_feed_stop. At the end, *@status is 0, or why
+ * the session stopped early (then @msg says it: a damaged recording, memory).
  */
-const struct rb_feed_row *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen);
+const struct rb_feed_rows *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen);
 /* Stop the session (if it still runs), wait for its thread and free everything. Accepts NULL. */
 void rb_feed_stop(struct rb_feed *f);
 

@@ -218,7 +218,8 @@ struct vtab {
 struct cursor {
 	sqlite3_vtab_cursor base;
 	struct rb_feed *feed;
-	const struct rb_feed_row *row;
+	const struct rb_feed_rows *rows;   /* the batch being read (NULL: at the end), row i of it */
+	size_t i;
 };
 
 static const char BRANCHES_SCHEMA[] =
@@ -375,20 +376,35 @@ static int check_gap(struct vtab *v, const struct rb_feed_obj *g)
 					    (unsigned long long)g->a, (long long)g->pid, g->build_id));
 }
 
+/* vt_next past the rows at hand: the feed's next batch, and losses, which are checked, not rows. */
+static __attribute__((noinline)) int next_batch(struct cursor *c, struct vtab *v)
+{
+	int status;
+	char msg[512];
+	for (;;) {
+		if (c->rows && c->i < c->rows->n) {
+			if (!c->rows->gap[c->i])
+				return SQLITE_OK;
+			if (check_gap(v, c->rows->gap[c->i]) != SQLITE_OK) {
+				c->rows = NULL;
+				return SQLITE_ERROR;
+			}
+			c->i++;
+			continue;
+		}
+		if (!(c->rows = rb_feed_next(c->feed, &status, msg, sizeof(msg))))
+			return status ? set_error(v, sqlite3_mprintf("rbtrace: %s", msg)) : SQLITE_OK;
+		c->i = 0;
+	}
+}
+
+/* The next row: a count reads tens of millions, so the common one is a few instructions. */
 static int vt_next(sqlite3_vtab_cursor *cur)
 {
 	struct cursor *c = (struct cursor *)cur;
-	struct vtab *v = (struct vtab *)cur->pVtab;
-	int status;
-	char msg[512];
-	while ((c->row = rb_feed_next(c->feed, &status, msg, sizeof(msg))) && c->row->gap)
-		if (check_gap(v, c->row->gap) != SQLITE_OK) {
-			c->row = NULL;
-			return SQLITE_ERROR;
-		}
-	if (!c->row && status)
-		return set_error(v, sqlite3_mprintf("rbtrace: %s", msg));
-	return SQLITE_OK;
+	if (c->rows && ++c->i < c->rows->n && !c->rows->gap[c->i])
+		return SQLITE_OK;
+	return next_batch(c, (struct vtab *)cur->pVtab);
 }
 
 /*
@@ -518,7 +534,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 	struct vtab *v = (struct vtab *)cur->pVtab;
 	rb_feed_stop(c->feed);
 	c->feed = NULL;
-	c->row = NULL;
+	c->rows = NULL;
 	if (!v->ready) {
 		char *err = NULL;
 		int rc = rb_recording_open(v->db, &v->rec, &err);
@@ -598,27 +614,27 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 
 static int vt_eof(sqlite3_vtab_cursor *cur)
 {
-	return ((struct cursor *)cur)->row == NULL;
+	return ((struct cursor *)cur)->rows == NULL;
 }
 
 static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
 	struct cursor *c = (struct cursor *)cur;
 	struct vtab *v = (struct vtab *)cur->pVtab;
-	const struct rb_feed_row *r = c->row;
 	struct rb_feed_obj *o = NULL;
 	int64_t x;
 	if (v->table == RB_FEED_CALLS) {
 		if (col < 0 || col >= RCC_COUNT)
 			return SQLITE_RANGE;
 		if (col != RCC_THREAD && col != RCC_COMM) {
-			sqlite3_result_int64(ctx, r->c->v[col]);
+			sqlite3_result_int64(ctx, c->rows->c[c->i].v[col]);
 			return SQLITE_OK;
 		}
-		o = col == RCC_THREAD ? r->c->thread : r->c->comm;
+		o = col == RCC_THREAD ? c->rows->c[c->i].thread : c->rows->c[c->i].comm;
 	} else {
-		const struct rb_feed_branch *b = r->b;
-		const struct rb_feed_names *n = r->n;      /* NULL when lean: xBestIndex saw no column below read */
+		const struct rb_feed_branch *b = &c->rows->b[c->i];
+		/* NULL when lean: xBestIndex saw no column below read */
+		const struct rb_feed_names *n = c->rows->names ? &c->rows->names[c->i] : NULL;
 		switch (col) {
 		case RBC_ID: x = b->id; break;
 		case RBC_MACHINE: case RBC_PERIOD: x = 1; break;
@@ -667,7 +683,7 @@ object:;
 static int vt_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
 	struct cursor *c = (struct cursor *)cur;
-	*rowid = ((struct vtab *)cur->pVtab)->table == RB_FEED_CALLS ? c->row->c->v[RCC_ID] : c->row->b->id;
+	*rowid = ((struct vtab *)cur->pVtab)->table == RB_FEED_CALLS ? c->rows->c[c->i].v[RCC_ID] : c->rows->b[c->i].id;
 	return SQLITE_OK;
 }
 
