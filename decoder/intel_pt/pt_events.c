@@ -200,7 +200,7 @@ void drop_items(struct ptq *q, size_t from)
 
 static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct rb_addr_loc *al)
 {
-	if (!ip || !t || pt->env.no_symbols) {
+	if (!ip || !t) {
 		memset(al, 0, sizeof(*al));
 		al->addr = ip;
 		return;
@@ -271,11 +271,16 @@ static int take(struct rb_pt *pt, const struct ptq *q, struct item *it)
 					    .pid = it->pid, .tid = it->tid, .thread = b.thread,
 					    .main_thread = b.main_thread, .comm = b.comm };
 	}
-	resolve(pt, b.thread, h->from, &b.from_al);
-	if (h->kind == RB_EV_BRANCH)
-		resolve(pt, b.thread, h->to, &b.to_al);
-	else
-		memset(&b.to_al, 0, sizeof(b.to_al));
+	if (pt->env.no_symbols) {       /* addresses only (a count, say): no call per address */
+		b.from_al = (struct rb_addr_loc){ .addr = h->from };
+		b.to_al = (struct rb_addr_loc){ .addr = h->kind == RB_EV_BRANCH ? h->to : 0 };
+	} else {
+		resolve(pt, b.thread, h->from, &b.from_al);
+		if (h->kind == RB_EV_BRANCH)
+			resolve(pt, b.thread, h->to, &b.to_al);
+		else
+			memset(&b.to_al, 0, sizeof(b.to_al));
+	}
 	return pt->env.trace(pt->env.ctx, &b);
 }
 

@@ -176,6 +176,13 @@ struct ptq {                       /* in cache lines of its own: allocated by pt
 	uint64_t pend_time;              /* its time: of the packet that ended that block */
 	uint64_t insn_left;              /* instructions to the next instruction sample */
 	/*
+	 * insn_left as of the last packet. Not beside since_proven: prove()
+	 * copies both, and as neighbours the compiler copies them as one
+	 * 16-byte load of since and its neighbour, which waits for the 8-byte
+	 * store of since just before it (a store-forwarding stall on every block).
+	 */
+	uint64_t insn_left_proven;
+	/*
 	 * What was decoded since the last instruction that consumed a packet (a
 	 * TNT bit, a TIP, TIP.PGD...) is straight-line code the trace does not
 	 * prove yet: its instruction count, and the events in it (direct calls
@@ -190,7 +197,6 @@ struct ptq {                       /* in cache lines of its own: allocated by pt
 	uint64_t nheld_count[2];         /* held but not kept (no sink wants them): instruction samples, branches */
 	uint64_t since;                  /* instructions since the last branch event, emitted or held */
 	uint64_t since_proven;           /* the part of it that is proven */
-	uint64_t insn_left_proven;       /* insn_left as of the last packet */
 	uint64_t done_time;              /* perf time of the last block decoded whole (libipt's time runs
 					    ahead of the blocks: a loss starts here) */
 	int need_begin;                  /* resynchronized after an error: the next IP starts a trace */
