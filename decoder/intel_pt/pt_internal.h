@@ -338,6 +338,7 @@ struct rb_pt {
 	struct pool pool;
 	int failed;                      /* a sink returned non-zero, or decoding ran out of memory */
 	uint64_t seg_size;               /* runs are split in segments of about this many bytes (0: not) */
+	int seek_lanes_only;             /* of them, only those that start queues at seek points (add_lanes) */
 	uint64_t win_events;             /* events a window should produce */
 	uint64_t handoffs;               /* lanes taken over by their queues */
 	int phase_seek;                  /* lanes are looking for their starts (and nothing else runs) */

@@ -373,7 +373,7 @@ static int add_lanes(struct rb_pt *pt, struct ptq *q, uint64_t window)
 		q->seek_lane = 1;
 		return 0;
 	}
-	if (!q->dec || !q->cur_run || (q->state != Q_SYNC && q->state != Q_DECODE))
+	if (pt->seek_lanes_only || !q->dec || !q->cur_run || (q->state != Q_SYNC && q->state != Q_DECODE))
 		return 0;
 	const struct run *run = &q->runs[q->cur_run - 1];
 	struct ptq **tail = &q->lanes;

@@ -49,18 +49,27 @@ struct rb_feed {
 	struct rb_feed_filter flt;
 	pthread_t thread;
 	int started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	/*
+	 * Feeds whose rows one cursor reads (rb_feed_start's @with) share the
+	 * first one's lock and condition (mu, cv: own_mu, own_cv of the
+	 * lead); the cursor's side is the lead's (taking ... turn).
+	 */
+	pthread_mutex_t own_mu, *mu;
+	pthread_cond_t own_cv, *cv;
+	struct rb_feed *lead, *other;      /* other: the lead's second feed, if any */
 	struct batch *queue[FEED_BATCHES]; /* ring of full batches */
 	size_t head, count;
 	struct batch *filling;             /* the session's */
-	struct batch *taking;              /* the cursor's */
-	struct rb_feed_rows view;          /* the cursor's view of it */
 	struct batch *spare[FEED_BATCHES + 2]; /* emptied batches, for the session to fill again: rows stay in */
 	size_t nspare;                     /* memory the caches hold, never new pages */
 	int stop;                          /* the cursor asked the session to stop */
-	int session_waits, cursor_waits;   /* for room, for rows */
+	int session_waits;                 /* for room */
+	struct batch *taking;              /* the lead: the cursor's batch, of taking_from */
+	struct rb_feed *taking_from;
+	struct rb_feed_rows view;          /* the cursor's view of it */
+	int cursor_waits;                  /* for rows */
 	size_t wake_at;                    /* batches that wake the cursor */
+	int turn;                          /* whose batch the cursor takes next (0: the lead's) */
 	int done;                          /* the session ended: status, msg */
 	int status;
 	char msg[512];
@@ -211,22 +220,22 @@ static int locate(struct rb_feed *f, const struct rb_addr_loc *al, uint64_t unkn
 /* Hand the filled batch over; wait while the queue is full. FEED_STOP when the cursor asked to stop. */
 static int push_batch(struct rb_feed *f)
 {
-	pthread_mutex_lock(&f->mu);
+	pthread_mutex_lock(f->mu);
 	while (f->count == FEED_BATCHES && !f->stop) {
 		f->session_waits = 1;
-		pthread_cond_wait(&f->cv, &f->mu);
+		pthread_cond_wait(f->cv, f->mu);
 	}
 	f->session_waits = 0;
 	if (f->stop) {
-		pthread_mutex_unlock(&f->mu);
+		pthread_mutex_unlock(f->mu);
 		return FEED_STOP;
 	}
 	f->queue[(f->head + f->count) % FEED_BATCHES] = f->filling;
 	f->count++;
 	f->filling = f->nspare ? f->spare[--f->nspare] : NULL;
-	if (f->cursor_waits && f->count >= f->wake_at)
-		pthread_cond_broadcast(&f->cv);
-	pthread_mutex_unlock(&f->mu);
+	if (f->lead->cursor_waits && f->count >= f->lead->wake_at)
+		pthread_cond_broadcast(f->cv);
+	pthread_mutex_unlock(f->mu);
 	if (!f->filling && !(f->filling = malloc(sizeof(*f->filling))))
 		return f->failed = 1, -ENOMEM;
 	f->filling->n = 0;
@@ -275,7 +284,7 @@ static int feed_begin(void *ctx, struct rb_machine *m)
  */
 static int feed_waiting(struct rb_feed *f, const struct rb_trace_ev *ev)
 {
-	if (ev && ev->kind == RB_EV_BRANCH && ev->time >= f->flt.time_lo)
+	if (ev && ev->kind == RB_EV_BRANCH && ev->time >= (f->flt.seek_lo ? f->flt.seek_lo : f->flt.time_lo))
 		return FEED_RESEEK;
 	return f->stop ? FEED_STOP : 0;
 }
@@ -360,6 +369,10 @@ static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
 		return 0;
 	if (f->calls)
 		return ev->thread ? call_branch(f, ev, (uint64_t)id) : 0;
+	if ((uint64_t)id <= w->id_lo)
+		return 0;
+	if (w->id_hi && (uint64_t)id > w->id_hi)
+		return FEED_STOP;       /* the other part's */
 	if (ev->time > w->time_hi)
 		return past_window(f, ev->queue);
 	if (ev->time < w->time_lo || (w->cpu >= 0 && ev->cpu != w->cpu) ||
@@ -452,7 +465,7 @@ static int feed_end(void *ctx)
 }
 
 /* Back to before a decoding that handed nothing over: its objects' records go (the session's die with it). */
-static void feed_reset(struct rb_feed *f)
+static void free_objs(struct rb_feed *f)
 {
 	for (size_t i = 0; i < f->nobjs; i++) {
 		free(f->objs[i]->name);
@@ -461,6 +474,11 @@ static void feed_reset(struct rb_feed *f)
 	}
 	f->nobjs = 0;
 	rb_idmap_free(&f->objmap);
+}
+
+static void feed_reset(struct rb_feed *f)
+{
+	free_objs(f);
 	memset(&f->objmap, 0, sizeof(f->objmap));
 	f->next_id = 0;
 	f->npassed = 0;
@@ -506,7 +524,7 @@ static void *feed_main(void *arg)
 		memset(&err, 0, sizeof(err));
 		rc = rb_session_run(&f->so, &sink, &stats, &err);
 	}
-	pthread_mutex_lock(&f->mu);
+	pthread_mutex_lock(f->mu);
 	if (f->failed) {
 		f->status = -ENOMEM;
 		snprintf(f->msg, sizeof(f->msg), "out of memory while decoding %s", f->so.path);
@@ -519,13 +537,46 @@ static void *feed_main(void *arg)
 			 stats.stop.code ? stats.stop.msg : "malformed records were skipped");
 	}
 	f->done = 1;
-	pthread_cond_broadcast(&f->cv);
-	pthread_mutex_unlock(&f->mu);
+	pthread_cond_broadcast(f->cv);
+	pthread_mutex_unlock(f->mu);
 	return NULL;
 }
 
+/* Free what feed @f holds (its thread has ended or never started). */
+static void feed_free(struct rb_feed *f)
+{
+	for (size_t i = 0; i < f->count; i++)
+		free(f->queue[(f->head + i) % FEED_BATCHES]);
+	free(f->filling);
+	for (size_t i = 0; i < f->nspare; i++)
+		free(f->spare[i]);
+	free_objs(f);
+	free(f->objs);
+	rb_calls_free(f->calls);
+	free(f->queues);
+	free(f->passed);
+	free(f->seek);
+	free(f->seek_seq);
+	pthread_mutex_destroy(&f->own_mu);
+	pthread_cond_destroy(&f->own_cv);
+	free(f);
+}
+
+/* Stop @f's session and wait for its thread. */
+static void feed_halt(struct rb_feed *f)
+{
+	if (!f->started)
+		return;
+	pthread_mutex_lock(f->mu);
+	f->stop = 1;
+	pthread_cond_broadcast(f->cv);
+	pthread_mutex_unlock(f->mu);
+	pthread_join(f->thread, NULL);
+	f->started = 0;
+}
+
 int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const struct rb_feed_filter *flt,
-		  char *msg, size_t msglen)
+		  struct rb_feed *with, char *msg, size_t msglen)
 {
 	struct rb_feed *f = calloc(1, sizeof(*f));
 	*out = NULL;
@@ -535,8 +586,11 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 		return -1;
 	}
 	f->filling->n = 0;
-	pthread_mutex_init(&f->mu, NULL);
-	pthread_cond_init(&f->cv, NULL);
+	pthread_mutex_init(&f->own_mu, NULL);
+	pthread_cond_init(&f->own_cv, NULL);
+	f->lead = with ? with : f;
+	f->mu = &f->lead->own_mu;
+	f->cv = &f->lead->own_cv;
 	f->so = *so;
 	f->flt = *flt;
 	f->so.no_symbols = flt->lean;      /* no column of its rows names an object: no symbol is looked up */
@@ -544,7 +598,7 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 	f->passed = calloc(flt->nqueues + 1, 1);
 	if (!f->queues || !f->passed) {
 		snprintf(msg, msglen, "out of memory");
-		rb_feed_stop(f);
+		feed_free(f);
 		return -1;
 	}
 	if (flt->nqueues)
@@ -555,7 +609,7 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 		f->seek_seq = malloc(flt->nseek * sizeof(*f->seek_seq));
 		if (!f->seek || !f->seek_seq) {
 			snprintf(msg, msglen, "out of memory");
-			rb_feed_stop(f);
+			feed_free(f);
 			return -1;
 		}
 		memcpy(f->seek, flt->seek, flt->nseek * sizeof(*f->seek));
@@ -570,16 +624,21 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 	struct rb_calls_out co = { .ctx = f, .path = no_path, .call = feed_call };
 	if (flt->table == RB_FEED_CALLS && !(f->calls = rb_calls_new(&co))) {
 		snprintf(msg, msglen, "out of memory");
-		rb_feed_stop(f);
+		feed_free(f);
 		return -1;
 	}
 	int e = pthread_create(&f->thread, NULL, feed_main, f);
 	if (e) {
 		snprintf(msg, msglen, "cannot start a decoding thread: %s", strerror(e));
-		rb_feed_stop(f);
+		feed_free(f);
 		return -1;
 	}
 	f->started = 1;
+	if (with) {
+		pthread_mutex_lock(f->mu);
+		with->other = f;
+		pthread_mutex_unlock(f->mu);
+	}
 	*out = f;
 	return 0;
 }
@@ -587,36 +646,62 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 const struct rb_feed_rows *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen)
 {
 	*status = 0;
-	pthread_mutex_lock(&f->mu);
+	pthread_mutex_lock(f->mu);
 	if (f->taking) {               /* give the emptied batch back */
-		f->spare[f->nspare++] = f->taking;
+		struct rb_feed *o = f->taking_from;
+		o->spare[o->nspare++] = f->taking;
 		f->taking = NULL;
 	}
-	if (!f->count && !f->done) {
-		if (f->wake_at)
-			f->wake_at = 2 * f->wake_at < FEED_WAKE ? 2 * f->wake_at : FEED_WAKE;
-		else
-			f->wake_at = 1;
+	for (int bumped = 0;;) {
+		/* a batch, the feeds' in turn; a feed that ended with an error once its batches are read */
+		struct rb_feed *m[2] = { f->turn ? f->other : f, f->turn ? f : f->other }, *pick = NULL;
+		int live = 0, ended = 0;
+		for (int k = 0; k < 2; k++) {
+			if (!m[k])
+				continue;
+			ended += m[k]->done;
+			if (m[k]->count && !pick)
+				pick = m[k];
+			else if (!m[k]->count && m[k]->done && m[k]->status && !*status) {
+				*status = m[k]->status;
+				snprintf(msg, msglen, "%s", m[k]->msg);
+			}
+			live |= !m[k]->done;
+		}
+		if (pick) {
+			*status = 0;
+			f->taking = pick->queue[pick->head];
+			f->taking_from = pick;
+			pick->head = (pick->head + 1) % FEED_BATCHES;
+			pick->count--;
+			if (pick->session_waits && pick->count <= FEED_BATCHES - FEED_WAKE)
+				pthread_cond_broadcast(f->cv);
+			if (f->other)
+				f->turn = pick == f;
+			break;
+		}
+		if (*status || !live)
+			break;
+		/* none waits: sleep until wake_at batches of one feed do, or a feed ends */
+		if (!bumped++)
+			f->wake_at = !f->wake_at ? 1 : 2 * f->wake_at < FEED_WAKE ? 2 * f->wake_at : FEED_WAKE;
 		f->cursor_waits = 1;
-		while (f->count < f->wake_at && !f->done)
-			pthread_cond_wait(&f->cv, &f->mu);
+		for (;;) {
+			pthread_cond_wait(f->cv, f->mu);
+			int now = 0, enough = 0;
+			for (int k = 0; k < 2; k++)
+				if (m[k]) {
+					now += m[k]->done;
+					enough |= m[k]->count >= f->wake_at;
+				}
+			if (enough || now != ended)
+				break;
+		}
 		f->cursor_waits = 0;
 	}
-	if (f->count) {
-		f->taking = f->queue[f->head];
-		f->head = (f->head + 1) % FEED_BATCHES;
-		f->count--;
-		if (f->session_waits && f->count <= FEED_BATCHES - FEED_WAKE)
-			pthread_cond_broadcast(&f->cv);
-	}
-	int end_status = f->status;
-	if (!f->taking && end_status)
-		snprintf(msg, msglen, "%s", f->msg);
-	pthread_mutex_unlock(&f->mu);
-	if (!f->taking) {
-		*status = end_status;
+	pthread_mutex_unlock(f->mu);
+	if (!f->taking)
 		return NULL;
-	}
 	struct batch *bt = f->taking;
 	f->view = (struct rb_feed_rows){ .n = bt->n, .gap = bt->gap, .b = bt->u.b, .c = bt->u.c,
 					 .names = f->flt.lean ? NULL : bt->names };
@@ -627,32 +712,16 @@ void rb_feed_stop(struct rb_feed *f)
 {
 	if (!f)
 		return;
-	if (f->started) {
-		pthread_mutex_lock(&f->mu);
-		f->stop = 1;
-		pthread_cond_broadcast(&f->cv);
-		pthread_mutex_unlock(&f->mu);
-		pthread_join(f->thread, NULL);
+	struct rb_feed *other = f->other;
+	if (other)
+		feed_halt(other);
+	feed_halt(f);
+	if (f->taking) {
+		struct rb_feed *o = f->taking_from;
+		o->spare[o->nspare++] = f->taking;
+		f->taking = NULL;
 	}
-	for (size_t i = 0; i < f->count; i++)
-		free(f->queue[(f->head + i) % FEED_BATCHES]);
-	free(f->filling);
-	free(f->taking);
-	for (size_t i = 0; i < f->nspare; i++)
-		free(f->spare[i]);
-	for (size_t i = 0; i < f->nobjs; i++) {
-		free(f->objs[i]->name);
-		free(f->objs[i]->build_id);
-		free(f->objs[i]);
-	}
-	free(f->objs);
-	rb_calls_free(f->calls);
-	free(f->queues);
-	free(f->passed);
-	free(f->seek);
-	free(f->seek_seq);
-	rb_idmap_free(&f->objmap);
-	pthread_mutex_destroy(&f->mu);
-	pthread_cond_destroy(&f->cv);
-	free(f);
+	if (other)
+		feed_free(other);
+	feed_free(f);
 }

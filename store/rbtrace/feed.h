@@ -123,6 +123,13 @@ struct rb_feed_filter {
 	const struct rb_seek_ev *seek;
 	const uint64_t *seek_seq;
 	size_t nseek;
+	uint64_t seek_lo;            /* where the seek points lead (0: time_lo): a branch there while waiting starts again */
+	/*
+	 * Branches: only the rows with ids in (id_lo, id_hi] (id_hi 0: no
+	 * end), decoding stopping after id_hi: a part of a scan that two
+	 * decodings share (rbtrace.c), the second starting at seek points.
+	 */
+	uint64_t id_lo, id_hi;
 	/*
 	 * Branches: the query reads none of the columns that name objects
 	 * (event, thread, comm, dso, symbol and their offsets): the rows leave
@@ -135,18 +142,22 @@ struct rb_feed;
 
 /*
  * Start decoding the recording @so names (its path, machine options,
- * --itrace choices as the export had them) on a new thread. 0, or -1 with
- * @msg (memory, thread).
+ * --itrace choices as the export had them) on a new thread. With @with (a
+ * feed started before, not one started @with another), the two are read
+ * as one: rb_feed_next(@with) hands over both's batches, whichever has one
+ * (each's in order), and rb_feed_stop(@with) stops both; @with's filter
+ * and this one's should share no row (id_lo, id_hi). 0, or -1 with @msg
+ * (memory, thread).
  */
 int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const struct rb_feed_filter *f,
-		  char *msg, size_t msglen);
+		  struct rb_feed *with, char *msg, size_t msglen);
 /*
  * The next batch of rows, NULL at the end. It stays valid until the next
  * call; its objects until rb_feed_stop. At the end, *@status is 0, or why
- * the session stopped early (then @msg says it: a damaged recording, memory).
+ * a session stopped early (then @msg says it: a damaged recording, memory).
  */
 const struct rb_feed_rows *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen);
-/* Stop the session (if it still runs), wait for its thread and free everything. Accepts NULL. */
+/* Stop the sessions (if they still run), wait for their threads and free everything. Accepts NULL. */
 void rb_feed_stop(struct rb_feed *f);
 
 #endif

@@ -11,7 +11,9 @@
  * hidden columns, pid and tid. Constraints on time (=, <, <=, >, >=), cpu,
  * pid and tid are pushed down (xBestIndex): rows outside them are never
  * made, and decoding stops once every queue has passed the window's end
- * (feed.h). Rows come in the export's order (ids ascending).
+ * (feed.h). Rows come in the export's order (ids ascending), but for a
+ * whole-trace scan that reads no object and asks no order, which two
+ * sessions decode at once (start_split): two runs of ascending ids.
  *
  * calls: perf's calls table, from the calls builder fed as the export
  * feeds it, with pid and tid hidden; constraints on call_time, pid and tid
@@ -217,7 +219,7 @@ struct vtab {
 
 struct cursor {
 	sqlite3_vtab_cursor base;
-	struct rb_feed *feed;
+	struct rb_feed *feed;              /* one decoding, or two read as one (start_split) */
 	const struct rb_feed_rows *rows;   /* the batch being read (NULL: at the end), row i of it */
 	size_t i;
 };
@@ -319,8 +321,10 @@ static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *ii)
 	ii->needToFreeIdxStr = 1;
 	ii->estimatedCost = cost;
 	ii->estimatedRows = (sqlite3_int64)(cost / 10);
-	if (ii->nOrderBy == 1 && t->id >= 0 && ii->aOrderBy[0].iColumn == t->id && !ii->aOrderBy[0].desc)
+	if (ii->nOrderBy == 1 && t->id >= 0 && ii->aOrderBy[0].iColumn == t->id && !ii->aOrderBy[0].desc) {
 		ii->orderByConsumed = 1;
+		ii->idxNum |= 2;                /* rows in id order: one decoding */
+	}
 	return SQLITE_OK;
 }
 
@@ -528,6 +532,67 @@ static int window_seek(sqlite3 *db, int64_t lo, struct rb_seek_ev **out, uint64_
 	return 0;
 }
 
+/*
+ * A whole-trace scan that reads no object and asks no order (a count, a
+ * histogram) is decoded in two parts at once, one session each, on as
+ * many threads in all as one would use: the first from the start up to a
+ * seek point near the middle (the samples id the export had reached
+ * there), the second from that seek point on, as a window starts
+ * (window_seek); the cursor reads their batches as they come (feed.h).
+ * One session's decoding threads wait at every window's end for its
+ * thread that takes the events in order; two sessions never wait for each
+ * other. Nothing is started (0, c->feed NULL) without a seek point, a
+ * second processor, or with RBTRACE_NO_SPLIT; -1 with @msg on failure.
+ */
+static int start_split(struct vtab *v, struct cursor *c, const struct rb_feed_filter *f, char *msg, size_t len)
+{
+	int jobs = v->rec.so.jobs;
+	sqlite3_stmt *s;
+	if (jobs < 2 || getenv("RBTRACE_NO_SPLIT") ||
+	    sqlite3_prepare_v2(v->db, "SELECT time FROM main.trace_seek WHERE source = 'intel_pt' ORDER BY"
+			       " abs(sample_seq - (SELECT max(sample_seq) FROM main.trace_seek) / 2) LIMIT 1",
+			       -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	int64_t t = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+	sqlite3_finalize(s);
+	struct rb_seek_ev *seek = NULL;
+	uint64_t *seq = NULL;
+	size_t n = 0;
+	if (t < 0 || t == INT64_MAX)
+		return 0;
+	if (window_seek(v->db, t + 1, &seek, &seq, &n) < 0) {
+		snprintf(msg, len, "out of memory");
+		return -1;
+	}
+	uint64_t split = 0, seek_lo = 0;
+	for (size_t i = 0; i < n; i++) {
+		split = seq[i] > split ? seq[i] : split;
+		seek_lo = seek[i].time + 1 > seek_lo ? seek[i].time + 1 : seek_lo;
+	}
+	int rc = 0;
+	if (n && split) {
+		struct rb_session_opts so = v->rec.so;
+		so.jobs = jobs / 2;
+		struct rb_feed_filter first = *f, second = *f;
+		first.id_hi = split;
+		second.id_lo = split;
+		second.seek = seek;
+		second.seek_seq = seq;
+		second.nseek = n;
+		second.seek_lo = seek_lo;
+		struct rb_feed *two;
+		rc = rb_feed_start(&c->feed, &so, &first, NULL, msg, len);
+		if (!rc)
+			rc = rb_feed_start(&two, &so, &second, c->feed, msg, len);
+		if (!rc && getenv("RBTRACE_DEBUG"))
+			fprintf(stderr, "rbtrace: decoded in two parts, the second from %zu seek point(s) on (samples id %llu)\n",
+				n, (unsigned long long)split);
+	}
+	free(seek);
+	free(seq);
+	return rc;
+}
+
 static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc, sqlite3_value **argv)
 {
 	struct cursor *c = (struct cursor *)cur;
@@ -545,7 +610,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 		v->ready = 1;
 	}
 	int64_t lo = 0, hi = INT64_MAX;
-	struct rb_feed_filter f = { v->table, 0, UINT64_MAX, -1, -1, -1, NULL, 0, NULL, NULL, 0, 0 };
+	struct rb_feed_filter f = { .table = v->table, .time_hi = UINT64_MAX, .cpu = -1, .pid = -1, .tid = -1 };
 	int none = 0;
 	for (int i = 0; i < argc && idxStr && idxStr[i]; i++) {
 		char l = idxStr[i];
@@ -601,14 +666,21 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 	}
 	f.seek = seek;
 	f.seek_seq = seq;
-	f.lean = v->table == RB_FEED_BRANCHES && idxNum == 1;
+	f.lean = v->table == RB_FEED_BRANCHES && (idxNum & 1);
 	char msg[512];
-	int rc = rb_feed_start(&c->feed, &v->rec.so, &f, msg, sizeof(msg));
+	int rc = 0;
+	if (f.lean && !(idxNum & 2) && lo <= 0 && hi == INT64_MAX)
+		rc = start_split(v, c, &f, msg, sizeof(msg));
+	if (!rc && !c->feed)
+		rc = rb_feed_start(&c->feed, &v->rec.so, &f, NULL, msg, sizeof(msg));
 	free(queues);
 	free(seek);
 	free(seq);
-	if (rc < 0)
+	if (rc < 0) {
+		rb_feed_stop(c->feed);
+		c->feed = NULL;
 		return set_error(v, sqlite3_mprintf("rbtrace: %s", msg));
+	}
 	return vt_next(cur);
 }
 
