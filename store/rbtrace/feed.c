@@ -70,6 +70,7 @@ struct rb_feed {
 	int cursor_waits;                  /* for rows */
 	size_t wake_at;                    /* batches that wake the cursor */
 	int turn;                          /* whose batch the cursor takes next (0: the lead's) */
+	int led;                           /* the cursor took a batch (the lead's first, always) */
 	int done;                          /* the session ended: status, msg */
 	int status;
 	char msg[512];
@@ -655,6 +656,8 @@ const struct rb_feed_rows *rb_feed_next(struct rb_feed *f, int *status, char *ms
 	for (int bumped = 0;;) {
 		/* a batch, the feeds' in turn; a feed that ended with an error once its batches are read */
 		struct rb_feed *m[2] = { f->turn ? f->other : f, f->turn ? f : f->other }, *pick = NULL;
+		if (!f->led && (f->count || !f->done))
+			m[1] = NULL;    /* the lead's first batch first: a query that stops early (LIMIT) gets the lowest ids */
 		int live = 0, ended = 0;
 		for (int k = 0; k < 2; k++) {
 			if (!m[k])
@@ -678,6 +681,7 @@ const struct rb_feed_rows *rb_feed_next(struct rb_feed *f, int *status, char *ms
 				pthread_cond_broadcast(f->cv);
 			if (f->other)
 				f->turn = pick == f;
+			f->led = 1;
 			break;
 		}
 		if (*status || !live)
