@@ -1084,6 +1084,18 @@ void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpum
 	resolve_slow(m, t, cpumode, ip, al);
 }
 
+void rb_machine_resolve_chain(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
+			      struct rb_addr_loc *al)
+{
+	if (cpumode != PD_MISC_USER || !t || ip < rb_machine_kernel_start(m)) {
+		rb_machine_resolve(m, t, cpumode, ip, al);      /* (the fallback needs an address at or above it) */
+		return;
+	}
+	memset(al, 0, sizeof(*al));
+	al->addr = ip;
+	resolve_in(m, t->maps, ip, al);
+}
+
 void rb_machine_resolve_ip(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_addr_loc *al)
 {
 	rb_machine_resolve(m, t, ip >= rb_machine_kernel_start(m) ? PD_MISC_KERNEL : PD_MISC_USER, ip, al);

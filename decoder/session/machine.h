@@ -146,9 +146,20 @@ int rb_machine_mmap(struct rb_machine *m, int32_t pid, int32_t tid, int kernel, 
 struct rb_comm *rb_machine_sample_comm(struct rb_machine *m, struct rb_thread *t);
 struct rb_thread *rb_machine_main_thread(struct rb_machine *m, struct rb_thread *t);
 
-/* Resolve @ip for @t with cpumode @cpumode (PD_MISC_*). Always fills @al. */
+/*
+ * Resolve @ip for @t with cpumode @cpumode (PD_MISC_*). Always fills @al.
+ * A user address with no user mapping at or above kernel_start is looked
+ * up in the kernel's maps, as perf resolves a sample's ip (thread__find_map_fb).
+ */
 void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
 			struct rb_addr_loc *al);
+/*
+ * rb_machine_resolve without that fallback, as perf resolves a callchain's
+ * entries (add_callchain_ip: thread__find_symbol): a kernel address in the
+ * user part of a chain (a stale frame) has no map.
+ */
+void rb_machine_resolve_chain(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
+			      struct rb_addr_loc *al);
 /* rb_machine_resolve in the kernel's space at and above kernel_start, else in user space (trace addresses) */
 void rb_machine_resolve_ip(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_addr_loc *al);
 /* The mapping covering @ip: @t's maps below kernel_start, else the kernel's; NULL if none. No symbols are loaded. */

@@ -235,7 +235,7 @@ static int resolve_callchain(struct sess *s, struct rb_thread *t, const uint8_t 
 		}
 		s->nodes[k].ip = ip;
 		s->nodes[k].inlined = 0;
-		rb_machine_resolve(s->m, t, cpumode, ip, &s->nodes[k].al);
+		rb_machine_resolve_chain(s->m, t, cpumode, ip, &s->nodes[k].al);
 		/*
 		 * an unwound frame with functions inlined there: perf's entries
 		 * for it instead (append_inlines), outermost first here (root first)

@@ -77,6 +77,37 @@ static void test_maps(void)
 }
 
 /*
+ * A kernel address in user context: a sample's ip falls back to the
+ * kernel's maps (perf's thread__find_map_fb), a callchain entry does not
+ * (add_callchain_ip: a stale user frame that happens to hold a kernel
+ * address is [unknown] in perf script, seen on a -a -g recording).
+ */
+static void test_chain_fallback(void)
+{
+	struct rb_machine_opts o = { .buildid_dir = "/nonexistent" };
+	struct rb_machine *m = rb_machine_new(&o);
+	ok(m != NULL, "machine created");
+	if (!m)
+		return;
+	rb_machine_mmap(m, -1, 0, 1, 0xffffffff81000000ULL, 0x1000000, 0xffffffff81000000ULL, "[kernel.kallsyms]_text",
+			NULL, 0, 5, 0);
+	rb_machine_mmap(m, 100, 100, 0, 0x400000, 0x1000, 0, "/a", NULL, 0, 5, 0);
+	struct rb_thread *t = rb_machine_thread(m, 100, 100, 0);
+	struct rb_addr_loc al, ch, user, kern;
+	rb_machine_resolve(m, t, 2, 0xffffffff81000000ULL, &al);
+	rb_machine_resolve_chain(m, t, 2, 0xffffffff81000000ULL, &ch);
+	rb_machine_resolve_chain(m, t, 2, 0x400010, &user);
+	rb_machine_resolve_chain(m, t, 1, 0xffffffff81000010ULL, &kern);
+	ok(al.map && al.kernel && !ch.map && !ch.dso && ch.addr == 0xffffffff81000000ULL,
+	   "a kernel address in user context: the sample's ip falls back to the kernel, a chain entry has no map");
+	ok(user.map && user.dso && !strcmp(user.dso->long_name, "/a") && kern.map && kern.kernel,
+	   "chain entries in their own space resolve as before");
+	rb_machine_resolve(m, t, 2, 0xffffffff81000000ULL, &al);
+	ok(al.map && al.kernel, "and the chain's answer does not stay for the next sample (resolve's cache)");
+	rb_machine_free(m);
+}
+
+/*
  * Resolve's cache against the walk it saves: two machines with the same
  * object, its symbols (a function, a zero-size one, gaps between), one
  * caching and one not, take the same random run of resolves, exports (at
@@ -195,6 +226,7 @@ static void test_ordered(void)
 int main(void)
 {
 	test_maps();
+	test_chain_fallback();
 	test_resolve_cache();
 	test_ordered();
 	return done_testing();
