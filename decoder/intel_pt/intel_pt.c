@@ -390,7 +390,11 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 		pt->seg_size = 0;
 	if (pt->seg_size && pt->seg_size < 256)
 		pt->seg_size = 256;
-	/* one thread starting at seek points (and asked for none): lanes for those only, the others would be work twice */
+	/*
+	 * One thread starting at seek points, asked to report none and given no
+	 * RBDECODE_PT_SEGMENT: lanes only for those starts; others would be
+	 * warm-ups decoded twice, with nothing to run them beside.
+	 */
 	pt->seek_lanes_only = env->jobs <= 1 && !env->seek_point && env->nr_seek && !seg;
 	pt->win_events = WINDOW_EVENTS;
 	if (pt->seg_size && env->jobs > 1 && pt->win_events < (uint64_t)env->jobs * pt->seg_size / 2)

@@ -1050,8 +1050,9 @@ static void resolve_in(struct rb_machine *m, struct rb_maps *ms, uint64_t ip, st
 							   .last = rb_symtab_last(map->dso->syms) };
 }
 
+/* @fallback: a user address no user mapping covers, at or above kernel_start, is looked up in the kernel's maps */
 static __attribute__((noinline)) void resolve_slow(struct rb_machine *m, struct rb_thread *t, unsigned cpumode,
-						   uint64_t ip, struct rb_addr_loc *al)
+						   uint64_t ip, struct rb_addr_loc *al, int fallback)
 {
 	memset(al, 0, sizeof(*al));
 	al->addr = ip;
@@ -1062,7 +1063,7 @@ static __attribute__((noinline)) void resolve_slow(struct rb_machine *m, struct 
 	}
 	if (cpumode == PD_MISC_USER && t) {
 		resolve_in(m, t->maps, ip, al);
-		if (!al->map && ip >= rb_machine_kernel_start(m)) {
+		if (fallback && !al->map && ip >= rb_machine_kernel_start(m)) {
 			al->kernel = 1;
 			resolve_in(m, &m->kmaps, ip, al);
 		}
@@ -1081,19 +1082,16 @@ void rb_machine_resolve(struct rb_machine *m, struct rb_thread *t, unsigned cpum
 			return;
 		}
 	}
-	resolve_slow(m, t, cpumode, ip, al);
+	resolve_slow(m, t, cpumode, ip, al, 1);
 }
 
 void rb_machine_resolve_chain(struct rb_machine *m, struct rb_thread *t, unsigned cpumode, uint64_t ip,
 			      struct rb_addr_loc *al)
 {
-	if (cpumode != PD_MISC_USER || !t || ip < rb_machine_kernel_start(m)) {
-		rb_machine_resolve(m, t, cpumode, ip, al);      /* (the fallback needs an address at or above it) */
-		return;
-	}
-	memset(al, 0, sizeof(*al));
-	al->addr = ip;
-	resolve_in(m, t->maps, ip, al);
+	if (cpumode == PD_MISC_USER && t && ip >= rb_machine_kernel_start(m))
+		resolve_slow(m, t, cpumode, ip, al, 0);      /* where the fallback would apply: uncached, it is rare */
+	else
+		rb_machine_resolve(m, t, cpumode, ip, al);
 }
 
 void rb_machine_resolve_ip(struct rb_machine *m, struct rb_thread *t, uint64_t ip, struct rb_addr_loc *al)

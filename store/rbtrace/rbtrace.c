@@ -724,13 +724,13 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		case RBC_TID: x = b->tid; break;
 		case RBC_SYM_OFFSET: x = n ? n->sym_offset : 0; break;
 		case RBC_TO_SYM_OFFSET: x = n ? n->to_sym_offset : 0; break;
-		case RBC_EVSEL: case RBC_THREAD: case RBC_COMM: case RBC_DSO: case RBC_SYMBOL: case RBC_TO_DSO:
-		case RBC_TO_SYMBOL:
-			if (n)
-				o = col == RBC_EVSEL ? n->evsel : col == RBC_THREAD ? n->thread : col == RBC_COMM ? n->comm
-				    : col == RBC_DSO ? n->dso : col == RBC_SYMBOL ? n->sym : col == RBC_TO_DSO ? n->to_dso
-				    : n->to_sym;
-			goto object;
+		case RBC_EVSEL: o = n ? n->evsel : NULL; goto object;
+		case RBC_THREAD: o = n ? n->thread : NULL; goto object;
+		case RBC_COMM: o = n ? n->comm : NULL; goto object;
+		case RBC_DSO: o = n ? n->dso : NULL; goto object;
+		case RBC_SYMBOL: o = n ? n->sym : NULL; goto object;
+		case RBC_TO_DSO: o = n ? n->to_dso : NULL; goto object;
+		case RBC_TO_SYMBOL: o = n ? n->to_sym : NULL; goto object;
 		default:
 			return SQLITE_RANGE;
 		}
