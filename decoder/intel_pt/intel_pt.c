@@ -385,8 +385,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	const char *seg = getenv("RBDECODE_PT_SEGMENT");
 	pt->seg_size = seg && *seg ? strtoull(seg, NULL, 10)
 		     : env->jobs > 1 || env->seek_point || env->nr_seek ? SEGMENT_BYTES : 0;
-	/* the quick pass makes no branches, where a lane hands over (at_handoff): its lanes would be work thrown away */
-	if (pt->insn_period || pt->timeless || pt->qry_dec)
+	if (pt->insn_period || pt->timeless)
 		pt->seg_size = 0;
 	if (pt->seg_size && pt->seg_size < 256)
 		pt->seg_size = 256;

@@ -130,8 +130,16 @@ int emit(struct rb_pt *pt, struct ptq *q, const struct held *h)
 
 int emit_branch(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uint32_t flags, uint64_t time)
 {
-	if (pt->qry_dec)           /* the quick pass walks no code: the branches it would see are not all */
+	/*
+	 * The quick pass walks no code: the branches it would see are not
+	 * all. Where it would make one (at an event), a lane may hand over: a
+	 * place as exact as a branch's, and nothing is unproven there.
+	 */
+	if (pt->qry_dec) {
+		if (pt->seg_size)
+			at_handoff(pt, q, from, to, flags);
 		return 0;
+	}
 	if (!pt->env.trace) {      /* nobody takes events (gaps, info): only their number, as emit counts */
 		q->since = 0;
 		if (!q->unproven)
@@ -214,7 +222,8 @@ static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct r
 static int take(struct rb_pt *pt, const struct ptq *q, struct item *it)
 {
 	if (it->h.kind == ITEM_SEEK) {
-		if (!pt->env.seek_point)
+		/* the quick pass's hand-overs are at events, where a full decode's lane does not start */
+		if (!pt->env.seek_point || pt->qry_dec)
 			return 0;
 		struct rb_seek_ev s = { .source = "intel_pt", .queue = q->idx, .cpu = q->cpu, .time = it->h.time,
 					.tsc = it->h.payload[1], .pos = it->h.payload[0],

@@ -37,7 +37,11 @@
  * runs), then decodes queues and lanes to its end (phase two); with N
  * threads windows hold about a segment's worth of events per thread.
  * Gaps are a decoder's like any event: one in a lane's seek is its
- * predecessor's, so none is lost or doubled. Instruction samples
+ * predecessor's, so none is lost or doubled. The quick pass (libipt's
+ * query decoder, no code walked) makes no branches: it hands over where it
+ * would make one, at the events that do (tracing enabled, disabled, async,
+ * overflow), with nothing unproven; those are not seek points for a full
+ * decode, whose lanes start at branches. Instruction samples
  * (--itrace=i) count instructions from the start of the trace, which a
  * lane cannot know: with them, and without timestamps, runs are decoded
  * whole.
@@ -123,7 +127,7 @@ void at_handoff(struct rb_pt *pt, struct ptq *q, uint64_t from, uint64_t to, uin
 		return;
 	struct handoff h;
 	if (q->seek) {
-		if (q->blocks <= PWRE_WAIT || !q->proved || q->nawait || q->psb_wait || q->need_begin ||
+		if (q->blocks <= PWRE_WAIT || (!q->proved && !pt->qry_dec) || q->nawait || q->psb_wait || q->need_begin ||
 		    off <= q->seek_from)
 			return;
 		handoff_of(pt, q, from, to, flags, &h);
