@@ -8,7 +8,7 @@
 #    from the packets alone) against the default export of the same trace;
 #  - default export (rbdecode FILE -o DB): wall time against the bare libipt
 #    block-decoder loop over the same bytes (pt_bare.c, the limit: the fastest
-#    of three runs, as the machine's speed drifts), database
+#    of three runs, as the machine's speed drifts; one-queue traces), database
 #    size against the trace's, peak memory as the trace grows 4x;
 #  - script: peak memory against perf script --itrace=b's on the same trace,
 #    and as the trace grows 4x (the AUX data is spooled and windows are
@@ -29,7 +29,9 @@
 #    call paths stay one run's, as a real program's stay bounded).
 #    The export's peak memory grows with those call paths (the call-path map
 #    and call_path_stats hold one entry each, about 80 bytes together), not
-#    with the trace's bytes.
+#    with the trace's bytes; "call paths per call" says how far a trace's
+#    call tree is from its list of calls (near 1: almost every call is a new
+#    path, and the aggregate is as large as the calls it sums).
 # Prints one line per measure and the ratio with its target. Not a test: run
 # it by hand (it takes minutes and the machine's load moves the times).
 #
@@ -89,9 +91,10 @@ for size, cpus, thr in ((mb, "1", ""), (4 * mb, "1", ""), (4 * mb, "4", ""), (mb
     q = lambda sql: con.execute(sql).fetchone()[0]
     branches = q("SELECT value FROM decode_stats WHERE name = 'branch_samples_from_trace'")   # no row each by default
     agg = q("SELECT count(*) FROM call_path_stats") + q("SELECT count(*) FROM branch_edges") + q("SELECT count(*) FROM trace_index")
+    paths, calls = q("SELECT count(*) FROM call_paths"), q("SELECT sum(calls) FROM call_path_stats")
     con.close()
     os.unlink(db)
-    if cpus == "1" and not thr:
+    if cpus == "1":
         aux_bytes(data, os.path.join(work, "trace.bin"))
         bwall, _ = fastest([os.path.join(work, "pt_bare"), os.path.join(work, "trace.bin"), loops] + text)
         line("%s: default export, wall" % name, "%.1f s (bare libipt %.1f s)" % (wall, bwall), wall / bwall, "<= 2")
@@ -106,6 +109,8 @@ for size, cpus, thr in ((mb, "1", ""), (4 * mb, "1", ""), (4 * mb, "4", ""), (mb
     line("%s: peak memory of the export" % name, "%.0f MB" % peak, peak / 256.0, "<= 1 of 256 MB")
     line("%s: aggregate + index rows per branch" % name, "%d rows for %d branches" % (agg, branches),
          agg / max(branches, 1), "grows with the program")
+    line("%s: call paths per call" % name, "%d call paths for %d calls" % (paths, calls or 0),
+         paths / max(calls or 0, 1), "-")
 for thr, what in (("", "one thread, its calls nesting deeper each run"), ("threads", "a thread per run")):
     a, b = peaks[(mb, "1", thr)], peaks[(4 * mb, "1", thr)]
     line("export peak memory as the trace grows 4x (%s)" % what, "%.0f -> %.0f MB" % (a, b), b / a, "<= 1.2")
