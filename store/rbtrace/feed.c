@@ -18,6 +18,7 @@
  */
 #include "config.h"
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,16 @@ struct rb_feed {
 	size_t nseek;
 	size_t seek_met;                   /* of them, delivered so far */
 	int waiting;                       /* before the last seek point: nothing counts */
+	/*
+	 * A scan in two parts: the event with samples id meet_id (the first
+	 * part's id_hi + 1, where it stops; the second's id_lo + 1, its first)
+	 * as each decoding saw it. The two are the same event unless the
+	 * seek point's sample_seq is not what decoding from the start counts
+	 * there (rb_feed_next: then the rows are not the export's ids).
+	 */
+	uint64_t meet_id;
+	int met;
+	struct { int kind; int32_t cpu; uint64_t time, from, to; } meet;
 };
 
 static char *dup_str(const char *s)
@@ -366,6 +377,14 @@ static int feed_trace(void *ctx, const struct rb_trace_ev *ev)
 	if (f->waiting)
 		return feed_waiting(f, ev);
 	int64_t id = (int64_t)++f->next_id;
+	if ((uint64_t)id == f->meet_id && !f->met) {
+		f->met = 1;
+		f->meet.kind = ev->kind;
+		f->meet.cpu = ev->cpu;
+		f->meet.time = ev->time;
+		f->meet.from = ev->from;
+		f->meet.to = ev->to;
+	}
 	if (ev->kind != RB_EV_BRANCH)
 		return 0;
 	if (f->calls)
@@ -594,6 +613,7 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 	f->cv = &f->lead->own_cv;
 	f->so = *so;
 	f->flt = *flt;
+	f->meet_id = flt->id_hi ? flt->id_hi + 1 : flt->id_lo ? flt->id_lo + 1 : 0;
 	f->so.no_symbols = flt->lean;      /* no column of its rows names an object: no symbol is looked up */
 	f->queues = malloc((flt->nqueues + 1) * sizeof(*f->queues));
 	f->passed = calloc(flt->nqueues + 1, 1);
@@ -644,6 +664,19 @@ int rb_feed_start(struct rb_feed **out, const struct rb_session_opts *so, const 
 	return 0;
 }
 
+/* Whether a scan's two parts met at different events (@msg says so), both having ended. */
+static int meet_differs(const struct rb_feed *a, const struct rb_feed *b, char *msg, size_t msglen)
+{
+	if (a->met == b->met && (!a->met || (a->meet.kind == b->meet.kind && a->meet.cpu == b->meet.cpu &&
+					     a->meet.time == b->meet.time && a->meet.from == b->meet.from &&
+					     a->meet.to == b->meet.to)))
+		return 0;
+	snprintf(msg, msglen, "trace_seek's sample_seq %" PRIu64 " is not the samples id that decoding from the start "
+		 "reaches at that seek point: the database's trace_seek does not match this recording "
+		 "(RBTRACE_NO_SPLIT=1 decodes the whole trace from its start)", a->meet_id - 1);
+	return 1;
+}
+
 const struct rb_feed_rows *rb_feed_next(struct rb_feed *f, int *status, char *msg, size_t msglen)
 {
 	*status = 0;
@@ -684,6 +717,8 @@ const struct rb_feed_rows *rb_feed_next(struct rb_feed *f, int *status, char *ms
 			f->led = 1;
 			break;
 		}
+		if (!*status && !live && f->other && meet_differs(f, f->other, msg, msglen))
+			*status = -EINVAL;
 		if (*status || !live)
 			break;
 		/* none waits: sleep until wake_at batches of one feed do, or a feed ends */
