@@ -12,12 +12,13 @@ FUZZ_PROGS = \
 	%D%/fuzz_symtab \
 	%D%/fuzz_rbdecode \
 	%D%/fuzz_trace_pt \
-	%D%/fuzz_trace_cs
+	%D%/fuzz_trace_cs \
+	%D%/fuzz_rbtrace
 FUZZ_INCLUDES = $(AM_CPPFLAGS) -I$(top_srcdir)/%D%
 FUZZ_LINK_FLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 if ENABLE_FUZZ
 noinst_PROGRAMS += $(FUZZ_PROGS)
-fuzz: $(FUZZ_PROGS) rbdecode$(EXEEXT) rbrecord$(EXEEXT) tests/tools/pdconvert$(EXEEXT)
+fuzz: $(FUZZ_PROGS) rbdecode$(EXEEXT) rbrecord$(EXEEXT) tests/tools/pdconvert$(EXEEXT) scripts/ptgen/ptgen$(EXEEXT)
 	FUZZ_SECONDS='$(FUZZ_SECONDS)' top_srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' \
 	RB_FIXTURES="$${RB_FIXTURES:-$(abs_top_srcdir)/../shared/fixtures}" \
 	$(SHELL) $(top_srcdir)/%D%/run.sh
@@ -61,6 +62,12 @@ endif
 %C%_fuzz_trace_cs_CPPFLAGS = $(FUZZ_INCLUDES) -DFUZZ_TRACE_CS
 %C%_fuzz_trace_cs_LDFLAGS = $(FUZZ_LINK_FLAGS)
 %C%_fuzz_trace_cs_LDADD = $(RBTRACE_LIBS)
+# the rbtrace extension's entry points, linked in (databases and recordings made by run.sh)
+%C%_fuzz_rbtrace_SOURCES = %D%/fuzz_rbtrace.c %D%/fuzz.h $(RBTRACE_SOURCES)
+%C%_fuzz_rbtrace_CPPFLAGS = $(FUZZ_INCLUDES)
+%C%_fuzz_rbtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+%C%_fuzz_rbtrace_LDFLAGS = $(FUZZ_LINK_FLAGS)
+%C%_fuzz_rbtrace_LDADD = $(RBTRACE_LIBS) $(SQLITE_LIBS)
 EXTRA_DIST += %D%/run.sh %D%/seeds.sh %D%/mkimc.py %D%/unbundle.py %D%/splice_aux.py %D%/regress
 
 # Tests of this area that run in the default suite: valgrind memcheck of

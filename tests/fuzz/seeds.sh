@@ -10,7 +10,7 @@ src=${top_srcdir:-.}
 bld=${top_builddir:-.}
 fx=${RB_FIXTURES:-$src/../shared/fixtures}
 rm -rf "$out"
-mkdir -p "$out/perfdata" "$out/rbdecode" "$out/unpack" "$out/cs_snapshot" "$out/imc" "$out/symtab" "$out/trace_pt" "$out/trace_cs"
+mkdir -p "$out/perfdata" "$out/rbdecode" "$out/unpack" "$out/cs_snapshot" "$out/imc" "$out/symtab" "$out/trace_pt" "$out/trace_cs" "$out/rbtrace"
 w=$out/work
 mkdir -p "$w"
 
@@ -42,8 +42,8 @@ aux_payloads() {   # aux_payloads PERF.DATA OUTDIR PREFIX
 	python3 - "$@" <<'PY'
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
-if d[:8] != b'PERFILE2':
-    sys.exit(0)
+if d[:8] != b'PERFILE2' or len(d) < 104 or struct.unpack_from('<Q', d, 8)[0] < 104:
+    sys.exit(0)              # not a file-mode header (pipe mode has no data section to walk)
 off, size = struct.unpack_from('<QQ', d, 40)
 p, end, n = off, off + size, 0
 while p + 8 <= end:
@@ -64,6 +64,15 @@ for f in "$fx"/coresight-perf/perf_etm.data "$fx"/coresight-perf/perf_with_missi
 	[ -f "$f" ] && aux_payloads "$f" "$out/trace_cs" "$(basename "$f" .data)"
 done
 cp "$out"/perfdata/* "$out/rbdecode/"
+# rbtrace: programs of fuzz_rbtrace.c's little language (template and switches, row changes, query;
+# templates in run.sh's order: loops-full, threads-2cpu, ptgen's 1 MB one queue, ptgen's 4 CPUs):
+# a whole-trace count (in two parts), every column of a time window, calls before a time, the count
+# with a trace_seek row changed, a window with the trace index's first row deleted
+printf '\002\000\001\000\000' >"$out/rbtrace/count"
+printf '\003\000\001\001\002\011\004\001\006\011\001\001\003' >"$out/rbtrace/window"
+printf '\001\000\000\000\001\004\001\002\000\000\000\000\000\000\377\377' >"$out/rbtrace/calls"
+printf '\002\001\000\000\001\001\015\002\000\005\001\000\000' >"$out/rbtrace/seek-changed"
+printf '\042\001\001\000\000\000\001\001\001\011\004\001\006' >"$out/rbtrace/index-deleted"
 
 # archives: a small perf-archive style tree (a recording, a build-id object,
 # kallsyms, a link inside) in every container and compression the reader takes
