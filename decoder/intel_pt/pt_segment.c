@@ -39,9 +39,10 @@
  * Gaps are a decoder's like any event: one in a lane's seek is its
  * predecessor's, so none is lost or doubled. The quick pass (libipt's
  * query decoder, no code walked) makes no branches: it hands over where it
- * would make one, at the events that do (tracing enabled, disabled, async,
- * overflow), with nothing unproven; those are not seek points for a full
- * decode, whose lanes start at branches. Instruction samples
+ * would make one, at the events that do (tracing enabled, an asynchronous
+ * disable or branch, an overflow with an address), with nothing unproven;
+ * those are not seek points for a full decode, whose lanes start at
+ * branches. Instruction samples
  * (--itrace=i) count instructions from the start of the trace, which a
  * lane cannot know: with them, and without timestamps, runs are decoded
  * whole.
