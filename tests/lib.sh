@@ -112,6 +112,18 @@ wait_for() {
 		sleep 0.05
 	done
 }
+# damage_eleven IN OUT: a copy of recording IN with 48 bytes of 0xff at eleven places spread over the
+# file (in a long Intel PT trace, all in its AUX data): decoders lose sync there, eleven times
+damage_eleven() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+for k in range(1, 12):
+    at = len(d) * k // 13 + (k * 977) % 4096
+    d[at:at + 48] = b'\xff' * 48
+open(sys.argv[2], 'wb').write(d)
+PY
+}
 # size_of FILE: its size in bytes, 0 when it does not exist
 size_of() { if [ -f "$1" ]; then wc -c <"$1"; else echo 0; fi; }
 # larger FILE BYTES: FILE holds more than BYTES bytes

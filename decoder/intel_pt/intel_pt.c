@@ -336,6 +336,13 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	if (pt->have_cpu && pt_cpu_errata(&er, &pt->cpu) >= 0 && er.skl014 && rb_pt_filters_config(&pt->filt, &af))
 		pt->insn_dec = 1;
 	pt->qry_dec = env->quick;
+	/*
+	 * The quick pass's lanes hand over at events, where a full decode's do
+	 * not start: it reports no seek points, so it needs no segments to make
+	 * them on one thread either.
+	 */
+	if (pt->qry_dec)
+		pt->env.seek_point = NULL;
 	if (pt->nr_priv > P_TIME_ZERO && pt->priv[P_TIME_MULT] &&
 	    (pt->nr_priv <= P_CAP_USER_TIME_ZERO || pt->priv[P_CAP_USER_TIME_ZERO])) {
 		pt->time_shift = pt->priv[P_TIME_SHIFT];
@@ -384,7 +391,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	 */
 	const char *seg = getenv("RBDECODE_PT_SEGMENT");
 	pt->seg_size = seg && *seg ? strtoull(seg, NULL, 10)
-		     : env->jobs > 1 || env->seek_point || env->nr_seek ? SEGMENT_BYTES : 0;
+		     : env->jobs > 1 || pt->env.seek_point || env->nr_seek ? SEGMENT_BYTES : 0;
 	if (pt->insn_period || pt->timeless)
 		pt->seg_size = 0;
 	if (pt->seg_size && pt->seg_size < 256)
@@ -394,7 +401,7 @@ int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env
 	 * RBDECODE_PT_SEGMENT: lanes only for those starts; others would be
 	 * warm-ups decoded twice, with nothing to run them beside.
 	 */
-	pt->seek_lanes_only = env->jobs <= 1 && !env->seek_point && env->nr_seek && !seg;
+	pt->seek_lanes_only = env->jobs <= 1 && !pt->env.seek_point && env->nr_seek && !seg;
 	pt->win_events = WINDOW_EVENTS;
 	if (pt->seg_size && env->jobs > 1 && pt->win_events < (uint64_t)env->jobs * pt->seg_size / 2)
 		pt->win_events = (uint64_t)env->jobs * pt->seg_size / 2;

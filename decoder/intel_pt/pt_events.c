@@ -222,8 +222,7 @@ static void resolve(struct rb_pt *pt, struct rb_thread *t, uint64_t ip, struct r
 static int take(struct rb_pt *pt, const struct ptq *q, struct item *it)
 {
 	if (it->h.kind == ITEM_SEEK) {
-		/* the quick pass's hand-overs are at events, where a full decode's lane does not start */
-		if (!pt->env.seek_point || pt->qry_dec)
+		if (!pt->env.seek_point)
 			return 0;
 		struct rb_seek_ev s = { .source = "intel_pt", .queue = q->idx, .cpu = q->cpu, .time = it->h.time,
 					.tsc = it->h.payload[1], .pos = it->h.payload[0],

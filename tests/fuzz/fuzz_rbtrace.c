@@ -6,11 +6,12 @@
  * trace_seek, trace_index, the objects tables), in-process with the
  * extension linked in (registered as an auto extension, as .load would).
  *
- * The templates are databases rbdecode made of real recordings (run.sh
- * makes them: ptgen's 1 MB one-queue trace exported in 4 KiB segments, so
- * that trace_seek has seek points, and a 4-CPU thread-per-run one), named
- * by FUZZ_RBTRACE_DBS (colon-separated); their recordings stay where they
- * were exported. Each input is a small program over one of them, copied
+ * The templates are databases rbdecode made of recordings (run.sh makes
+ * them: the loops-full and threads-2cpu fixtures, small and quick to
+ * decode; ptgen's 1 MB one-queue trace exported in 4 KiB segments, so that
+ * trace_seek has seek points; a 4-CPU thread-per-run one), named by
+ * FUZZ_RBTRACE_DBS (colon-separated, at most MAX_TEMPLATES); their
+ * recordings stay where they were exported. Each input is a small program over one of them, copied
  * into memory (sqlite3_deserialize): first byte picks the template and
  * the environment switches (RBTRACE_NO_SPLIT, RBTRACE_NO_SEEK); then
  * row changes (UPDATE or DELETE of a row of a table the extension reads,
@@ -136,7 +137,7 @@ static void bind_value(sqlite3_stmt *s, int i, struct in *in)
 	}
 }
 
-/* The tables the extension reads, and what a change to one of their rows may be. */
+/* The tables the extension reads: a change makes one of their rows another value, or deletes it. */
 static const char *const TABLES[] = { "trace_seek", "trace_index", "decode_stats", "threads", "comms",
 				      "comm_threads", "dsos", "symbols", "selected_events", "machines", "gaps" };
 
