@@ -48,7 +48,13 @@ struct proc_image *proc_image(struct rb_pt *pt, struct ptq *q, int32_t pid)
 	return p;
 }
 
-/* An exec: the process's images are gone (no queue is decoding: the session calls between windows). */
+/*
+ * An exec: the process's images are gone (no queue is decoding: the session
+ * calls between windows). A queue decoding that process goes on in a new,
+ * empty image of it: the thread that exec'd runs on without a context switch
+ * (nothing else would give the queue an image again), and the new program's
+ * code is read from the maps as they are when it runs.
+ */
 void drop_image(struct rb_pt *pt, int32_t pid)
 {
 	for (size_t i = 0; i < pt->nr_q; i++)
@@ -57,15 +63,18 @@ void drop_image(struct rb_pt *pt, int32_t pid)
 				struct proc_image *p = *pp;
 				if (p->pid != pid)
 					continue;
-				if (q->img == p) {
-					if (q->dec)
-						dec_set_image(pt, q->dec, NULL);
-					q->img = NULL;
-				}
+				int current = q->img == p;
 				*pp = p->next;
 				pt_image_free(p->img);
 				free(p->secs);
 				free(p);
+				if (current) {
+					q->img = proc_image(pt, q, pid);
+					if (!q->img)
+						q->err = -ENOMEM;
+					if (q->dec)
+						dec_set_image(pt, q->dec, q->img ? q->img->img : NULL);
+				}
 				break;
 			}
 }

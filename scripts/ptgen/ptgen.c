@@ -25,7 +25,7 @@
  *                                    KIMG's text (and modules') in PT_LOADs at
  *                                    other file offsets than in KIMG
  *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
- *   ptgen large PROG FLOW MB OUT [CPUS [threads|late]]
+ *   ptgen large PROG FLOW MB OUT [CPUS [threads|exec|late]]
  *                                    a benchmark perf.data with about MB megabytes
  *                                    of trace (CPUS queues); counts on stdout;
  *                                    threads: each repetition a new thread;
@@ -1310,10 +1310,18 @@ static int cmd_insns(int argc, char **argv)
  * another thread of the process through the same repetitions. As one
  * thread never returns from its entry point, each repetition nests in the
  * calls of the one before (its call paths grow with the trace, in perf's
- * thread stack as in ours); with "threads" each repetition runs in a new
+ * thread stack as in ours: a call tree no real program has, as deep as the
+ * trace is long); with "threads" each repetition runs in a new
  * thread instead (the old one exits and is switched out, a new one is forked and switched in
  * before the PSB), as a program that starts short-lived threads: its call
- * paths stay those of one run. With "late", the program's MMAP2 is written
+ * paths stay those of one run. With "exec", each CPU runs a process of its
+ * own (the first CPU's the first process, the others forked from it), and
+ * each repetition after the first is the same thread exec'ing the program
+ * again (COMM with COMM_EXEC, then the program's MMAP2, before the PSB), as a
+ * long-running process that re-executes itself: one thread per CPU, and
+ * since an exec ends every call of the main thread (perf's thread stack is
+ * flushed when the main thread's comm changes, and ours), the call paths stay one
+ * run's. With "late", the program's MMAP2 is written
  * again after the second round, dated before the first: a map-changing
  * record that comes out of order (a reader's ordering queue has released
  * records later than it).
@@ -1342,9 +1350,11 @@ static void patch_timing(struct gen *g, uint8_t *ep, const struct ptstream *s, u
 
 static int cmd_large(int argc, char **argv)
 {
-	if (argc < 6 || argc > 8 || (argc == 8 && strcmp(argv[7], "threads") && strcmp(argv[7], "late")))
+	if (argc < 6 || argc > 8 ||
+	    (argc == 8 && strcmp(argv[7], "threads") && strcmp(argv[7], "exec") && strcmp(argv[7], "late")))
 		return 1;
 	int new_threads = argc == 8 && !strcmp(argv[7], "threads");
+	int exec = argc == 8 && !strcmp(argv[7], "exec");
 	int late = argc == 8 && !strcmp(argv[7], "late");
 	struct gen g;
 	load(&g, argv[2], argv[3], "loops");
@@ -1379,11 +1389,17 @@ static int cmd_large(int argc, char **argv)
 	struct wrap *w;
 	if (wrap_open(&w, argv[5], &wc) < 0)
 		exit(4);
+	/* CPU c runs thread tid[c] of process pid[c]: threads of one process, or with exec a process each */
+	uint32_t pid[8], tid[8];
+	for (int c = 0; c < ncpus; c++) {
+		tid[c] = PID + (unsigned)c;
+		pid[c] = exec ? tid[c] : PID;
+	}
 	process_start(&g, w, START_TSC);
 	for (int c = 1; c < ncpus; c++) {
-		wrap_fork(w, 0, START_TSC + 500, PID, PID + (unsigned)c, PID, 0);
-		wrap_itrace_start(w, c, START_TSC + 600, PID, PID + (unsigned)c);
-		wrap_switch(w, c, START_TSC + 700, PID, PID + (unsigned)c, 0);
+		wrap_fork(w, 0, START_TSC + 500, pid[c], tid[c], PID, 0);
+		wrap_itrace_start(w, c, START_TSC + 600, pid[c], tid[c]);
+		wrap_switch(w, c, START_TSC + 700, pid[c], tid[c], 0);
 	}
 	uint8_t *chunk = malloc(per_chunk * s.len);
 	if (!chunk)
@@ -1396,9 +1412,6 @@ static int cmd_large(int argc, char **argv)
 	 * about one round, not the recording.
 	 */
 	uint64_t off[8] = { 0 };
-	uint32_t tid[8];
-	for (int c = 0; c < ncpus; c++)
-		tid[c] = PID + (unsigned)c;
 	for (uint64_t r0 = 0; r0 < reps; r0 += per_chunk) {
 		for (int c = 0; c < ncpus; c++) {
 			size_t k = 0;
@@ -1415,10 +1428,14 @@ static int cmd_large(int argc, char **argv)
 					wrap_itrace_start(w, c, t + 300, PID, next);
 					wrap_switch(w, c, t + 400, PID, next, 0);
 					tid[c] = next;
+				} else if (exec && r) {   /* as the kernel does: the new comm, then the new image's maps */
+					uint64_t t = START_TSC + r * period;
+					wrap_comm(w, c, t - 300, pid[c], tid[c], g.name, 1);
+					wrap_mmap2(w, c, t - 200, pid[c], tid[c], &g.im, g.recname);
 				}
 			}
 			uint64_t tsc = START_TSC + (r0 + k) * period;
-			wrap_aux(w, c, tsc, PID, tid[c], off[c], k * s.len, 0);
+			wrap_aux(w, c, tsc, pid[c], tid[c], off[c], k * s.len, 0);
 			wrap_auxtrace(w, c, tsc, tid[c], off[c], chunk, k * s.len);
 			off[c] += k * s.len;
 		}
@@ -1427,8 +1444,8 @@ static int cmd_large(int argc, char **argv)
 			wrap_mmap2(w, 0, START_TSC + 250, PID, PID, &g.im, g.recname);
 	}
 	for (int c = 0; c < ncpus; c++) {
-		wrap_fork(w, c, end_tsc, PID, tid[c], PID, 1);
-		wrap_switch(w, c, end_tsc + 100, PID, tid[c], 1);
+		wrap_fork(w, c, end_tsc, pid[c], tid[c], PID, 1);
+		wrap_switch(w, c, end_tsc + 100, pid[c], tid[c], 1);
 	}
 	free(chunk);
 	wrap_round(w);
@@ -1441,7 +1458,7 @@ static int cmd_large(int argc, char **argv)
 	fclose(nb);
 	printf("# ptgen large: %s, %" PRIu64 " repetitions of %zu trace bytes per CPU\n", g.name, reps, s.len);
 	for (int c = 0; c < ncpus; c++)
-		printf("thread %d pid %u tid %u insns %" PRIu64 " branches %" PRIu64 "\n", c, PID, PID + (unsigned)c,
+		printf("thread %d pid %u tid %u insns %" PRIu64 " branches %" PRIu64 "\n", c, pid[c], PID + (unsigned)c,
 		       reps * g.fl.th[0].n, reps * branches);
 	printf("trace-bytes %" PRIu64 "\n", reps * s.len * (uint64_t)ncpus);
 	ps_free(&s);
@@ -1481,6 +1498,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: ptgen trace PROG FLOW | ktrace KIMG KFLOW |"
 				" fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH] [--kaslr DELTA] |"
 				" insns PROG FLOW EXPECTED THREAD [--kernel KIMG KFLOW [--kaslr DELTA]] | ipt PERFDATA PROG QUEUE |"
-				" large PROG FLOW MB OUT [CPUS [threads]] | kcore KIMG OUT\n");
+				" large PROG FLOW MB OUT [CPUS [threads|exec|late]] | kcore KIMG OUT\n");
 	return rc;
 }

@@ -307,8 +307,10 @@ void wrap_kernel_mmap(struct wrap *w, uint64_t tsc, const struct image *kim, con
 void wrap_fork(struct wrap *w, int cpu, uint64_t tsc, uint32_t pid, uint32_t tid, uint32_t ptid, int exit)
 {
 	struct rec r;
+	/* a new thread's parent is its own process; a new process's (tid == pid) is ptid's */
+	uint32_t ppid = tid == pid && ptid != pid ? ptid : pid;
 	hdr(&r, exit ? PD_RECORD_EXIT : PD_RECORD_FORK, 0);
-	u32(&r, pid); u32(&r, pid); u32(&r, tid); u32(&r, ptid);
+	u32(&r, pid); u32(&r, ppid); u32(&r, tid); u32(&r, ptid);
 	u64(&r, wrap_perf_time(tsc));
 	trailer(&r, pid, tid, tsc, cpu, SB_ID(cpu));
 	write_rec(w, &r, NULL, 0);
