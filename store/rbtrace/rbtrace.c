@@ -48,8 +48,18 @@ SQLITE_EXTENSION_INIT1
 
 /* ------------------------------------------------------------ ids */
 
+/*
+ * The database's ids of the session's objects, by kind (IDS_DSO ... IDS_EVSEL),
+ * each map read from its table when a row first names an object of its kind:
+ * a query that reads no such column (a count, a histogram of times) reads none,
+ * and a recording that starts a thread per task has as many threads and comms
+ * as it has tasks.
+ */
+enum { IDS_DSO, IDS_SYM, IDS_THREAD, IDS_COMM, IDS_EVSEL, IDS_KINDS };
 struct ids {
-	struct rb_idmap dso, sym, thread, comm, evsel;
+	struct rb_idmap m[IDS_KINDS];
+	unsigned loaded;           /* bit k: m[k] is read */
+	sqlite3 *db;
 };
 
 static uint64_t fnv(const char *s)
@@ -79,10 +89,10 @@ static const char *text(sqlite3_stmt *s, int i)
 	return t ? (const char *)t : "";
 }
 
-/* Load the maps from the database's tables. SQLITE_OK, or an error with *@err set. */
-static int ids_load(sqlite3 *db, struct ids *ids, char **err)
+/* Read map @q from its table unless it is read. SQLITE_OK, or an error with *@err set. */
+static int ids_load(struct ids *ids, size_t q, char **err)
 {
-	static const char *const sql[] = {
+	static const char *const sql[IDS_KINDS] = {
 		"SELECT id, long_name, build_id, 0, 0 FROM dsos WHERE id > 0 ORDER BY id",
 		"SELECT id, dso_id, sym_start, sym_end, name FROM symbols WHERE id > 0 ORDER BY id",
 		"SELECT id, pid, tid, 0, 0 FROM threads WHERE id > 0 ORDER BY id",
@@ -90,7 +100,11 @@ static int ids_load(sqlite3 *db, struct ids *ids, char **err)
 		" ON t.id = c.c_thread_id WHERE c.id > 0 ORDER BY c.id",
 		"SELECT id, name, 0, 0, 0 FROM selected_events WHERE id > 0 ORDER BY id",
 	};
-	for (size_t q = 0; q < sizeof(sql) / sizeof(sql[0]); q++) {
+	if (ids->loaded & (1u << q))
+		return SQLITE_OK;
+	sqlite3 *db = ids->db;
+	struct rb_idmap *m = &ids->m[q];
+	{
 		sqlite3_stmt *s;
 		int rc = sqlite3_prepare_v2(db, sql[q], -1, &s, NULL);
 		if (rc != SQLITE_OK) {
@@ -102,32 +116,32 @@ static int ids_load(sqlite3 *db, struct ids *ids, char **err)
 			uint64_t id = (uint64_t)sqlite3_column_int64(s, 0);
 			uint64_t i2 = (uint64_t)sqlite3_column_int64(s, 2), i3 = (uint64_t)sqlite3_column_int64(s, 3);
 			switch (q) {
-			case 0:
-				bad = put(&ids->dso, fnv(text(s, 1)), fnv(text(s, 2)), 0, id);
+			case IDS_DSO:
+				bad = put(m, fnv(text(s, 1)), fnv(text(s, 2)), 0, id);
 				break;
-			case 1:
-				bad = put(&ids->sym, (uint64_t)sqlite3_column_int64(s, 1), i2,
+			case IDS_SYM:
+				bad = put(m, (uint64_t)sqlite3_column_int64(s, 1), i2,
 					  fnv(text(s, 4)) ^ (i3 * 0x9e3779b97f4a7c15ULL), id);
 				break;
-			case 2: {
+			case IDS_THREAD: {
 				uint64_t pid = (uint64_t)sqlite3_column_int64(s, 1);
-				struct rb_idkey *n = rb_idmap_get(&ids->thread, pid, i2, THREAD_COUNT);
+				struct rb_idkey *n = rb_idmap_get(m, pid, i2, THREAD_COUNT);
 				if (!n) {
 					bad = 1;
 					break;
 				}
-				bad = put(&ids->thread, pid, i2, n->id++, id);   /* the n-th row of (pid, tid) */
+				bad = put(m, pid, i2, n->id++, id);   /* the n-th row of (pid, tid) */
 				break;
 			}
-			case 3: {
+			case IDS_COMM: {
 				uint64_t pid = sqlite3_column_type(s, 4) == SQLITE_NULL ? 0
 					     : (uint64_t)sqlite3_column_int64(s, 4) + 1;
-				bad = put(&ids->comm, fnv(text(s, 1)), i2, (i3 & 1) | (pid << 1), id) ||
-				      put(&ids->comm, fnv(text(s, 1)), i2, (i3 & 1), id);
+				bad = put(m, fnv(text(s, 1)), i2, (i3 & 1) | (pid << 1), id) ||
+				      put(m, fnv(text(s, 1)), i2, (i3 & 1), id);
 				break;
 			}
 			default:
-				bad = put(&ids->evsel, fnv(text(s, 1)), 0, 0, id);
+				bad = put(m, fnv(text(s, 1)), 0, 0, id);
 			}
 		}
 		sqlite3_finalize(s);
@@ -140,16 +154,15 @@ static int ids_load(sqlite3 *db, struct ids *ids, char **err)
 			return rc;
 		}
 	}
+	ids->loaded |= 1u << q;
 	return SQLITE_OK;
 }
 
 static void ids_free(struct ids *ids)
 {
-	rb_idmap_free(&ids->dso);
-	rb_idmap_free(&ids->sym);
-	rb_idmap_free(&ids->thread);
-	rb_idmap_free(&ids->comm);
-	rb_idmap_free(&ids->evsel);
+	for (size_t k = 0; k < IDS_KINDS; k++)
+		rb_idmap_free(&ids->m[k]);
+	ids->loaded = 0;
 }
 
 /* The database's id of @o (0 for none), or -1 with *@err when the database has no such row. */
@@ -161,34 +174,38 @@ static int64_t id_of(struct ids *ids, struct rb_feed_obj *o, char **err)
 		return o->id;
 	uint64_t id = 0;
 	const char *what = "";
+	size_t q = o->kind == RB_OBJ_DSO ? IDS_DSO : o->kind == RB_OBJ_SYM ? IDS_SYM : o->kind == RB_OBJ_THREAD ? IDS_THREAD
+		 : o->kind == RB_OBJ_COMM ? IDS_COMM : IDS_EVSEL;
+	if (ids_load(ids, q, err) != SQLITE_OK)
+		return -1;
 	switch (o->kind) {
 	case RB_OBJ_DSO:
-		id = rb_idmap_find(&ids->dso, fnv(o->name), fnv(o->build_id), 0);
+		id = rb_idmap_find(&ids->m[IDS_DSO], fnv(o->name), fnv(o->build_id), 0);
 		what = "object";
 		break;
 	case RB_OBJ_SYM: {
 		int64_t dso = id_of(ids, o->dso, err);
 		if (dso < 0)
 			return -1;
-		id = rb_idmap_find(&ids->sym, (uint64_t)dso, o->a, fnv(o->name) ^ (o->b * 0x9e3779b97f4a7c15ULL));
+		id = rb_idmap_find(&ids->m[IDS_SYM], (uint64_t)dso, o->a, fnv(o->name) ^ (o->b * 0x9e3779b97f4a7c15ULL));
 		what = "symbol";
 		break;
 	}
 	case RB_OBJ_THREAD: {
-		uint64_t n = rb_idmap_find(&ids->thread, (uint64_t)o->pid, (uint64_t)o->tid, THREAD_COUNT);
+		uint64_t n = rb_idmap_find(&ids->m[IDS_THREAD], (uint64_t)o->pid, (uint64_t)o->tid, THREAD_COUNT);
 		if (n)
-			id = rb_idmap_find(&ids->thread, (uint64_t)o->pid, (uint64_t)o->tid, o->a < n ? o->a : n - 1);
+			id = rb_idmap_find(&ids->m[IDS_THREAD], (uint64_t)o->pid, (uint64_t)o->tid, o->a < n ? o->a : n - 1);
 		what = "thread";
 		break;
 	}
 	case RB_OBJ_COMM:
-		id = rb_idmap_find(&ids->comm, fnv(o->name), o->a, (o->b & 1) | ((uint64_t)(o->pid + 1) << 1));
+		id = rb_idmap_find(&ids->m[IDS_COMM], fnv(o->name), o->a, (o->b & 1) | ((uint64_t)(o->pid + 1) << 1));
 		if (!id)
-			id = rb_idmap_find(&ids->comm, fnv(o->name), o->a, o->b & 1);
+			id = rb_idmap_find(&ids->m[IDS_COMM], fnv(o->name), o->a, o->b & 1);
 		what = "comm";
 		break;
 	case RB_OBJ_EVSEL:
-		id = rb_idmap_find(&ids->evsel, fnv(o->name), 0, 0);
+		id = rb_idmap_find(&ids->m[IDS_EVSEL], fnv(o->name), 0, 0);
 		what = "event";
 		break;
 	}
@@ -211,7 +228,7 @@ struct vtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
 	enum rb_feed_table table;
-	int ready;                 /* recording and ids loaded */
+	int ready;                 /* the recording checked (ids are read as rows need them) */
 	struct ids ids;
 	struct rb_recording rec;
 	sqlite3_stmt *gap_stmt;    /* is a loss in the gaps table (check_gap) */
@@ -603,8 +620,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, i
 	if (!v->ready) {
 		char *err = NULL;
 		int rc = rb_recording_open(v->db, &v->rec, &err);
-		if (rc == SQLITE_OK)
-			rc = ids_load(v->db, &v->ids, &err);
+		v->ids.db = v->db;
 		if (rc != SQLITE_OK)
 			return set_error(v, err);
 		v->ready = 1;
