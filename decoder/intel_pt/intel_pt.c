@@ -130,8 +130,8 @@ static int join_bg(struct rb_pt *pt)
  * is what a window decoded in a call sees change as take() goes on
  * (rb_pt_run_until says why the images chosen are the same), and the
  * session changes the machine under mlock (held) while the pool may read
- * it. An exec drops images the window may be using: rb_pt_sideband waits
- * for the window first. Windows do not change the output (pt_parallel).
+ * it. An exec, or a map over code an image read, drops images the window
+ * may be using: rb_pt_sideband waits for the window first. Windows do not change the output (pt_parallel).
  * A map-changing record that comes out of time order, or without a time,
  * would be applied while a window decodes, before or after its reads as
  * the threads run: recordings that have one (the gathering pass looks,
@@ -293,16 +293,32 @@ int rb_pt_synth_events(const struct rb_pt *pt, int (*fn)(void *ctx, const struct
 	return rc;
 }
 
-/* Thread changes come from the timeline the gathering pass built; an exec drops images. */
+/*
+ * Thread changes come from the timeline the gathering pass built. An exec,
+ * or a map over code an image has read, drops the images that hold it.
+ */
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
 {
+	int32_t pid;
+	uint64_t lo = 0, hi = UINT64_MAX;
 	if (ev->type == PD_RECORD_COMM && (ev->misc & PD_MISC_COMM_EXEC)) {  /* a new program: a new memory image */
-		if (pt->bg) {    /* the window in the background may be using the old one (a failure: pt->failed) */
-			let_go(pt);
-			join_bg(pt);
-		}
-		drop_image(pt, (int32_t)ev->u.comm.pid);
+		pid = (int32_t)ev->u.comm.pid;
+	} else if (ev->type == PD_RECORD_MMAP || ev->type == PD_RECORD_MMAP2) {
+		/* pid -1: the kernel's maps, in every process's image */
+		pid = (int32_t)(ev->type == PD_RECORD_MMAP ? ev->u.mmap.pid : ev->u.mmap2.pid);
+		lo = ev->type == PD_RECORD_MMAP ? ev->u.mmap.start : ev->u.mmap2.start;
+		uint64_t len = ev->type == PD_RECORD_MMAP ? ev->u.mmap.len : ev->u.mmap2.len;
+		hi = len > UINT64_MAX - lo ? UINT64_MAX : lo + len;
+		if (!images_hold(pt, pid, lo, hi))
+			return;     /* new code where none was read (a library loaded): read on first miss */
+	} else {
+		return;
 	}
+	if (pt->bg) {    /* the window in the background may be using them (a failure: pt->failed) */
+		let_go(pt);
+		join_bg(pt);
+	}
+	drop_images(pt, pid, lo, hi);
 }
 
 int rb_pt_open(struct rb_pt **out, const char *path, const struct rb_pt_env *env, struct pd_error *err)

@@ -9,7 +9,7 @@
  * machine (maps as of now in the decode), locates the object's file
  * (build-id cache, --symfs, recorded path) and adds it through libipt's
  * section cache, so that later reads of that object never come back
- * here. An exec drops the process's image.
+ * here. An exec, or a map over code an image read, drops that image.
  */
 #include "config.h"
 #include <errno.h>
@@ -48,34 +48,59 @@ struct proc_image *proc_image(struct rb_pt *pt, struct ptq *q, int32_t pid)
 	return p;
 }
 
+/* Whether @p is an image of @pid (-1: of any process) holding code in [@lo, @hi). */
+static int holds(const struct proc_image *p, int32_t pid, uint64_t lo, uint64_t hi)
+{
+	if (pid != -1 && p->pid != pid)
+		return 0;
+	for (size_t i = 0; i < p->nr_secs; i++)
+		if (p->secs[i].vaddr < hi && p->secs[i].vaddr + p->secs[i].size > lo)
+			return 1;
+	return 0;
+}
+
+int images_hold(const struct rb_pt *pt, int32_t pid, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < pt->nr_q; i++)
+		for (const struct ptq *q = &pt->q[i]; q; q = q == &pt->q[i] ? pt->q[i].lanes : q->next)
+			for (const struct proc_image *p = q->images; p; p = p->next)
+				if (holds(p, pid, lo, hi))
+					return 1;
+	return 0;
+}
+
 /*
- * An exec: the process's images are gone (no queue is decoding: the session
- * calls between windows). A queue decoding that process goes on in a new,
- * empty image of it: the thread that exec'd runs on without a context switch
- * (nothing else would give the queue an image again), and the new program's
- * code is read from the maps as they are when it runs.
+ * Code an image holds has changed: an exec (the process's whole image,
+ * [0, UINT64_MAX)), or a map over code it read (a library loaded where
+ * another was, JIT code; @pid -1: the kernel's, in every image). Those
+ * images are gone (no queue is decoding: the session calls between windows),
+ * and a queue decoding with one goes on in a new, empty image of its
+ * process, which reads the code from the maps as they are now: nothing
+ * else would give the queue an image again before its next context switch.
  */
-void drop_image(struct rb_pt *pt, int32_t pid)
+void drop_images(struct rb_pt *pt, int32_t pid, uint64_t lo, uint64_t hi)
 {
 	for (size_t i = 0; i < pt->nr_q; i++)
 		for (struct ptq *q = &pt->q[i]; q; q = q == &pt->q[i] ? pt->q[i].lanes : q->next)
-			for (struct proc_image **pp = &q->images; *pp; pp = &(*pp)->next) {
+			for (struct proc_image **pp = &q->images; *pp;) {
 				struct proc_image *p = *pp;
-				if (p->pid != pid)
+				if (!holds(p, pid, lo, hi)) {
+					pp = &p->next;
 					continue;
+				}
 				int current = q->img == p;
+				int32_t owner = p->pid;
 				*pp = p->next;
 				pt_image_free(p->img);
 				free(p->secs);
 				free(p);
 				if (current) {
-					q->img = proc_image(pt, q, pid);
+					q->img = proc_image(pt, q, owner);
 					if (!q->img)
 						q->err = -ENOMEM;
 					if (q->dec)
 						dec_set_image(pt, q->dec, q->img ? q->img->img : NULL);
 				}
-				break;
 			}
 }
 

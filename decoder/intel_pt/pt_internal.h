@@ -406,7 +406,8 @@ uint64_t psb_tsc(const uint8_t *p, uint64_t n, uint64_t pos);
 /* ------------------------------------------------------------ pt_image.c */
 
 struct proc_image *proc_image(struct rb_pt *pt, struct ptq *q, int32_t pid);
-void drop_image(struct rb_pt *pt, int32_t pid);
+int images_hold(const struct rb_pt *pt, int32_t pid, uint64_t lo, uint64_t hi);
+void drop_images(struct rb_pt *pt, int32_t pid, uint64_t lo, uint64_t hi);
 uint64_t direct_target(struct rb_pt *pt, struct ptq *q, uint64_t ip);
 uint32_t block_branch(struct rb_pt *pt, struct ptq *q, const struct pt_block *b, unsigned *len, int *direct);
 

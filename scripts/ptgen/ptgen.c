@@ -24,6 +24,9 @@
  *   ptgen kcore KIMG OUT             OUT: a kcore-like ELF (ET_CORE) holding
  *                                    KIMG's text (and modules') in PT_LOADs at
  *                                    other file offsets than in KIMG
+ *   ptgen remap PROG1 FLOW1 PROG2 FLOW2 OUT
+ *                                    PROG1 runs, then PROG2 is mapped over its
+ *                                    text (no exec) and runs in the same thread
  *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
  *   ptgen large PROG FLOW MB OUT [CPUS [threads|exec|late]]
  *                                    a benchmark perf.data with about MB megabytes
@@ -1466,6 +1469,62 @@ static int cmd_large(int argc, char **argv)
 	return 0;
 }
 
+/* ------------------------------------------------------------ remap mode */
+
+/*
+ * A library loaded where another was, or JIT code placed over freed code:
+ * PROG1 runs (tracing stops at its last system call), then PROG2's text is
+ * mapped over the same addresses (an MMAP2, no exec: the same process and
+ * comm), and the thread runs PROG2's flow from its first instruction. A
+ * decoder must read the second run's code from PROG2, as perf does (it
+ * reads code through the maps as they are at each branch). Both programs
+ * are recorded as /rbfix/NAME; counts on stdout.
+ */
+static int cmd_remap(int argc, char **argv)
+{
+	if (argc != 7)
+		return 1;
+	struct gen g1, g2;
+	const char *n1 = strrchr(argv[2], '/'), *n2 = strrchr(argv[4], '/');
+	load(&g1, argv[2], argv[3], n1 ? n1 + 1 : argv[2]);
+	load(&g2, argv[4], argv[5], n2 ? n2 + 1 : argv[4]);
+	if (g1.fl.nth != 1 || g2.fl.nth != 1)
+		die(2, "%s", "remap: two one-thread programs");
+	uint64_t a1 = g1.im.text_vaddr & ~0xfffull, a2 = g2.im.text_vaddr & ~0xfffull;
+	if (a1 != a2)
+		die(2, "remap: %s's text is at %#" PRIx64 ", %s's at %#" PRIx64 ": not over each other", g1.name, a1,
+		    g2.name, a2);
+	struct wrap_cfg wc = { .pt = &g1.cfg, .ncpus = 1, .have_sched_switch = 2 };
+	wc.img[0] = &g1.im;
+	wc.img_name[0] = g1.recname;
+	wc.img[1] = &g2.im;
+	wc.img_name[1] = g2.recname;
+	struct wrap *w;
+	if (wrap_open(&w, argv[6], &wc) < 0)
+		exit(4);
+	struct ptstream s;
+	process_start(&g1, w, START_TSC);
+	stream_init(&g1, &s, 600);
+	enable_at(&g1, &s, 0, 0);
+	run_span(&g1, &s, 0, 0, g1.fl.th[0].n, NULL, NULL);
+	ps_idle(&s, 2000);
+	wrap_mmap2(w, 0, s.tsc, PID, PID, &g2.im, g2.recname);
+	ps_idle(&s, 2000);
+	ps_psb(&s);
+	ps_idle(&s, 1000);
+	enable_at(&g2, &s, 0, 0);
+	run_span(&g2, &s, 0, 0, g2.fl.th[0].n, NULL, NULL);
+	FILE *nb = fopen("/dev/null", "w");
+	size_t b1 = write_branches(&g1, 0, nb), b2 = write_branches(&g2, 0, nb);
+	fclose(nb);
+	finish_single(&g1, w, &s, 0);
+	printf("# ptgen remap: %s, then %s mapped over it at %#" PRIx64 "\n", g1.name, g2.name, a1);
+	printf("run 1 %s branches %zu\nrun 2 %s branches %zu\n", g1.name, b1, g2.name, b2);
+	gen_free(&g1);
+	gen_free(&g2);
+	return 0;
+}
+
 static int cmd_ipt(int argc, char **argv)
 {
 	if (argc != 5)
@@ -1490,6 +1549,8 @@ int main(int argc, char **argv)
 		rc = cmd_ipt(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "large"))
 		rc = cmd_large(argc, argv);
+	else if (argc >= 2 && !strcmp(argv[1], "remap"))
+		rc = cmd_remap(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "ktrace"))
 		rc = cmd_ktrace(argc, argv);
 	else if (argc >= 2 && !strcmp(argv[1], "kcore"))
@@ -1498,6 +1559,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: ptgen trace PROG FLOW | ktrace KIMG KFLOW |"
 				" fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH] [--kaslr DELTA] |"
 				" insns PROG FLOW EXPECTED THREAD [--kernel KIMG KFLOW [--kaslr DELTA]] | ipt PERFDATA PROG QUEUE |"
-				" large PROG FLOW MB OUT [CPUS [threads|exec|late]] | kcore KIMG OUT\n");
+				" large PROG FLOW MB OUT [CPUS [threads|exec|late]] | kcore KIMG OUT |"
+				" remap PROG1 FLOW1 PROG2 FLOW2 OUT\n");
 	return rc;
 }
