@@ -295,6 +295,7 @@ int rb_pt_synth_events(const struct rb_pt *pt, int (*fn)(void *ctx, const struct
 
 /*
  * Thread changes come from the timeline the gathering pass built. An exec,
+ * a new process with the pid of one whose code was read (pids are reused),
  * or a map over code an image has read, drops the images that hold it.
  */
 void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
@@ -303,6 +304,10 @@ void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
 	uint64_t lo = 0, hi = UINT64_MAX;
 	if (ev->type == PD_RECORD_COMM && (ev->misc & PD_MISC_COMM_EXEC)) {  /* a new program: a new memory image */
 		pid = (int32_t)ev->u.comm.pid;
+	} else if (ev->type == PD_RECORD_FORK && ev->u.fork.pid == ev->u.fork.tid && ev->u.fork.pid != ev->u.fork.ppid) {
+		pid = (int32_t)ev->u.fork.pid;      /* a new process: its maps are its parent's, not the old pid's */
+		if (pid == -1 || !images_hold(pt, pid, lo, hi))
+			return;
 	} else if (ev->type == PD_RECORD_MMAP || ev->type == PD_RECORD_MMAP2) {
 		/* pid -1: the kernel's maps, in every process's image */
 		pid = (int32_t)(ev->type == PD_RECORD_MMAP ? ev->u.mmap.pid : ev->u.mmap2.pid);

@@ -24,9 +24,10 @@
  *   ptgen kcore KIMG OUT             OUT: a kcore-like ELF (ET_CORE) holding
  *                                    KIMG's text (and modules') in PT_LOADs at
  *                                    other file offsets than in KIMG
- *   ptgen remap PROG1 FLOW1 PROG2 FLOW2 OUT
+ *   ptgen remap PROG1 FLOW1 PROG2 FLOW2 OUT [pid-reuse]
  *                                    PROG1 runs, then PROG2 is mapped over its
- *                                    text (no exec) and runs in the same thread
+ *                                    text (no exec) and runs in the same thread;
+ *                                    pid-reuse: in a new process with the same pid
  *   ptgen ipt PERFDATA PROG QUEUE   decode one AUX queue with libipt (second oracle)
  *   ptgen large PROG FLOW MB OUT [CPUS [threads|exec|late]]
  *                                    a benchmark perf.data with about MB megabytes
@@ -1477,13 +1478,17 @@ static int cmd_large(int argc, char **argv)
  * mapped over the same addresses (an MMAP2, no exec: the same process and
  * comm), and the thread runs PROG2's flow from its first instruction. A
  * decoder must read the second run's code from PROG2, as perf does (it
- * reads code through the maps as they are at each branch). Both programs
- * are recorded as /rbfix/NAME; counts on stdout.
+ * reads code through the maps as they are at each branch). With "pid-reuse"
+ * the process exits instead, and a process running PROG2 (never traced)
+ * forks a child that gets the same pid and runs PROG2's flow: a new process
+ * whose maps are its parent's, whatever the old one with that pid had.
+ * Both programs are recorded as /rbfix/NAME; counts on stdout.
  */
 static int cmd_remap(int argc, char **argv)
 {
-	if (argc != 7)
+	if (argc != 7 && !(argc == 8 && !strcmp(argv[7], "pid-reuse")))
 		return 1;
+	int reuse = argc == 8;
 	struct gen g1, g2;
 	const char *n1 = strrchr(argv[2], '/'), *n2 = strrchr(argv[4], '/');
 	load(&g1, argv[2], argv[3], n1 ? n1 + 1 : argv[2]);
@@ -1508,7 +1513,18 @@ static int cmd_remap(int argc, char **argv)
 	enable_at(&g1, &s, 0, 0);
 	run_span(&g1, &s, 0, 0, g1.fl.th[0].n, NULL, NULL);
 	ps_idle(&s, 2000);
-	wrap_mmap2(w, 0, s.tsc, PID, PID, &g2.im, g2.recname);
+	if (reuse) {    /* the process exits; another (pid PID + 100) runs PROG2 and forks a child given pid PID */
+		uint32_t parent = PID + 100;
+		wrap_switch(w, 0, s.tsc, PID, PID, 1);
+		wrap_fork(w, 0, s.tsc + 10, PID, PID, PID, 1);
+		wrap_comm(w, 0, s.tsc + 20, parent, parent, g2.name, 1);
+		wrap_mmap2(w, 0, s.tsc + 30, parent, parent, &g2.im, g2.recname);
+		wrap_fork(w, 0, s.tsc + 40, PID, PID, parent, 0);
+		wrap_itrace_start(w, 0, s.tsc + 50, PID, PID);
+		wrap_switch(w, 0, s.tsc + 60, PID, PID, 0);
+	} else {
+		wrap_mmap2(w, 0, s.tsc, PID, PID, &g2.im, g2.recname);
+	}
 	ps_idle(&s, 2000);
 	ps_psb(&s);
 	ps_idle(&s, 1000);
@@ -1518,7 +1534,8 @@ static int cmd_remap(int argc, char **argv)
 	size_t b1 = write_branches(&g1, 0, nb), b2 = write_branches(&g2, 0, nb);
 	fclose(nb);
 	finish_single(&g1, w, &s, 0);
-	printf("# ptgen remap: %s, then %s mapped over it at %#" PRIx64 "\n", g1.name, g2.name, a1);
+	printf("# ptgen remap: %s, then %s %s at %#" PRIx64 "\n", g1.name, g2.name,
+	       reuse ? "in a new process with the same pid" : "mapped over it", a1);
 	printf("run 1 %s branches %zu\nrun 2 %s branches %zu\n", g1.name, b1, g2.name, b2);
 	gen_free(&g1);
 	gen_free(&g2);
@@ -1560,6 +1577,6 @@ int main(int argc, char **argv)
 				" fixture VARIANT PROG FLOW NAME OUTDIR [--times] [--kernel KIMG KFLOW] [--as PATH] [--kaslr DELTA] |"
 				" insns PROG FLOW EXPECTED THREAD [--kernel KIMG KFLOW [--kaslr DELTA]] | ipt PERFDATA PROG QUEUE |"
 				" large PROG FLOW MB OUT [CPUS [threads|exec|late]] | kcore KIMG OUT |"
-				" remap PROG1 FLOW1 PROG2 FLOW2 OUT\n");
+				" remap PROG1 FLOW1 PROG2 FLOW2 OUT [pid-reuse]\n");
 	return rc;
 }
