@@ -35,7 +35,7 @@
  * adds lanes for the boundaries whose PSB's TSC is within it and that
  * the queue has not reached, lets them seek (phase one, nothing else
  * runs), then decodes queues and lanes to its end (phase two); with N
- * threads windows hold about a segment's worth of events per thread.
+ * threads windows hold about as many events as N segments have bytes.
  * Gaps are a decoder's like any event: one in a lane's seek is its
  * predecessor's, so none is lost or doubled. The quick pass (libipt's
  * query decoder, no code walked) makes no branches: it hands over where it
