@@ -130,8 +130,9 @@ static int join_bg(struct rb_pt *pt)
  * is what a window decoded in a call sees change as take() goes on
  * (rb_pt_run_until says why the images chosen are the same), and the
  * session changes the machine under mlock (held) while the pool may read
- * it. An exec, or a map over code an image read, drops images the window
- * may be using: rb_pt_sideband waits for the window first. Windows do not change the output (pt_parallel).
+ * it. An exec, a reused pid or a map over code an image read drops images
+ * the window may be using: rb_pt_sideband waits for the window first.
+ * Windows do not change the output (pt_parallel).
  * A map-changing record that comes out of time order, or without a time,
  * would be applied while a window decodes, before or after its reads as
  * the threads run: recordings that have one (the gathering pass looks,
@@ -306,7 +307,7 @@ void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
 		pid = (int32_t)ev->u.comm.pid;
 	} else if (ev->type == PD_RECORD_FORK && ev->u.fork.pid == ev->u.fork.tid && ev->u.fork.pid != ev->u.fork.ppid) {
 		pid = (int32_t)ev->u.fork.pid;      /* a new process: its maps are its parent's, not the old pid's */
-		if (pid == -1 || !images_hold(pt, pid, lo, hi))
+		if (!images_hold(pt, pid, lo, hi))
 			return;
 	} else if (ev->type == PD_RECORD_MMAP || ev->type == PD_RECORD_MMAP2) {
 		/* pid -1: the kernel's maps, in every process's image */

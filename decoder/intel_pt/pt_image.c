@@ -9,7 +9,8 @@
  * machine (maps as of now in the decode), locates the object's file
  * (build-id cache, --symfs, recorded path) and adds it through libipt's
  * section cache, so that later reads of that object never come back
- * here. An exec, or a map over code an image read, drops that image.
+ * here. An exec, a new process with a reused pid, or a map over code an
+ * image read, drops that image.
  */
 #include "config.h"
 #include <errno.h>
@@ -70,9 +71,10 @@ int images_hold(const struct rb_pt *pt, int32_t pid, uint64_t lo, uint64_t hi)
 }
 
 /*
- * Code an image holds has changed: an exec (the process's whole image,
- * [0, UINT64_MAX)), or a map over code it read (a library loaded where
- * another was, JIT code; @pid -1: the kernel's, in every image). Those
+ * Code an image holds has changed: an exec or a new process with its pid
+ * (the process's whole image, [0, UINT64_MAX)), or a map over code it read
+ * (a library loaded where another was, JIT code; @pid -1: the kernel's,
+ * in every image). Those
  * images are gone (no queue is decoding: the session calls between windows),
  * and a queue decoding with one goes on in a new, empty image of its
  * process, which reads the code from the maps as they are now: nothing

@@ -104,55 +104,53 @@ static int ids_load(struct ids *ids, size_t q, char **err)
 		return SQLITE_OK;
 	sqlite3 *db = ids->db;
 	struct rb_idmap *m = &ids->m[q];
-	{
-		sqlite3_stmt *s;
-		int rc = sqlite3_prepare_v2(db, sql[q], -1, &s, NULL);
-		if (rc != SQLITE_OK) {
-			*err = sqlite3_mprintf("rbtrace: this is not a database rbdecode made (%s)", sqlite3_errmsg(db));
-			return rc;
-		}
-		int bad = 0;
-		while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-			uint64_t id = (uint64_t)sqlite3_column_int64(s, 0);
-			uint64_t i2 = (uint64_t)sqlite3_column_int64(s, 2), i3 = (uint64_t)sqlite3_column_int64(s, 3);
-			switch (q) {
-			case IDS_DSO:
-				bad = put(m, fnv(text(s, 1)), fnv(text(s, 2)), 0, id);
-				break;
-			case IDS_SYM:
-				bad = put(m, (uint64_t)sqlite3_column_int64(s, 1), i2,
-					  fnv(text(s, 4)) ^ (i3 * 0x9e3779b97f4a7c15ULL), id);
-				break;
-			case IDS_THREAD: {
-				uint64_t pid = (uint64_t)sqlite3_column_int64(s, 1);
-				struct rb_idkey *n = rb_idmap_get(m, pid, i2, THREAD_COUNT);
-				if (!n) {
-					bad = 1;
-					break;
-				}
-				bad = put(m, pid, i2, n->id++, id);   /* the n-th row of (pid, tid) */
+	sqlite3_stmt *s;
+	int rc = sqlite3_prepare_v2(db, sql[q], -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		*err = sqlite3_mprintf("rbtrace: this is not a database rbdecode made (%s)", sqlite3_errmsg(db));
+		return rc;
+	}
+	int bad = 0;
+	while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		uint64_t id = (uint64_t)sqlite3_column_int64(s, 0);
+		uint64_t i2 = (uint64_t)sqlite3_column_int64(s, 2), i3 = (uint64_t)sqlite3_column_int64(s, 3);
+		switch (q) {
+		case IDS_DSO:
+			bad = put(m, fnv(text(s, 1)), fnv(text(s, 2)), 0, id);
+			break;
+		case IDS_SYM:
+			bad = put(m, (uint64_t)sqlite3_column_int64(s, 1), i2,
+				  fnv(text(s, 4)) ^ (i3 * 0x9e3779b97f4a7c15ULL), id);
+			break;
+		case IDS_THREAD: {
+			uint64_t pid = (uint64_t)sqlite3_column_int64(s, 1);
+			struct rb_idkey *n = rb_idmap_get(m, pid, i2, THREAD_COUNT);
+			if (!n) {
+				bad = 1;
 				break;
 			}
-			case IDS_COMM: {
-				uint64_t pid = sqlite3_column_type(s, 4) == SQLITE_NULL ? 0
-					     : (uint64_t)sqlite3_column_int64(s, 4) + 1;
-				bad = put(m, fnv(text(s, 1)), i2, (i3 & 1) | (pid << 1), id) ||
-				      put(m, fnv(text(s, 1)), i2, (i3 & 1), id);
-				break;
-			}
-			default:
-				bad = put(m, fnv(text(s, 1)), 0, 0, id);
-			}
+			bad = put(m, pid, i2, n->id++, id);   /* the n-th row of (pid, tid) */
+			break;
 		}
-		sqlite3_finalize(s);
-		if (bad) {
-			*err = sqlite3_mprintf("rbtrace: out of memory");
-			return SQLITE_NOMEM;
+		case IDS_COMM: {
+			uint64_t pid = sqlite3_column_type(s, 4) == SQLITE_NULL ? 0
+				     : (uint64_t)sqlite3_column_int64(s, 4) + 1;
+			bad = put(m, fnv(text(s, 1)), i2, (i3 & 1) | (pid << 1), id) ||
+			      put(m, fnv(text(s, 1)), i2, (i3 & 1), id);
+			break;
 		}
-		if (rc != SQLITE_DONE) {
-			*err = sqlite3_mprintf("rbtrace: reading the database failed: %s", sqlite3_errmsg(db));
-			return rc;
+		default:
+			bad = put(m, fnv(text(s, 1)), 0, 0, id);
 		}
+	}
+	sqlite3_finalize(s);
+	if (bad) {
+		*err = sqlite3_mprintf("rbtrace: out of memory");
+		return SQLITE_NOMEM;
+	}
+	if (rc != SQLITE_DONE) {
+		*err = sqlite3_mprintf("rbtrace: reading the database failed: %s", sqlite3_errmsg(db));
+		return rc;
 	}
 	ids->loaded |= 1u << q;
 	return SQLITE_OK;
