@@ -307,19 +307,18 @@ void rb_pt_sideband(struct rb_pt *pt, const struct pd_event *ev)
 		pid = (int32_t)ev->u.comm.pid;
 	} else if (ev->type == PD_RECORD_FORK && ev->u.fork.pid == ev->u.fork.tid && ev->u.fork.pid != ev->u.fork.ppid) {
 		pid = (int32_t)ev->u.fork.pid;      /* a new process: its maps are its parent's, not the old pid's */
-		if (!images_hold(pt, pid, lo, hi))
-			return;
 	} else if (ev->type == PD_RECORD_MMAP || ev->type == PD_RECORD_MMAP2) {
 		/* pid -1: the kernel's maps, in every process's image */
 		pid = (int32_t)(ev->type == PD_RECORD_MMAP ? ev->u.mmap.pid : ev->u.mmap2.pid);
 		lo = ev->type == PD_RECORD_MMAP ? ev->u.mmap.start : ev->u.mmap2.start;
 		uint64_t len = ev->type == PD_RECORD_MMAP ? ev->u.mmap.len : ev->u.mmap2.len;
 		hi = len > UINT64_MAX - lo ? UINT64_MAX : lo + len;
-		if (!images_hold(pt, pid, lo, hi))
-			return;     /* new code where none was read (a library loaded): read on first miss */
 	} else {
 		return;
 	}
+	/* no code read there yet (a library loaded, a process that has not run): read on first miss */
+	if (!images_hold(pt, pid, lo, hi))
+		return;
 	if (pt->bg) {    /* the window in the background may be using them (a failure: pt->failed) */
 		let_go(pt);
 		join_bg(pt);

@@ -142,6 +142,17 @@ static size_t write_branches(struct gen *g, int t, FILE *out)
 	return nb;
 }
 
+/* The branches write_branches would write for thread @t: the counts large and remap print. */
+static size_t count_branches(struct gen *g, int t)
+{
+	FILE *null = fopen("/dev/null", "w");
+	if (!null)
+		die(4, "%s", "cannot open /dev/null");
+	size_t n = write_branches(g, t, null);
+	fclose(null);
+	return n;
+}
+
 /* times-T.txt (not committed): "ip perf_ns" of each decodable instruction of thread T. */
 static void write_times(struct gen *g, int t, const char *dir)
 {
@@ -1457,9 +1468,7 @@ static int cmd_large(int argc, char **argv)
 		die(1, "%s", "large: late needs three rounds (3 MB of trace per CPU)");
 	if (wrap_close(w) < 0)
 		exit(4);
-	FILE *nb = fopen("/dev/null", "w");
-	size_t branches = write_branches(&g, 0, nb);
-	fclose(nb);
+	size_t branches = count_branches(&g, 0);
 	printf("# ptgen large: %s, %" PRIu64 " repetitions of %zu trace bytes per CPU\n", g.name, reps, s.len);
 	for (int c = 0; c < ncpus; c++)
 		printf("thread %d pid %u tid %u insns %" PRIu64 " branches %" PRIu64 "\n", c, pid[c], PID + (unsigned)c,
@@ -1530,9 +1539,7 @@ static int cmd_remap(int argc, char **argv)
 	ps_idle(&s, 1000);
 	enable_at(&g2, &s, 0, 0);
 	run_span(&g2, &s, 0, 0, g2.fl.th[0].n, NULL, NULL);
-	FILE *nb = fopen("/dev/null", "w");
-	size_t b1 = write_branches(&g1, 0, nb), b2 = write_branches(&g2, 0, nb);
-	fclose(nb);
+	size_t b1 = count_branches(&g1, 0), b2 = count_branches(&g2, 0);
 	finish_single(&g1, w, &s, 0);
 	printf("# ptgen remap: %s, then %s %s at %#" PRIx64 "\n", g1.name, g2.name,
 	       reuse ? "in a new process with the same pid" : "mapped over it", a1);
